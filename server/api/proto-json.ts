@@ -1,0 +1,136 @@
+import { GrpcCode, SdkError } from '../sidecar/errors.js';
+
+/**
+ * Decoding request bodies as Agones's gateway does (protojson, DiscardUnknown): a field may be
+ * given by its proto name or its lowerCamel JSON name, an int64 as a number or a string, `null`
+ * means unset, and unknown fields are ignored. Bad syntax or a wrong type is INVALID_ARGUMENT.
+ */
+export type FieldType = 'int64' | 'int32' | 'string' | 'bool' | 'strings';
+
+export interface FieldSpec {
+  /** The proto field name. */
+  name: string;
+  /** The lowerCamel JSON name, when it differs. */
+  json?: string;
+  type: FieldType;
+}
+
+export type Decoded = Record<string, number | string | boolean | string[] | undefined>;
+
+const INT64_MAX = 9223372036854775807n;
+const INT64_MIN = -9223372036854775808n;
+
+function badValue(type: string, field: string, value: unknown): SdkError {
+  return new SdkError(
+    GrpcCode.INVALID_ARGUMENT,
+    `proto: invalid value for ${type} field ${field}: ${JSON.stringify(value)}`,
+  );
+}
+
+function decodeInteger(field: string, type: 'int64' | 'int32', value: unknown): number {
+  let big: bigint;
+  if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
+  else if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) big = BigInt(value.trim());
+  else throw badValue(type, field, value);
+  const [min, max] = type === 'int64' ? [INT64_MIN, INT64_MAX] : [-2147483648n, 2147483647n];
+  if (big < min || big > max) throw badValue(type, field, value);
+  return Number(big);
+}
+
+function decodeField(spec: FieldSpec, value: unknown): Decoded[string] {
+  switch (spec.type) {
+    case 'int64':
+    case 'int32':
+      return decodeInteger(spec.name, spec.type, value);
+    case 'string':
+      if (typeof value !== 'string') throw badValue('string', spec.name, value);
+      return value;
+    case 'bool':
+      if (typeof value !== 'boolean') throw badValue('bool', spec.name, value);
+      return value;
+    case 'strings':
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+        throw badValue('repeated string', spec.name, value);
+      }
+      return value as string[];
+  }
+}
+
+/** Parses one JSON document; an empty body is an empty message. */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Splits a body holding several JSON objects in a row (`{}{}`): the gateway reads a client
+ * stream, such as Health's pings, that way.
+ */
+export function parseJsonSequence(text: string): unknown[] {
+  const documents: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === '}' || c === ']') {
+      depth--;
+      if (depth < 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected '${c}'`);
+      if (depth === 0) documents.push(parseJsonBody(text.slice(start, i + 1)));
+    } else if (depth === 0 && !/\s/.test(c!)) {
+      throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected '${c}'`);
+    }
+  }
+  if (depth !== 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: unexpected end of JSON input');
+  return documents;
+}
+
+/** Decodes a message: known fields typed, unknown fields ignored. Returns also which keys were present. */
+export function decodeMessage(document: unknown, fields: readonly FieldSpec[], messageName: string): {
+  message: Decoded;
+  present: string[];
+} {
+  if (document === null) return { message: {}, present: [] };
+  if (typeof document !== 'object' || Array.isArray(document)) {
+    throw new SdkError(
+      GrpcCode.INVALID_ARGUMENT,
+      `proto: syntax error: ${messageName} must be a JSON object, got ${JSON.stringify(document)}`,
+    );
+  }
+  const message: Decoded = {};
+  const present: string[] = [];
+  for (const [key, value] of Object.entries(document as Record<string, unknown>)) {
+    const spec = fields.find((f) => f.name === key || f.json === key);
+    if (!spec || value === null) continue;
+    message[spec.name] = decodeField(spec, value);
+    present.push(spec.name);
+  }
+  return { message, present };
+}
+
+/** The top-level keys of a body, checked against a message's fields (for body-derived field masks). */
+export function fieldMaskFromBody(document: unknown, fields: readonly FieldSpec[], messageName: string): string[] {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) return [];
+  const paths: string[] = [];
+  for (const key of Object.keys(document as Record<string, unknown>)) {
+    const spec = fields.find((f) => f.name === key || f.json === key);
+    if (!spec) {
+      throw new SdkError(GrpcCode.INVALID_ARGUMENT, `could not find field "${key}" in "${messageName}"`);
+    }
+    paths.push(spec.name);
+  }
+  return paths.sort();
+}

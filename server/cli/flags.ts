@@ -1,0 +1,71 @@
+/**
+ * A small flag parser with Agones's precedence: a flag given on the command line, then its
+ * environment variable, then the default.
+ */
+export interface FlagSpec {
+  name: string;
+  alias?: string;
+  env?: string;
+  type: 'string' | 'number' | 'boolean';
+  default?: string | number | boolean;
+  help: string;
+}
+
+export type FlagValues = Record<string, string | number | boolean | undefined>;
+
+export class FlagError extends Error {}
+
+function convert(spec: FlagSpec, raw: string, source: string): string | number | boolean {
+  if (spec.type === 'string') return raw;
+  if (spec.type === 'number') {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n)) throw new FlagError(`${source}: "${raw}" is not a number`);
+    return n;
+  }
+  if (['true', '1', 't', 'TRUE', 'True', 'T'].includes(raw)) return true;
+  if (['false', '0', 'f', 'FALSE', 'False', 'F', ''].includes(raw)) return false;
+  throw new FlagError(`${source}: "${raw}" is not a boolean`);
+}
+
+export function parseFlags(
+  argv: readonly string[],
+  specs: readonly FlagSpec[],
+  env: NodeJS.ProcessEnv = process.env,
+): { values: FlagValues; positional: string[] } {
+  const values: FlagValues = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('-') || arg === '-') {
+      positional.push(arg);
+      continue;
+    }
+    const [rawName, inlineValue] = arg.replace(/^--?/, '').split(/=(.*)/s, 2) as [string, string | undefined];
+    const spec = specs.find((s) => s.name === rawName || s.alias === rawName);
+    if (!spec) throw new FlagError(`unknown flag: ${arg}`);
+    let raw = inlineValue;
+    if (raw === undefined) {
+      if (spec.type === 'boolean') raw = 'true';
+      else if (i + 1 < argv.length) raw = argv[++i]!;
+      else throw new FlagError(`flag needs an argument: --${spec.name}`);
+    }
+    values[spec.name] = convert(spec, raw, `--${spec.name}`);
+  }
+  for (const spec of specs) {
+    if (values[spec.name] !== undefined) continue;
+    const fromEnv = spec.env ? env[spec.env] : undefined;
+    values[spec.name] = fromEnv !== undefined ? convert(spec, fromEnv, spec.env!) : spec.default;
+  }
+  return { values, positional };
+}
+
+export function flagsHelp(specs: readonly FlagSpec[]): string {
+  return specs
+    .map((s) => {
+      const names = [`--${s.name}`, ...(s.alias ? [`-${s.alias}`] : [])].join(', ');
+      const env = s.env ? ` [$${s.env}]` : '';
+      const def = s.default !== undefined && s.default !== '' ? ` (default ${String(s.default)})` : '';
+      return `  ${names.padEnd(22)} ${s.help}${def}${env}`;
+    })
+    .join('\n');
+}

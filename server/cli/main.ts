@@ -1,0 +1,41 @@
+import { FlagError } from './flags.js';
+import { REPLAY_USAGE, replayCommand } from './replay-command.js';
+import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
+
+const USAGE = `fleetsim: an event-sourced stand-in for an Agones game-server cluster
+
+Commands:
+  sidecar   run one GameServer's sidecar (REST, WebSocket, gRPC), like sdk-server --local
+  replay    rebuild state from an event log file
+
+${SIDECAR_USAGE}
+
+${REPLAY_USAGE}`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'sidecar':
+        return await sidecarCommand(rest);
+      case 'replay':
+        return replayCommand(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        console.log(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        console.error(`fleetsim: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof FlagError) {
+      console.error(`fleetsim ${command}: ${error.message}`);
+      return 2;
+    }
+    console.error(`fleetsim ${command}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,69 @@
+import { parseFeatureGates } from '../features.js';
+import { formatVerdict } from '../sidecar/conformance.js';
+import { StandaloneSidecar } from '../sidecar/standalone.js';
+import { type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+
+const FLAGS: FlagSpec[] = [
+  { name: 'local', env: 'LOCAL', type: 'boolean', default: false, help: 'local mode (the only mode: there is no cluster to join)' },
+  { name: 'file', alias: 'f', env: 'FILE', type: 'string', default: '', help: 'GameServer manifest, YAML or JSON' },
+  { name: 'test', env: 'TEST', type: 'string', default: '', help: 'conformance mode: comma-separated expected request names' },
+  { name: 'sdk-name', env: 'SDK_NAME', type: 'string', default: '', help: 'name of the SDK under test, for the verdict' },
+  { name: 'timeout', env: 'TIMEOUT', type: 'number', default: 0, help: 'seconds until the sidecar stops (0 = never)' },
+  { name: 'delay', env: 'DELAY', type: 'number', default: 0, help: 'seconds to wait before listening' },
+  { name: 'address', env: 'ADDRESS', type: 'string', default: 'localhost', help: 'bind address ("" = all interfaces)' },
+  { name: 'grpc-port', env: 'GRPC_PORT', type: 'number', default: 9357, help: 'gRPC port' },
+  { name: 'http-port', env: 'HTTP_PORT', type: 'number', default: 9358, help: 'HTTP (REST + WebSocket) port' },
+  { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file (default ./data/sidecar.db; :memory: in --test mode)' },
+  { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
+  { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
+];
+
+export const SIDECAR_USAGE = `fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n${flagsHelp(FLAGS)}`;
+
+export async function sidecarCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS);
+  if (values.help) {
+    console.log(SIDECAR_USAGE);
+    return 0;
+  }
+  const gates = parseFeatureGates(String(values['feature-gates']));
+  // As in Agones, --test is ignored when --local is set.
+  const testList = values.local ? '' : String(values.test);
+  const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
+  const db = String(values.db) || (expected ? ':memory:' : 'data/sidecar.db');
+  const delay = Number(values.delay);
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay * 1000));
+
+  const sidecar = new StandaloneSidecar({
+    db,
+    gates,
+    address: String(values.address),
+    httpPort: Number(values['http-port']),
+    grpcPort: Number(values['grpc-port']),
+    file: String(values.file) || undefined,
+    expected,
+    seed: Number(values.seed),
+  });
+  const ports = await sidecar.start();
+  const host = String(values.address) || '0.0.0.0';
+  console.log(`fleetsim sidecar listening: http=${host}:${ports.httpPort} grpc=${host}:${ports.grpcPort} log=${db}`);
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      const verdict = await sidecar.close();
+      if (!verdict) return resolve(0);
+      const text = formatVerdict(String(values['sdk-name']), verdict);
+      if (verdict.ok) console.log(text);
+      else console.error(text);
+      resolve(verdict.ok ? 0 : 1);
+    };
+    const timeout = Number(values.timeout);
+    if (timeout > 0) setTimeout(() => void stop(), timeout * 1000);
+    process.once('SIGINT', () => void stop());
+    process.once('SIGTERM', () => void stop());
+  });
+}

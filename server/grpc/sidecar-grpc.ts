@@ -1,0 +1,381 @@
+import { createRequire } from 'node:module';
+import * as grpc from '@grpc/grpc-js';
+import type { Subscription } from 'rxjs';
+import type { SdkGameServer } from '../kinds/gameserver.js';
+import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
+import type { PbMessage, alpha, beta, sdk } from './agones-sdk.js';
+
+/**
+ * The Agones SDK sidecar over gRPC: the services `agones.dev.sdk.SDK`, `agones.dev.sdk.alpha.SDK`
+ * and `agones.dev.sdk.beta.SDK`, with descriptors and message classes taken from the official
+ * @google-cloud/agones-sdk package (its generated serializers check `instanceof`, so responses
+ * must be built from those very classes). Every RPC is a thin adapter over a `Sidecar` method.
+ */
+
+export interface SidecarGrpcOptions {
+  /** Interface to bind; '' means all interfaces. */
+  address: string;
+  /** 0 picks an ephemeral port, reported back in `SidecarGrpcServer.port`. */
+  port: number;
+  /** The sidecar to answer with, resolved per call; may throw an SdkError (e.g. the GameServer is gone). */
+  sidecar: () => Sidecar;
+}
+
+export interface SidecarGrpcServer {
+  /** The bound port. */
+  port: number;
+  /** Ends open watch streams cleanly, then shuts down (forcibly if calls linger). */
+  close(): Promise<void>;
+}
+
+/** How long `close` lets in-flight calls finish before cancelling them. */
+const SHUTDOWN_GRACE_MS = 500;
+
+const require = createRequire(import.meta.url);
+const sdkPb = require('@google-cloud/agones-sdk/lib/sdk_pb.js') as sdk.Module;
+const sdkGrpc = require('@google-cloud/agones-sdk/lib/sdk_grpc_pb.js') as sdk.GrpcModule;
+const alphaPb = require('@google-cloud/agones-sdk/lib/alpha/alpha_pb.js') as alpha.Module;
+const alphaGrpc = require('@google-cloud/agones-sdk/lib/alpha/alpha_grpc_pb.js') as alpha.GrpcModule;
+const betaPb = require('@google-cloud/agones-sdk/lib/beta/beta_pb.js') as beta.Module;
+const betaGrpc = require('@google-cloud/agones-sdk/lib/beta/beta_grpc_pb.js') as beta.GrpcModule;
+
+// -- errors --------------------------------------------------------------------------------------
+
+/** An SdkError keeps its code and text; anything else is INTERNAL. */
+function toServiceError(error: unknown): grpc.ServerErrorResponse {
+  const code = error instanceof SdkError ? error.code : GrpcCode.INTERNAL;
+  const details = error instanceof Error ? error.message : String(error);
+  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
+}
+
+// -- messages ------------------------------------------------------------------------------------
+
+/** int64 fields travel as strings in the JSON shape; the generated setters take numbers. */
+function int64(text: string): number {
+  const value = Number(text);
+  return Number.isFinite(value) ? value : 0;
+}
+
+/** `SdkGameServer` (Agones's JSON shape) -> `agones.dev.sdk.GameServer`. */
+export function toGameServerMessage(gs: SdkGameServer): sdk.GameServer {
+  const { GameServer } = sdkPb;
+  const { object_meta: om, spec, status } = gs;
+
+  const meta = new GameServer.ObjectMeta()
+    .setName(om.name)
+    .setNamespace(om.namespace)
+    .setUid(om.uid)
+    .setResourceVersion(om.resource_version)
+    .setGeneration(int64(om.generation))
+    .setCreationTimestamp(int64(om.creation_timestamp))
+    .setDeletionTimestamp(int64(om.deletion_timestamp));
+  const annotations = meta.getAnnotationsMap();
+  for (const [key, value] of Object.entries(om.annotations)) annotations.set(key, value);
+  const labels = meta.getLabelsMap();
+  for (const [key, value] of Object.entries(om.labels)) labels.set(key, value);
+
+  const health = new GameServer.Spec.Health()
+    .setDisabled(spec.health.disabled)
+    .setPeriodSeconds(spec.health.period_seconds)
+    .setFailureThreshold(spec.health.failure_threshold)
+    .setInitialDelaySeconds(spec.health.initial_delay_seconds);
+
+  const { Status } = GameServer;
+  const statusMessage = new Status()
+    .setState(status.state)
+    .setAddress(status.address)
+    .setAddressesList(status.addresses.map((a) => new Status.Address().setType(a.type).setAddress(a.address)))
+    .setPortsList(status.ports.map((p) => new Status.Port().setName(p.name).setPort(p.port)));
+  if (status.players) {
+    statusMessage.setPlayers(
+      new Status.PlayerStatus()
+        .setCount(int64(status.players.count))
+        .setCapacity(int64(status.players.capacity))
+        .setIdsList([...status.players.ids]),
+    );
+  }
+  const counters = statusMessage.getCountersMap();
+  for (const [name, c] of Object.entries(status.counters)) {
+    counters.set(name, new Status.CounterStatus().setCount(int64(c.count)).setCapacity(int64(c.capacity)));
+  }
+  const lists = statusMessage.getListsMap();
+  for (const [name, l] of Object.entries(status.lists)) {
+    lists.set(name, new Status.ListStatus().setCapacity(int64(l.capacity)).setValuesList([...l.values]));
+  }
+
+  return new GameServer()
+    .setObjectMeta(meta)
+    .setSpec(new GameServer.Spec().setHealth(health))
+    .setStatus(statusMessage);
+}
+
+function counterMessage(counter: Counter): beta.Counter {
+  return new betaPb.Counter().setName(counter.name).setCount(counter.count).setCapacity(counter.capacity);
+}
+
+function listMessage(list: List): beta.List {
+  return new betaPb.List().setName(list.name).setCapacity(list.capacity).setValuesList([...list.values]);
+}
+
+/** Absent request -> undefined; absent Int64Value wrapper -> property left out. */
+function counterUpdate(request: beta.UpdateCounterRequest): CounterUpdate | undefined {
+  const update = request.hasCounterupdaterequest() ? request.getCounterupdaterequest() : undefined;
+  if (!update) return undefined;
+  const count = update.hasCount() ? update.getCount() : undefined;
+  const capacity = update.hasCapacity() ? update.getCapacity() : undefined;
+  return {
+    name: update.getName(),
+    ...(count && { count: count.getValue() }),
+    ...(capacity && { capacity: capacity.getValue() }),
+    countDiff: update.getCountdiff(),
+  };
+}
+
+function listUpdate(request: beta.UpdateListRequest): [List | undefined, string[] | undefined] {
+  const list = request.hasList() ? request.getList() : undefined;
+  const mask = request.hasUpdateMask() ? request.getUpdateMask() : undefined;
+  return [
+    list && { name: list.getName(), capacity: list.getCapacity(), values: [...list.getValuesList()] },
+    // Present but empty stays `[]`: the Node SDK's setListCapacity sends exactly that.
+    mask && [...mask.getPathsList()],
+  ];
+}
+
+// -- handlers ------------------------------------------------------------------------------------
+
+/** Open watch streams, so that closing the server can end them with an OK status. */
+class WatchRegistry {
+  private readonly open = new Set<() => void>();
+
+  add(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+
+  endAll(): void {
+    const ends = [...this.open];
+    this.open.clear();
+    for (const end of ends) end();
+  }
+}
+
+type Resolve = () => Sidecar;
+
+/** A unary RPC: resolve the sidecar, run, answer; a throw or rejection becomes the status. */
+function unary<Req extends PbMessage, Res extends PbMessage>(
+  resolve: Resolve,
+  run: (sidecar: Sidecar, request: Req) => Res | Promise<Res>,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    Promise.resolve()
+      .then(() => run(resolve(), call.request))
+      .then(
+        (response) => callback(null, response),
+        (error: unknown) => callback(toServiceError(error)),
+      );
+  };
+}
+
+/** Health: one ping per message received; `Empty` once the client half-closes. */
+function healthHandler(resolve: Resolve): grpc.handleClientStreamingCall<sdk.Empty, sdk.Empty> {
+  return (call, callback) => {
+    let done = false;
+    const finish = (error: unknown) => {
+      if (done) return;
+      done = true;
+      if (error === undefined) callback(null, new sdkPb.Empty());
+      else callback(toServiceError(error));
+    };
+    call.on('data', () => {
+      if (done) return;
+      try {
+        resolve().health(1);
+      } catch (error) {
+        finish(error);
+      }
+    });
+    call.on('end', () => finish(undefined));
+    call.on('cancelled', () => {
+      done = true;
+    });
+  };
+}
+
+/** WatchGameServer: one message per emission, OK when the observable completes or the server closes. */
+function watchHandler(
+  resolve: Resolve,
+  watches: WatchRegistry,
+): grpc.handleServerStreamingCall<sdk.Empty, sdk.GameServer> {
+  return (call) => {
+    let subscription: Subscription | undefined;
+    let finished = false;
+    let unregister: () => void = () => {};
+    /** Stops the subscription exactly once; true for the caller that got to finish. */
+    const finish = (): boolean => {
+      if (finished) return false;
+      finished = true;
+      unregister();
+      subscription?.unsubscribe();
+      return true;
+    };
+    const fail = (error: unknown) => {
+      if (finish()) call.emit('error', toServiceError(error));
+    };
+    unregister = watches.add(() => {
+      if (finish()) call.end();
+    });
+    call.on('cancelled', () => finish());
+
+    try {
+      subscription = resolve()
+        .watchGameServer()
+        .subscribe({
+          next: (gs) => {
+            if (finished) return;
+            let message: sdk.GameServer;
+            try {
+              message = toGameServerMessage(gs);
+            } catch (error) {
+              fail(error);
+              return;
+            }
+            call.write(message);
+          },
+          error: fail,
+          complete: () => {
+            if (finish()) call.end();
+          },
+        });
+    } catch (error) {
+      fail(error);
+    }
+    // The observable may have finished during subscribe, before `subscription` was assigned.
+    if (finished) subscription?.unsubscribe();
+  };
+}
+
+function sdkService(resolve: Resolve, watches: WatchRegistry): Record<sdk.Methods, grpc.UntypedHandleCall> {
+  const empty = () => new sdkPb.Empty();
+  return {
+    ready: unary<sdk.Empty, sdk.Empty>(resolve, async (s) => {
+      await s.ready();
+      return empty();
+    }),
+    allocate: unary<sdk.Empty, sdk.Empty>(resolve, async (s) => {
+      await s.allocate();
+      return empty();
+    }),
+    shutdown: unary<sdk.Empty, sdk.Empty>(resolve, async (s) => {
+      await s.shutdown();
+      return empty();
+    }),
+    reserve: unary<sdk.Duration, sdk.Empty>(resolve, async (s, req) => {
+      await s.reserve(req.getSeconds());
+      return empty();
+    }),
+    health: healthHandler(resolve),
+    getGameServer: unary<sdk.Empty, sdk.GameServer>(resolve, (s) => toGameServerMessage(s.getGameServer())),
+    watchGameServer: watchHandler(resolve, watches),
+    setLabel: unary<sdk.KeyValue, sdk.Empty>(resolve, async (s, req) => {
+      await s.setLabel(req.getKey(), req.getValue());
+      return empty();
+    }),
+    setAnnotation: unary<sdk.KeyValue, sdk.Empty>(resolve, async (s, req) => {
+      await s.setAnnotation(req.getKey(), req.getValue());
+      return empty();
+    }),
+  };
+}
+
+function alphaService(resolve: Resolve): Record<alpha.Methods, grpc.UntypedHandleCall> {
+  const bool = (value: boolean) => new alphaPb.Bool().setBool(value);
+  const count = (value: number) => new alphaPb.Count().setCount(value);
+  return {
+    playerConnect: unary<alpha.PlayerID, alpha.Bool>(resolve, async (s, req) =>
+      bool(await s.playerConnect(req.getPlayerid())),
+    ),
+    playerDisconnect: unary<alpha.PlayerID, alpha.Bool>(resolve, async (s, req) =>
+      bool(await s.playerDisconnect(req.getPlayerid())),
+    ),
+    setPlayerCapacity: unary<alpha.Count, alpha.Empty>(resolve, async (s, req) => {
+      await s.setPlayerCapacity(req.getCount());
+      return new alphaPb.Empty();
+    }),
+    getPlayerCapacity: unary<alpha.Empty, alpha.Count>(resolve, (s) => count(s.getPlayerCapacity())),
+    getPlayerCount: unary<alpha.Empty, alpha.Count>(resolve, (s) => count(s.getPlayerCount())),
+    isPlayerConnected: unary<alpha.PlayerID, alpha.Bool>(resolve, (s, req) =>
+      bool(s.isPlayerConnected(req.getPlayerid())),
+    ),
+    getConnectedPlayers: unary<alpha.Empty, alpha.PlayerIDList>(resolve, (s) =>
+      new alphaPb.PlayerIDList().setListList(s.getConnectedPlayers()),
+    ),
+  };
+}
+
+function betaService(resolve: Resolve): Record<beta.Methods, grpc.UntypedHandleCall> {
+  return {
+    getCounter: unary<beta.GetCounterRequest, beta.Counter>(resolve, (s, req) =>
+      counterMessage(s.getCounter(req.getName())),
+    ),
+    updateCounter: unary<beta.UpdateCounterRequest, beta.Counter>(resolve, async (s, req) =>
+      counterMessage(await s.updateCounter(counterUpdate(req))),
+    ),
+    getList: unary<beta.GetListRequest, beta.List>(resolve, (s, req) => listMessage(s.getList(req.getName()))),
+    updateList: unary<beta.UpdateListRequest, beta.List>(resolve, async (s, req) =>
+      listMessage(await s.updateList(...listUpdate(req))),
+    ),
+    addListValue: unary<beta.AddListValueRequest, beta.List>(resolve, async (s, req) =>
+      listMessage(await s.addListValue(req.getName(), req.getValue())),
+    ),
+    removeListValue: unary<beta.RemoveListValueRequest, beta.List>(resolve, async (s, req) =>
+      listMessage(await s.removeListValue(req.getName(), req.getValue())),
+    ),
+  };
+}
+
+// -- server --------------------------------------------------------------------------------------
+
+/** `host:port` for grpc-js; '' is every interface, and a bare IPv6 address gets its brackets. */
+function bindTarget(address: string, port: number): string {
+  let host = address === '' ? '0.0.0.0' : address;
+  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  return `${host}:${port}`;
+}
+
+export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<SidecarGrpcServer> {
+  const server = new grpc.Server();
+  const watches = new WatchRegistry();
+  const resolve: Resolve = () => options.sidecar();
+
+  server.addService(sdkGrpc['agones.dev.sdk.SDK'], sdkService(resolve, watches));
+  server.addService(alphaGrpc['agones.dev.sdk.alpha.SDK'], alphaService(resolve));
+  server.addService(betaGrpc['agones.dev.sdk.beta.SDK'], betaService(resolve));
+
+  const port = await new Promise<number>((ok, fail) => {
+    server.bindAsync(bindTarget(options.address, options.port), grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? fail(error) : ok(bound),
+    );
+  }).catch((error: unknown) => {
+    server.forceShutdown();
+    throw error;
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((done) => {
+      watches.endAll();
+      const fallback = setTimeout(() => {
+        server.forceShutdown();
+        done();
+      }, SHUTDOWN_GRACE_MS);
+      server.tryShutdown(() => {
+        clearTimeout(fallback);
+        done();
+      });
+    });
+    return closing;
+  };
+
+  return { port, close };
+}

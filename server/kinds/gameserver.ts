@@ -1,0 +1,334 @@
+import type { StoredEvent } from '../log/event-log.js';
+import type { FeatureGates } from '../features.js';
+import { type ObjectMeta, patchMap } from './meta.js';
+
+/** The GameServer kind: its types, events, reducer and wire encodings, in one place (DESIGN §6). */
+
+export const GAMESERVER_KIND = 'GameServer';
+export const GAMESERVER_API_VERSION = 'agones.dev/v1';
+
+export const GAMESERVER_STATES = [
+  'PortAllocation',
+  'Creating',
+  'Starting',
+  'Scheduled',
+  'RequestReady',
+  'Ready',
+  'Shutdown',
+  'Error',
+  'Unhealthy',
+  'Reserved',
+  'Allocated',
+] as const;
+export type GameServerState = (typeof GAMESERVER_STATES)[number];
+
+/** States in which the pod, and so the sidecar, is running. */
+export const SIDECAR_RUNNING_STATES: ReadonlySet<GameServerState> = new Set([
+  'Scheduled',
+  'RequestReady',
+  'Ready',
+  'Reserved',
+  'Allocated',
+]);
+/** States nothing recovers from. */
+export const TERMINAL_STATES: ReadonlySet<GameServerState> = new Set(['Shutdown', 'Error', 'Unhealthy']);
+
+/** Prefix of every label and annotation written through the SDK. */
+export const SDK_METADATA_PREFIX = 'agones.dev/sdk-';
+export const LAST_ALLOCATED_ANNOTATION = 'agones.dev/last-allocated';
+export const LIST_MAX_CAPACITY = 1000;
+
+export type PortPolicy = 'Dynamic' | 'Static' | 'Passthrough' | 'None';
+export type Protocol = 'UDP' | 'TCP' | 'TCPUDP';
+export type SchedulingStrategy = 'Packed' | 'Distributed';
+
+export interface GameServerPort {
+  name: string;
+  portPolicy: PortPolicy;
+  range?: string;
+  container?: string;
+  containerPort?: number;
+  hostPort?: number;
+  protocol: Protocol;
+}
+
+export interface Health {
+  disabled: boolean;
+  periodSeconds: number;
+  failureThreshold: number;
+  initialDelaySeconds: number;
+}
+
+export interface CounterStatus {
+  count: number;
+  capacity: number;
+}
+
+export interface ListStatus {
+  capacity: number;
+  values: string[];
+}
+
+export interface PlayerStatus {
+  count: number;
+  capacity: number;
+  ids: string[];
+}
+
+export interface SdkServer {
+  logLevel: string;
+  grpcPort: number;
+  httpPort: number;
+}
+
+export interface GameServerSpec {
+  container?: string;
+  ports: GameServerPort[];
+  health: Health;
+  scheduling: SchedulingStrategy;
+  sdkServer: SdkServer;
+  /** The pod template, kept as given: fleetsim simulates the pod rather than running it. */
+  template: Record<string, unknown>;
+  players?: { initialCapacity: number };
+  counters?: Record<string, CounterStatus>;
+  lists?: Record<string, ListStatus>;
+  eviction?: { safe: string };
+}
+
+export interface NodeAddress {
+  type: string;
+  address: string;
+}
+
+export interface GameServerStatusPort {
+  name: string;
+  port: number;
+}
+
+export interface GameServerStatus {
+  state: GameServerState;
+  ports: GameServerStatusPort[];
+  address: string;
+  addresses: NodeAddress[];
+  nodeName: string;
+  reservedUntil: string | null;
+  players?: PlayerStatus;
+  counters?: Record<string, CounterStatus>;
+  lists?: Record<string, ListStatus>;
+  eviction?: { safe: string };
+}
+
+export interface GameServer {
+  apiVersion: typeof GAMESERVER_API_VERSION;
+  kind: typeof GAMESERVER_KIND;
+  metadata: ObjectMeta;
+  spec: GameServerSpec;
+  status: GameServerStatus;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+export interface GameServerCreated {
+  object: GameServer;
+}
+
+/** A lifecycle step. `reason`/`message`/`eventType` are the Kubernetes Event Agones records. */
+export interface GameServerStateChanged {
+  state: GameServerState;
+  reservedUntil?: string | null;
+  address?: string;
+  addresses?: NodeAddress[];
+  nodeName?: string;
+  ports?: GameServerStatusPort[];
+  annotations?: Record<string, string | null>;
+  /** Who decided: `sdk`, `controller`, `timer`, `health`, `allocator`. */
+  cause: string;
+  reason: string;
+  message: string;
+  eventType: 'Normal' | 'Warning';
+}
+
+export interface GameServerMetadataPatched {
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
+
+export interface GameServerCounterSet {
+  counter: string;
+  count: number;
+  capacity: number;
+}
+
+export interface GameServerListSet {
+  list: string;
+  capacity: number;
+  values: string[];
+}
+
+export interface GameServerPlayersSet {
+  count: number;
+  capacity: number;
+  ids: string[];
+}
+
+export interface GameServerEventPayloads {
+  GameServerCreated: GameServerCreated;
+  GameServerStateChanged: GameServerStateChanged;
+  GameServerMetadataPatched: GameServerMetadataPatched;
+  GameServerCounterSet: GameServerCounterSet;
+  GameServerListSet: GameServerListSet;
+  GameServerPlayersSet: GameServerPlayersSet;
+  GameServerDeleted: Record<string, never>;
+}
+export type GameServerEventType = keyof GameServerEventPayloads;
+
+export function gameServerEvent<T extends GameServerEventType>(
+  type: T,
+  namespace: string,
+  name: string,
+  payload: GameServerEventPayloads[T],
+) {
+  return { type, kind: GAMESERVER_KIND, namespace, name, payload };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
+
+function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata = gs.metadata): GameServer {
+  return { ...gs, metadata: { ...metadata, resourceVersion: String(seq) }, status };
+}
+
+export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent): GameServer | undefined {
+  switch (event.type as GameServerEventType) {
+    case 'GameServerCreated': {
+      const { object } = event.payload as GameServerCreated;
+      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) } };
+    }
+    case 'GameServerDeleted':
+      return undefined;
+  }
+  if (!gs) return gs;
+  switch (event.type as GameServerEventType) {
+    case 'GameServerStateChanged': {
+      const p = event.payload as GameServerStateChanged;
+      const status: GameServerStatus = {
+        ...gs.status,
+        state: p.state,
+        reservedUntil: p.reservedUntil ?? null,
+        ...(p.address !== undefined && { address: p.address }),
+        ...(p.addresses !== undefined && { addresses: p.addresses }),
+        ...(p.nodeName !== undefined && { nodeName: p.nodeName }),
+        ...(p.ports !== undefined && { ports: p.ports }),
+      };
+      const annotations = patchMap(gs.metadata.annotations, p.annotations);
+      return touched(gs, event.seq, status, { ...gs.metadata, annotations });
+    }
+    case 'GameServerMetadataPatched': {
+      const p = event.payload as GameServerMetadataPatched;
+      const metadata = {
+        ...gs.metadata,
+        labels: patchMap(gs.metadata.labels, p.labels),
+        annotations: patchMap(gs.metadata.annotations, p.annotations),
+      };
+      return touched(gs, event.seq, gs.status, metadata);
+    }
+    case 'GameServerCounterSet': {
+      const p = event.payload as GameServerCounterSet;
+      const counters = { ...gs.status.counters, [p.counter]: { count: p.count, capacity: p.capacity } };
+      return touched(gs, event.seq, { ...gs.status, counters });
+    }
+    case 'GameServerListSet': {
+      const p = event.payload as GameServerListSet;
+      const lists = { ...gs.status.lists, [p.list]: { capacity: p.capacity, values: p.values } };
+      return touched(gs, event.seq, { ...gs.status, lists });
+    }
+    case 'GameServerPlayersSet': {
+      const p = event.payload as GameServerPlayersSet;
+      return touched(gs, event.seq, { ...gs.status, players: { count: p.count, capacity: p.capacity, ids: p.ids } });
+    }
+    default:
+      return gs;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sidecar wire encoding: `sdk.GameServer` as Agones's gateway emits it (proto names, every field
+// present, int64 as strings, map keys sorted).
+
+function sortedMap<V, W>(map: Record<string, V> | undefined, encode: (v: V) => W): Record<string, W> {
+  const out: Record<string, W> = {};
+  if (!map) return out;
+  for (const key of Object.keys(map).sort()) out[key] = encode(map[key]!);
+  return out;
+}
+
+function epochSeconds(rfc3339: string | undefined): string {
+  if (!rfc3339) return '0';
+  return String(Math.floor(Date.parse(rfc3339) / 1000));
+}
+
+export interface SdkGameServer {
+  object_meta: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resource_version: string;
+    generation: string;
+    creation_timestamp: string;
+    deletion_timestamp: string;
+    annotations: Record<string, string>;
+    labels: Record<string, string>;
+  };
+  spec: { health: { disabled: boolean; period_seconds: number; failure_threshold: number; initial_delay_seconds: number } };
+  status: {
+    state: string;
+    address: string;
+    addresses: NodeAddress[];
+    ports: GameServerStatusPort[];
+    players: { count: string; capacity: string; ids: string[] } | null;
+    counters: Record<string, { count: string; capacity: string }>;
+    lists: Record<string, { capacity: string; values: string[] }>;
+  };
+}
+
+export function toSdkGameServer(gs: GameServer, gates: FeatureGates): SdkGameServer {
+  const { metadata, spec, status } = gs;
+  const players = gates.PlayerTracking && status.players ? status.players : undefined;
+  return {
+    object_meta: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resource_version: metadata.resourceVersion,
+      generation: String(metadata.generation),
+      creation_timestamp: epochSeconds(metadata.creationTimestamp),
+      deletion_timestamp: epochSeconds(metadata.deletionTimestamp),
+      annotations: sortedMap(metadata.annotations, (v) => v),
+      labels: sortedMap(metadata.labels, (v) => v),
+    },
+    spec: {
+      health: {
+        disabled: spec.health.disabled,
+        period_seconds: spec.health.periodSeconds,
+        failure_threshold: spec.health.failureThreshold,
+        initial_delay_seconds: spec.health.initialDelaySeconds,
+      },
+    },
+    status: {
+      state: status.state,
+      address: status.address,
+      addresses: status.addresses.map((a) => ({ type: a.type, address: a.address })),
+      ports: status.ports.map((p) => ({ name: p.name, port: p.port })),
+      players: players
+        ? { count: String(players.count), capacity: String(players.capacity), ids: [...players.ids] }
+        : null,
+      counters: gates.CountsAndLists
+        ? sortedMap(status.counters, (c) => ({ count: String(c.count), capacity: String(c.capacity) }))
+        : {},
+      lists: gates.CountsAndLists
+        ? sortedMap(status.lists, (l) => ({ capacity: String(l.capacity), values: [...l.values] }))
+        : {},
+    },
+  };
+}

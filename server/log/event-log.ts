@@ -1,0 +1,211 @@
+import Database from 'better-sqlite3';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** What a command handler asks to append: the log adds the sequence number and the time. */
+export interface NewEvent<P = unknown> {
+  type: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  payload: P;
+}
+
+export interface StoredEvent<P = unknown> extends NewEvent<P> {
+  seq: number;
+  /** Milliseconds since the epoch, from the injected clock. */
+  time: number;
+  schemaVersion: number;
+}
+
+export const SCHEMA_VERSION = 1;
+
+export interface ReadOptions {
+  /** First sequence number to read (inclusive). */
+  fromSeq?: number;
+  /** Last sequence number to read (inclusive). */
+  toSeq?: number;
+  /** Last event time to read (inclusive, ms since the epoch). */
+  untilTime?: number;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+}
+
+interface Row {
+  seq: number;
+  time: number;
+  type: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  payload: string;
+  schema_version: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY,
+  time INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  name TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  schema_version INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_object ON events(kind, namespace, name, seq);
+CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+`;
+
+/** Most events one transaction takes before it is flushed without waiting for the loop to turn. */
+const MAX_BATCH = 4096;
+
+/**
+ * The append-only event log: the source of truth (DESIGN §1).
+ *
+ * Group commit: `append` gives events their sequence numbers at once (so the read model can move
+ * on) and queues them; every event queued during one turn of the event loop is written in a
+ * single transaction, and `append`'s promise resolves only after that transaction commits. A
+ * caller answers its client after the promise, so nothing acknowledged can be lost.
+ */
+export class EventLog {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly insert: Database.Statement;
+  private readonly insertBatch: (events: StoredEvent[]) => void;
+  private nextSeq: number;
+  private pending: StoredEvent[] = [];
+  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private flushScheduled = false;
+  private closed = false;
+
+  constructor(path: string, options: { readonly?: boolean } = {}) {
+    this.path = path;
+    if (options.readonly) {
+      if (!existsSync(path)) throw new Error(`no event log at ${path}`);
+      this.db = new Database(path, { readonly: true, fileMustExist: true });
+    } else {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma('journal_mode = WAL');
+      // WAL + NORMAL: a commit is in the WAL file before we answer, which survives a killed process.
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(SCHEMA);
+    }
+    this.insert = this.db.prepare(
+      'INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.insertBatch = this.db.transaction((events: StoredEvent[]) => {
+      for (const e of events) {
+        this.insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, JSON.stringify(e.payload), e.schemaVersion);
+      }
+    });
+    const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
+    this.nextSeq = (last.seq ?? 0) + 1;
+  }
+
+  /** Sequence number of the last event appended (committed or queued); 0 for an empty log. */
+  get lastSeq(): number {
+    return this.nextSeq - 1;
+  }
+
+  /**
+   * Numbers and queues events for the next group commit. The returned records are final; the
+   * promise resolves once they are durable.
+   */
+  append(events: readonly NewEvent[], time: number): { records: StoredEvent[]; committed: Promise<void> } {
+    if (this.closed) throw new Error('the event log is closed');
+    const records = events.map((e) => ({
+      seq: this.nextSeq++,
+      time,
+      type: e.type,
+      kind: e.kind,
+      namespace: e.namespace,
+      name: e.name,
+      payload: e.payload,
+      schemaVersion: SCHEMA_VERSION,
+    }));
+    for (const r of records) this.pending.push(r);
+    const committed = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (this.pending.length >= MAX_BATCH) this.flush();
+    else this.scheduleFlush();
+    return { records, committed };
+  }
+
+  /** Writes every queued event in one transaction and releases the callers waiting on them. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    const waiters = this.waiters;
+    this.pending = [];
+    this.waiters = [];
+    try {
+      this.insertBatch(batch);
+    } catch (error) {
+      // The read model is already ahead of the log: the only safe way on is to stop and let a
+      // restart rebuild state from what was committed. No caller was answered.
+      for (const w of waiters) w.reject(error);
+      throw error;
+    }
+    for (const w of waiters) w.resolve();
+  }
+
+  /** Events in sequence order, optionally bounded and filtered to one object. */
+  *read(options: ReadOptions = {}): Generator<StoredEvent> {
+    const where: string[] = ['seq >= @fromSeq'];
+    const params: Record<string, string | number> = { fromSeq: options.fromSeq ?? 1 };
+    if (options.toSeq !== undefined) {
+      where.push('seq <= @toSeq');
+      params.toSeq = options.toSeq;
+    }
+    if (options.untilTime !== undefined) {
+      where.push('time <= @untilTime');
+      params.untilTime = options.untilTime;
+    }
+    for (const key of ['kind', 'namespace', 'name'] as const) {
+      const value = options[key];
+      if (value !== undefined) {
+        where.push(`${key} = @${key}`);
+        params[key] = value;
+      }
+    }
+    const statement = this.db.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq`);
+    for (const row of statement.iterate(params) as IterableIterator<Row>) {
+      yield {
+        seq: row.seq,
+        time: row.time,
+        type: row.type,
+        kind: row.kind,
+        namespace: row.namespace,
+        name: row.name,
+        payload: JSON.parse(row.payload) as unknown,
+        schemaVersion: row.schema_version,
+      };
+    }
+  }
+
+  /** Raw access for the log benchmark's baseline; not for domain code. */
+  get database(): Database.Database {
+    return this.db;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      if (!this.closed) this.flush();
+    });
+  }
+}

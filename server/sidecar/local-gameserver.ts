@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse } from 'yaml';
+import {
+  GAMESERVER_API_VERSION,
+  GAMESERVER_KIND,
+  GAMESERVER_STATES,
+  type CounterStatus,
+  type GameServer,
+  type GameServerState,
+  type GameServerStatusPort,
+  type Health,
+  type ListStatus,
+  type NodeAddress,
+} from '../kinds/gameserver.js';
+import { rfc3339 } from '../kinds/meta.js';
+import type { FeatureGates } from '../features.js';
+
+/**
+ * The GameServer a standalone sidecar serves: Agones's default local GameServer, or one read
+ * from a manifest (`--file`). Its pod is running, so it starts in Scheduled: the game server
+ * still has to call Ready, as in a real cluster.
+ */
+
+export interface LocalGameServerOptions {
+  uid: string;
+  now: number;
+  gates: FeatureGates;
+}
+
+export function defaultLocalGameServer({ uid, now, gates }: LocalGameServerOptions): GameServer {
+  return {
+    apiVersion: GAMESERVER_API_VERSION,
+    kind: GAMESERVER_KIND,
+    metadata: {
+      name: 'local',
+      namespace: 'default',
+      uid,
+      resourceVersion: '0',
+      generation: 1,
+      creationTimestamp: rfc3339(now),
+      labels: { islocal: 'true' },
+      annotations: { annotation: 'true' },
+    },
+    spec: {
+      ports: [{ name: 'default', portPolicy: 'Static', containerPort: 7777, hostPort: 7777, protocol: 'UDP' }],
+      health: { disabled: false, periodSeconds: 3, failureThreshold: 5, initialDelaySeconds: 10 },
+      scheduling: 'Packed',
+      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
+      template: {},
+      counters: { rooms: { count: 1, capacity: 10 } },
+      lists: { players: { capacity: 100, values: ['test0', 'test1', 'test2'] } },
+    },
+    status: {
+      state: 'Scheduled',
+      address: '127.0.0.1',
+      addresses: [],
+      ports: [{ name: 'default', port: 7777 }],
+      nodeName: 'local',
+      reservedUntil: null,
+      ...(gates.PlayerTracking && { players: { count: 0, capacity: 0, ids: [] } }),
+      counters: { rooms: { count: 1, capacity: 10 } },
+      lists: { players: { capacity: 100, values: ['test0', 'test1', 'test2'] } },
+    },
+  };
+}
+
+type Json = Record<string, unknown>;
+
+function object(value: unknown, field: string): Json {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${field}: must be an object`);
+  return value as Json;
+}
+
+function stringMap(value: unknown, field: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(object(value, field))) {
+    if (typeof v !== 'string') throw new Error(`${field}.${k}: must be a string`);
+    out[k] = v;
+  }
+  return out;
+}
+
+function int(value: unknown, field: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Error(`${field}: must be an integer`);
+  return n;
+}
+
+function counters(value: unknown, field: string): Record<string, CounterStatus> {
+  const out: Record<string, CounterStatus> = {};
+  for (const [k, v] of Object.entries(object(value, field))) {
+    const c = object(v, `${field}.${k}`);
+    out[k] = { count: int(c.count, `${field}.${k}.count`, 0), capacity: int(c.capacity, `${field}.${k}.capacity`, 1000) };
+  }
+  return out;
+}
+
+function lists(value: unknown, field: string): Record<string, ListStatus> {
+  const out: Record<string, ListStatus> = {};
+  for (const [k, v] of Object.entries(object(value, field))) {
+    const l = object(v, `${field}.${k}`);
+    const values = l.values ?? [];
+    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) {
+      throw new Error(`${field}.${k}.values: must be a list of strings`);
+    }
+    out[k] = { capacity: int(l.capacity, `${field}.${k}.capacity`, 1000), values: values as string[] };
+  }
+  return out;
+}
+
+/**
+ * Reads a GameServer manifest (YAML or JSON) as Agones's local mode does: metadata, health, and
+ * status (state, address, ports, counters, lists, players); counters and lists may also come
+ * from spec, as a cluster would copy them.
+ */
+export function gameServerFromManifest(path: string, options: LocalGameServerOptions): GameServer {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch {
+    throw new Error(`Could not find file: ${absolute}`);
+  }
+  const manifest = object(parse(text) as unknown, 'manifest');
+  if (manifest.kind !== undefined && manifest.kind !== GAMESERVER_KIND) {
+    throw new Error(`${absolute}: kind must be GameServer, got ${String(manifest.kind)}`);
+  }
+  const metadata = object(manifest.metadata, 'metadata');
+  const spec = object(manifest.spec, 'spec');
+  const status = object(manifest.status, 'status');
+  const healthSpec = object(spec.health, 'spec.health');
+  const health: Health = {
+    disabled: healthSpec.disabled === true,
+    periodSeconds: int(healthSpec.periodSeconds, 'spec.health.periodSeconds', 5) || 5,
+    failureThreshold: int(healthSpec.failureThreshold, 'spec.health.failureThreshold', 3) || 3,
+    initialDelaySeconds: int(healthSpec.initialDelaySeconds, 'spec.health.initialDelaySeconds', 5) || 5,
+  };
+  const state = (status.state ?? 'Scheduled') as GameServerState;
+  if (!GAMESERVER_STATES.includes(state)) throw new Error(`status.state: unknown state ${String(status.state)}`);
+  const ports = (Array.isArray(status.ports) ? status.ports : []).map((p, i): GameServerStatusPort => {
+    const port = object(p, `status.ports[${i}]`);
+    return { name: String(port.name ?? ''), port: int(port.port, `status.ports[${i}].port`, 0) };
+  });
+  const addresses = (Array.isArray(status.addresses) ? status.addresses : []).map((a, i): NodeAddress => {
+    const address = object(a, `status.addresses[${i}]`);
+    return { type: String(address.type ?? ''), address: String(address.address ?? '') };
+  });
+  const gsCounters = counters(status.counters ?? spec.counters, 'status.counters');
+  const gsLists = lists(status.lists ?? spec.lists, 'status.lists');
+  const playersStatus = object(status.players, 'status.players');
+  const initialCapacity = int(object(spec.players, 'spec.players').initialCapacity, 'spec.players.initialCapacity', 0);
+  const base = defaultLocalGameServer(options);
+  return {
+    ...base,
+    metadata: {
+      ...base.metadata,
+      name: typeof metadata.name === 'string' ? metadata.name : 'local',
+      namespace: typeof metadata.namespace === 'string' ? metadata.namespace : 'default',
+      uid: typeof metadata.uid === 'string' ? metadata.uid : options.uid,
+      creationTimestamp:
+        typeof metadata.creationTimestamp === 'string' ? metadata.creationTimestamp : base.metadata.creationTimestamp,
+      labels: stringMap(metadata.labels, 'metadata.labels'),
+      annotations: stringMap(metadata.annotations, 'metadata.annotations'),
+    },
+    spec: { ...base.spec, health, counters: gsCounters, lists: gsLists, ports: base.spec.ports },
+    status: {
+      ...base.status,
+      state,
+      address: typeof status.address === 'string' ? status.address : '',
+      addresses,
+      ports,
+      counters: gsCounters,
+      lists: gsLists,
+      ...(options.gates.PlayerTracking && {
+        players: {
+          count: int(playersStatus.count, 'status.players.count', 0),
+          capacity: int(playersStatus.capacity, 'status.players.capacity', initialCapacity),
+          ids: Array.isArray(playersStatus.ids) ? playersStatus.ids.map(String) : [],
+        },
+      }),
+    },
+  };
+}

@@ -1,0 +1,367 @@
+import { Observable, concat, defer, map, of, takeWhile } from 'rxjs';
+import type { GameServerCommand } from '../../machines/gameserver.js';
+import {
+  type CounterStatus,
+  type GameServer,
+  LIST_MAX_CAPACITY,
+  type ListStatus,
+  type PlayerStatus,
+  SDK_METADATA_PREFIX,
+  SIDECAR_RUNNING_STATES,
+  TERMINAL_STATES,
+  type SdkGameServer,
+  gameServerEvent,
+  toSdkGameServer,
+} from '../kinds/gameserver.js';
+import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
+import type { Cluster } from '../runtime/cluster.js';
+import type { ConformanceRecorder } from './conformance.js';
+import { sdkErrors } from './errors.js';
+
+export interface Counter {
+  name: string;
+  count: number;
+  capacity: number;
+}
+
+export interface List {
+  name: string;
+  capacity: number;
+  values: string[];
+}
+
+/** `count`/`capacity` absent = leave as is; `countDiff` 0 = no change (proto wrapper semantics). */
+export interface CounterUpdate {
+  name: string;
+  count?: number;
+  capacity?: number;
+  countDiff: number;
+}
+
+export const LIST_FIELDS = ['name', 'capacity', 'values'] as const;
+
+/**
+ * The command handlers of one GameServer's sidecar. REST, WebSocket and gRPC adapters all call
+ * these, so each SDK behaviour is written once. Mutations resolve after their events commit.
+ */
+export class Sidecar {
+  constructor(
+    private readonly cluster: Cluster,
+    readonly namespace: string,
+    readonly name: string,
+    private readonly recorder?: ConformanceRecorder,
+  ) {}
+
+  // -- lifecycle ---------------------------------------------------------------------------------
+
+  async ready(): Promise<void> {
+    this.recorder?.record('ready');
+    await this.lifecycle({ type: 'sdk.ready' });
+  }
+
+  async allocate(): Promise<void> {
+    this.recorder?.record('allocate');
+    await this.lifecycle({ type: 'sdk.allocate' });
+  }
+
+  async shutdown(): Promise<void> {
+    this.recorder?.record('shutdown');
+    await this.lifecycle({ type: 'sdk.shutdown' });
+  }
+
+  /** Zero or negative seconds reserve indefinitely, as Agones does. */
+  async reserve(seconds: number): Promise<void> {
+    this.recorder?.record('reserve');
+    await this.lifecycle({ type: 'sdk.reserve', seconds: Math.max(0, Math.trunc(seconds)) });
+  }
+
+  /** One health ping per message received; pings are not state, so they reach the log only by their effect. */
+  health(pings = 1): void {
+    this.current();
+    for (let i = 0; i < pings; i++) {
+      this.recorder?.record('health');
+      this.cluster.actors.send(this.namespace, this.name, { type: 'sdk.health' });
+    }
+  }
+
+  // -- configuration -----------------------------------------------------------------------------
+
+  getGameServer(): SdkGameServer {
+    const gs = this.current();
+    this.recorder?.record('gameserver');
+    return toSdkGameServer(gs, this.cluster.gates);
+  }
+
+  /** The current GameServer, then one message per committed change, until it is deleted. */
+  watchGameServer(): Observable<SdkGameServer> {
+    const gs = this.current();
+    this.recorder?.record('watch');
+    const gates = this.cluster.gates;
+    return concat(
+      of(toSdkGameServer(gs, gates)),
+      this.cluster.watchGameServer(this.namespace, this.name).pipe(
+        takeWhile((change) => change.object !== undefined),
+        map((change) => toSdkGameServer(change.object!, gates)),
+      ),
+    );
+  }
+
+  // -- metadata ----------------------------------------------------------------------------------
+
+  async setLabel(key: string, value: string): Promise<void> {
+    const gs = this.current();
+    const keyErrors = isQualifiedName(key);
+    if (keyErrors.length) throw sdkErrors.invalidLabelKey(key, keyErrors);
+    const valueErrors = isValidLabelValue(value);
+    if (valueErrors.length) throw sdkErrors.invalidLabelValue(value, key, valueErrors);
+    // The stored key carries the prefix: it must be valid too, or the write could never land.
+    const stored = SDK_METADATA_PREFIX + key;
+    const storedErrors = isQualifiedName(stored);
+    if (storedErrors.length) throw sdkErrors.invalidLabelKey(stored, storedErrors);
+    if (value === epochSeconds(gs)) this.recorder?.record('setlabel');
+    await this.cluster.commit([
+      gameServerEvent('GameServerMetadataPatched', this.namespace, this.name, { labels: { [stored]: value } }),
+    ]);
+  }
+
+  async setAnnotation(key: string, value: string): Promise<void> {
+    const gs = this.current();
+    const stored = SDK_METADATA_PREFIX + key;
+    for (const candidate of [key, stored]) {
+      const errors = isQualifiedName(candidate.toLowerCase());
+      if (errors.length) throw sdkErrors.invalidAnnotationKey(candidate, errors);
+    }
+    if (value === gs.metadata.uid) this.recorder?.record('setannotation');
+    await this.cluster.commit([
+      gameServerEvent('GameServerMetadataPatched', this.namespace, this.name, { annotations: { [stored]: value } }),
+    ]);
+  }
+
+  // -- counters ----------------------------------------------------------------------------------
+
+  getCounter(name: string): Counter {
+    this.requireGate('CountsAndLists');
+    this.recorder?.record('getcounter');
+    const counter = this.counter(name);
+    return { name, count: counter.count, capacity: counter.capacity };
+  }
+
+  /**
+   * Capacity, then count, then countDiff, each checked against the result of the one before; a
+   * failing part rejects the whole request. A capacity below the count clamps the count, as the
+   * real sidecar's write does.
+   */
+  async updateCounter(update: CounterUpdate | undefined): Promise<Counter> {
+    this.requireGate('CountsAndLists');
+    if (!update) throw sdkErrors.counterUpdateNil();
+    if (update.capacity !== undefined) this.recorder?.record('setcapacitycounter');
+    if (update.count !== undefined) this.recorder?.record('setcountcounter');
+    if (update.countDiff !== 0) this.recorder?.record('updatecounter');
+    const current = this.counter(update.name);
+    if (update.count === undefined && update.capacity === undefined && update.countDiff === 0) {
+      throw sdkErrors.malformedCounterUpdate(`name:${JSON.stringify(update.name)}`);
+    }
+    const capacity = update.capacity ?? current.capacity;
+    if (capacity < 0) throw sdkErrors.negativeCapacity(capacity);
+    if (update.count !== undefined && (update.count < 0 || update.count > capacity)) {
+      throw sdkErrors.countOutOfRange(update.count, capacity);
+    }
+    let count = update.count ?? current.count;
+    if (update.countDiff !== 0) {
+      count += update.countDiff;
+      if (count < 0 || count > capacity) throw sdkErrors.countOutOfRange(count, capacity);
+    }
+    count = Math.min(Math.max(count, 0), capacity);
+    if (count !== current.count || capacity !== current.capacity) {
+      await this.cluster.commit([
+        gameServerEvent('GameServerCounterSet', this.namespace, this.name, { counter: update.name, count, capacity }),
+      ]);
+    }
+    return { name: update.name, count, capacity };
+  }
+
+  // -- lists -------------------------------------------------------------------------------------
+
+  getList(name: string): List {
+    this.requireGate('CountsAndLists');
+    this.recorder?.record('getlist');
+    return { name, ...copyList(this.list(name)) };
+  }
+
+  /**
+   * Replaces the fields named by the mask. An empty mask merges as protobuf does (a non-zero
+   * capacity overwrites, values are appended): the Node SDK's SetListCapacity relies on it.
+   */
+  async updateList(list: List | undefined, mask: readonly string[] | undefined): Promise<List> {
+    this.requireGate('CountsAndLists');
+    if (!list || !mask) throw sdkErrors.listNil();
+    this.recorder?.record('updatelist');
+    const badPaths = mask.filter((p) => !(LIST_FIELDS as readonly string[]).includes(p));
+    if (badPaths.length) throw sdkErrors.badMask(badPaths);
+    if (list.capacity < 0 || list.capacity > LIST_MAX_CAPACITY) throw sdkErrors.listCapacityOutOfRange(list.capacity);
+    if (list.values.length > LIST_MAX_CAPACITY) throw sdkErrors.listTooLong(list.name, list.values.length);
+    const current = this.cluster.gameServers.get(this.namespace, this.name)?.status.lists?.[list.name];
+    if (!current) throw sdkErrors.updateListNotFound(list.name);
+    let capacity = current.capacity;
+    let values = current.values;
+    if (mask.length === 0) {
+      if (list.capacity !== 0) capacity = list.capacity;
+      values = [...values, ...list.values];
+    } else {
+      if (mask.includes('capacity')) capacity = list.capacity;
+      if (mask.includes('values')) values = list.values;
+    }
+    const next = { capacity, values: unique(values).slice(0, capacity) };
+    await this.setList(list.name, current, next);
+    return { name: list.name, ...next };
+  }
+
+  async addListValue(name: string, value: string): Promise<List> {
+    this.requireGate('CountsAndLists');
+    this.recorder?.record('addlistvalue');
+    const current = this.list(name);
+    if (current.capacity <= current.values.length) throw sdkErrors.listFull(current.capacity, current.values.length);
+    if (current.values.includes(value)) throw sdkErrors.valueExists(value, name);
+    const next = { capacity: current.capacity, values: [...current.values, value] };
+    await this.setList(name, current, next);
+    return { name, ...next };
+  }
+
+  async removeListValue(name: string, value: string): Promise<List> {
+    this.requireGate('CountsAndLists');
+    this.recorder?.record('removelistvalue');
+    const current = this.list(name);
+    const index = current.values.indexOf(value);
+    if (index < 0) throw sdkErrors.valueMissing(value, name);
+    const next = { capacity: current.capacity, values: current.values.filter((_, i) => i !== index) };
+    await this.setList(name, current, next);
+    return { name, ...next };
+  }
+
+  // -- players -----------------------------------------------------------------------------------
+
+  async playerConnect(playerId: string): Promise<boolean> {
+    this.requireGate('PlayerTracking');
+    const players = this.players();
+    if (players.ids.includes(playerId)) return false;
+    if (players.ids.length >= players.capacity) throw sdkErrors.playersAtCapacity();
+    const ids = [...players.ids, playerId];
+    await this.setPlayers({ ...players, ids, count: ids.length });
+    if (ids.join(',') === '1234') this.recorder?.record('playerconnect');
+    return true;
+  }
+
+  async playerDisconnect(playerId: string): Promise<boolean> {
+    this.requireGate('PlayerTracking');
+    const players = this.players();
+    if (!players.ids.includes(playerId)) return false;
+    const ids = players.ids.filter((id) => id !== playerId);
+    await this.setPlayers({ ...players, ids, count: ids.length });
+    if (ids.length === 0) this.recorder?.record('playerdisconnect');
+    return true;
+  }
+
+  async setPlayerCapacity(capacity: number): Promise<void> {
+    this.requireGate('PlayerTracking');
+    const players = this.players();
+    this.recorder?.record('setplayercapacity');
+    if (players.capacity !== capacity) await this.setPlayers({ ...players, capacity });
+  }
+
+  getPlayerCapacity(): number {
+    this.requireGate('PlayerTracking');
+    this.recorder?.record('getplayercapacity');
+    return this.players().capacity;
+  }
+
+  getPlayerCount(): number {
+    this.requireGate('PlayerTracking');
+    this.recorder?.record('getplayercount');
+    return this.players().ids.length;
+  }
+
+  isPlayerConnected(playerId: string): boolean {
+    this.requireGate('PlayerTracking');
+    const ids = this.players().ids;
+    if (playerId === ids.join(',')) this.recorder?.record('isplayerconnected');
+    return ids.includes(playerId);
+  }
+
+  getConnectedPlayers(): string[] {
+    this.requireGate('PlayerTracking');
+    this.recorder?.record('getconnectedplayers');
+    return [...this.players().ids];
+  }
+
+  // -- helpers -----------------------------------------------------------------------------------
+
+  /** The GameServer, if its sidecar can answer at all. */
+  private current(): GameServer {
+    const gs = this.cluster.gameServers.get(this.namespace, this.name);
+    if (!gs) throw sdkErrors.gameServerGone(this.namespace, this.name);
+    const state = gs.status.state;
+    if (!SIDECAR_RUNNING_STATES.has(state) && !TERMINAL_STATES.has(state)) {
+      throw sdkErrors.sidecarNotRunning(this.name, state);
+    }
+    return gs;
+  }
+
+  /** Lifecycle calls always answer `{}`: the machine may refuse, silently, as Agones's sidecar does. */
+  private async lifecycle(command: GameServerCommand): Promise<void> {
+    this.current();
+    await this.cluster.actors.send(this.namespace, this.name, command);
+  }
+
+  private requireGate(gate: 'CountsAndLists' | 'PlayerTracking'): void {
+    if (!this.cluster.gates[gate]) throw sdkErrors.gateOff(gate);
+  }
+
+  private counter(name: string): CounterStatus {
+    const counter = this.current().status.counters?.[name];
+    if (!counter) throw sdkErrors.counterNotFound(name);
+    return counter;
+  }
+
+  private list(name: string): ListStatus {
+    const list = this.current().status.lists?.[name];
+    if (!list) throw sdkErrors.listNotFound(name);
+    return list;
+  }
+
+  private async setList(name: string, current: ListStatus, next: ListStatus): Promise<void> {
+    if (current.capacity === next.capacity && sameValues(current.values, next.values)) return;
+    await this.cluster.commit([
+      gameServerEvent('GameServerListSet', this.namespace, this.name, { list: name, ...next }),
+    ]);
+  }
+
+  private players(): PlayerStatus {
+    const gs = this.current();
+    return gs.status.players ?? { count: 0, capacity: gs.spec.players?.initialCapacity ?? 0, ids: [] };
+  }
+
+  private async setPlayers(players: PlayerStatus): Promise<void> {
+    await this.cluster.commit([gameServerEvent('GameServerPlayersSet', this.namespace, this.name, players)]);
+  }
+}
+
+function epochSeconds(gs: GameServer): string {
+  return String(Math.floor(Date.parse(gs.metadata.creationTimestamp) / 1000));
+}
+
+function copyList(list: ListStatus): ListStatus {
+  return { capacity: list.capacity, values: [...list.values] };
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Lazily evaluated so a missing GameServer fails the watch at subscription, not at import. */
+export function deferWatch(sidecar: Sidecar): Observable<SdkGameServer> {
+  return defer(() => sidecar.watchGameServer());
+}

@@ -1,0 +1,92 @@
+import { createServer, type Server } from 'node:http';
+import express from 'express';
+import type { WebSocketServer } from 'ws';
+import { WallClock } from '../clock.js';
+import type { FeatureGates } from '../features.js';
+import { GameServerController } from '../controllers/gameserver-controller.js';
+import { gameServerEvent } from '../kinds/gameserver.js';
+import { Cluster } from '../runtime/cluster.js';
+import { StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from '../api/sidecar-http.js';
+import { type SidecarGrpcServer, startSidecarGrpc } from '../grpc/sidecar-grpc.js';
+import { ConformanceRecorder, type Verdict } from './conformance.js';
+import { defaultLocalGameServer, gameServerFromManifest } from './local-gameserver.js';
+import { Sidecar } from './sidecar.js';
+
+export interface StandaloneSidecarOptions {
+  db: string;
+  gates: FeatureGates;
+  address: string;
+  httpPort: number;
+  grpcPort: number;
+  file?: string;
+  /** Expected request names: conformance mode. */
+  expected?: string[];
+  seed?: number;
+}
+
+/**
+ * `fleetsim sidecar`: one GameServer, its sidecar over REST, WebSocket and gRPC, and the
+ * controller step that turns RequestReady into Ready — a drop-in for `sdk-server --local`
+ * that behaves like the real cluster.
+ */
+export class StandaloneSidecar {
+  readonly cluster: Cluster;
+  readonly recorder: ConformanceRecorder | undefined;
+  private readonly controller: GameServerController;
+  private readonly streams = new StreamRegistry();
+  private httpServer: Server | undefined;
+  private wss: WebSocketServer | undefined;
+  private grpc: SidecarGrpcServer | undefined;
+  private namespace = 'default';
+  private name = 'local';
+
+  constructor(private readonly options: StandaloneSidecarOptions) {
+    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed });
+    this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
+    this.controller = new GameServerController(this.cluster);
+  }
+
+  /** Creates the GameServer unless the log already holds it, then starts listening. */
+  async start(): Promise<{ httpPort: number; grpcPort: number }> {
+    const { cluster, options } = this;
+    // In conformance mode the uid is a random decimal, as Agones's test server makes it.
+    const uid = options.expected ? String(Math.floor(cluster.rng.next() * 1e12)) : '1234';
+    const local = { uid, now: cluster.clock.now(), gates: options.gates };
+    const gs = options.file ? gameServerFromManifest(options.file, local) : defaultLocalGameServer(local);
+    this.namespace = gs.metadata.namespace;
+    this.name = gs.metadata.name;
+    if (!cluster.gameServers.get(this.namespace, this.name)) {
+      await cluster.commit([gameServerEvent('GameServerCreated', this.namespace, this.name, { object: gs })]);
+    }
+    this.controller.start();
+
+    const sidecar = () => new Sidecar(cluster, this.namespace, this.name, this.recorder);
+    const resolve = (path: string) => ({ sidecar, path });
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(...sidecarHttpHandler(resolve, this.streams));
+    this.httpServer = createServer(app);
+    this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
+    const host = options.address === '' ? undefined : options.address;
+    await new Promise<void>((done, fail) => {
+      this.httpServer!.once('error', fail);
+      this.httpServer!.listen(options.httpPort, host, () => done());
+    });
+    this.grpc = await startSidecarGrpc({ address: options.address, port: options.grpcPort, sidecar });
+    const address = this.httpServer.address();
+    const httpPort = typeof address === 'object' && address ? address.port : options.httpPort;
+    return { httpPort, grpcPort: this.grpc.port };
+  }
+
+  /** Ends every watch cleanly, stops listening, flushes the log; returns the conformance verdict. */
+  async close(): Promise<Verdict | undefined> {
+    this.streams.endAll();
+    this.controller.stop();
+    await this.grpc?.close();
+    for (const client of this.wss?.clients ?? []) client.terminate();
+    this.httpServer?.closeAllConnections();
+    await new Promise<void>((done) => (this.httpServer ? this.httpServer.close(() => done()) : done()));
+    this.cluster.close();
+    return this.recorder?.verdict();
+  }
+}

@@ -16,12 +16,33 @@ export interface PbMessageClass<T extends PbMessage> {
   deserializeBinary(bytes: Uint8Array): T;
 }
 
+/** `jspb.BinaryWriter`, as far as map serialization needs it. */
+export interface PbWriter {
+  writeMessage<T>(field: number, value: T, write: (value: T, writer: PbWriter) => void): void;
+}
+
+/** A `jspb.BinaryWriter.prototype.write…` method, as generated code passes them around. */
+export type PbFieldWriter = (this: PbWriter, field: number, value: unknown, callback?: unknown) => void;
+
 /** `jspb.Map`, as returned by the `get…Map()` accessors of map fields. */
 export interface PbMap<V> {
   set(key: string, value: V): PbMap<V>;
   get(key: string): V | undefined;
   has(key: string): boolean;
   getLength(): number;
+  /** `[key, stored value]`, sorted by key; message values are stored in array form. */
+  getEntryList(): [string, unknown][];
+  /**
+   * What generated serializers call on a non-empty map. google-protobuf 3 had it; 4 does not
+   * (protocolbuffers/protobuf-javascript#249).
+   */
+  serializeBinary?: (
+    field: number,
+    writer: PbWriter,
+    writeKey: PbFieldWriter,
+    writeValue: PbFieldWriter,
+    valueCallback?: unknown,
+  ) => void;
 }
 
 /** A service object of a *_grpc_pb.js file: method name -> definition. */

@@ -4,7 +4,7 @@ import type { Subscription } from 'rxjs';
 import type { SdkGameServer } from '../kinds/gameserver.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
-import type { PbMessage, alpha, beta, sdk } from './agones-sdk.js';
+import type { PbMap, PbMessage, alpha, beta, sdk } from './agones-sdk.js';
 
 /**
  * The Agones SDK sidecar over gRPC: the services `agones.dev.sdk.SDK`, `agones.dev.sdk.alpha.SDK`
@@ -51,6 +51,38 @@ function toServiceError(error: unknown): grpc.ServerErrorResponse {
 
 // -- messages ------------------------------------------------------------------------------------
 
+/**
+ * The generated sdk_pb.js writes a non-empty map field by calling `jspb.Map#serializeBinary`,
+ * which the google-protobuf 4 runtime the package depends on no longer has
+ * (protocolbuffers/protobuf-javascript#249): any GameServer with an annotation, label, counter or
+ * list would fail to serialize with "f.serializeBinary is not a function". Maps filled here get
+ * the method back on the instance (the global prototype is left alone), writing each entry as
+ * the wire format defines it: a sub-message with the key as field 1 and the value as field 2.
+ */
+function serializable<V>(map: PbMap<V>): PbMap<V> {
+  if (typeof map.serializeBinary === 'function') return map;
+  const serializeBinary: NonNullable<PbMap<V>['serializeBinary']> = function (
+    this: PbMap<V>,
+    field,
+    writer,
+    writeKey,
+    writeValue,
+    valueCallback,
+  ) {
+    for (const [key] of this.getEntryList()) {
+      // `get` returns the message wrapper for message values, the value itself otherwise.
+      const value = this.get(key);
+      writer.writeMessage(field, value, (_, entry) => {
+        writeKey.call(entry, 1, key);
+        if (valueCallback === undefined) writeValue.call(entry, 2, value);
+        else writeValue.call(entry, 2, value, valueCallback);
+      });
+    }
+  };
+  Object.defineProperty(map, 'serializeBinary', { value: serializeBinary, configurable: true, writable: true });
+  return map;
+}
+
 /** int64 fields travel as strings in the JSON shape; the generated setters take numbers. */
 function int64(text: string): number {
   const value = Number(text);
@@ -70,9 +102,9 @@ export function toGameServerMessage(gs: SdkGameServer): sdk.GameServer {
     .setGeneration(int64(om.generation))
     .setCreationTimestamp(int64(om.creation_timestamp))
     .setDeletionTimestamp(int64(om.deletion_timestamp));
-  const annotations = meta.getAnnotationsMap();
+  const annotations = serializable(meta.getAnnotationsMap());
   for (const [key, value] of Object.entries(om.annotations)) annotations.set(key, value);
-  const labels = meta.getLabelsMap();
+  const labels = serializable(meta.getLabelsMap());
   for (const [key, value] of Object.entries(om.labels)) labels.set(key, value);
 
   const health = new GameServer.Spec.Health()
@@ -95,11 +127,11 @@ export function toGameServerMessage(gs: SdkGameServer): sdk.GameServer {
         .setIdsList([...status.players.ids]),
     );
   }
-  const counters = statusMessage.getCountersMap();
+  const counters = serializable(statusMessage.getCountersMap());
   for (const [name, c] of Object.entries(status.counters)) {
     counters.set(name, new Status.CounterStatus().setCount(int64(c.count)).setCapacity(int64(c.capacity)));
   }
-  const lists = statusMessage.getListsMap();
+  const lists = serializable(statusMessage.getListsMap());
   for (const [name, l] of Object.entries(status.lists)) {
     lists.set(name, new Status.ListStatus().setCapacity(int64(l.capacity)).setValuesList([...l.values]));
   }

@@ -172,8 +172,15 @@ export interface GameServerPlayersSet {
   ids: string[];
 }
 
+/** An API update: metadata and spec replaced, status left to the lifecycle. */
+export interface GameServerSpecUpdated {
+  metadata: ObjectMeta;
+  spec: GameServerSpec;
+}
+
 export interface GameServerEventPayloads {
   GameServerCreated: GameServerCreated;
+  GameServerSpecUpdated: GameServerSpecUpdated;
   GameServerStateChanged: GameServerStateChanged;
   GameServerMetadataPatched: GameServerMetadataPatched;
   GameServerCounterSet: GameServerCounterSet;
@@ -223,6 +230,10 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
       };
       const annotations = patchMap(gs.metadata.annotations, p.annotations);
       return touched(gs, event.seq, status, { ...gs.metadata, annotations });
+    }
+    case 'GameServerSpecUpdated': {
+      const p = event.payload as GameServerSpecUpdated;
+      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec };
     }
     case 'GameServerMetadataPatched': {
       const p = event.payload as GameServerMetadataPatched;

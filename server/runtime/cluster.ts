@@ -3,10 +3,11 @@ import type { Clock } from '../clock.js';
 import { SeededRandom } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver.js';
+import type { GameServer } from '../kinds/gameserver.js';
+import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
-import { ReadModel } from './read-model.js';
+import { type Change, ReadModel } from './read-model.js';
 import { GameServerActors } from './gameserver-actors.js';
 
 export interface ClusterOptions {
@@ -19,6 +20,9 @@ export interface ClusterOptions {
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
+
+/** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
+const WATCH_WINDOW = 100_000;
 
 /**
  * The core of fleetsim: the event log, the projections that fold it into the read model, and
@@ -33,29 +37,38 @@ export class Cluster {
   readonly clock: Clock;
   readonly gates: FeatureGates;
   readonly rng: SeededRandom;
-  readonly readModel = new ReadModel();
-  readonly gameServers: ObjectStore<GameServer> = this.readModel.gameServers;
+  readonly readModel: ReadModel;
+  readonly gameServers: ObjectStore<GameServer>;
   readonly actors: GameServerActors;
 
   /** Every event, in sequence order, as it is appended (before it is durable). */
   readonly applied$ = new Subject<StoredEvent>();
   /** GameServer changes, released only once the transaction holding them has committed. */
   readonly gameServerChanges$: Observable<GameServerChange>;
+  /** Every object change (sets' and fleets' derived status included), once committed. */
+  readonly changes$: Observable<Change>;
 
-  private readonly committedChanges = new Subject<GameServerChange>();
+  private readonly committedGameServers = new Subject<GameServerChange>();
+  private readonly committedChanges = new Subject<Change>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
+  private readonly recent: Change[] = [];
+  private committedSeq = 0;
 
   constructor(options: ClusterOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
     this.rng = new SeededRandom(options.seed ?? 1);
     this.log = new EventLog(options.db);
-    this.gameServerChanges$ = this.committedChanges.pipe(share());
+    this.readModel = new ReadModel(options.gates);
+    this.gameServers = this.readModel.gameServers;
+    this.gameServerChanges$ = this.committedGameServers.pipe(share());
+    this.changes$ = this.committedChanges.pipe(share());
 
-    // Projections: pure reducers fed from the one stream of events.
-    this.applied$.subscribe((e) => this.readModel.apply(e));
-
-    for (const event of this.log.read()) this.applied$.next(event);
+    for (const event of this.log.read()) {
+      this.readModel.apply(event);
+      this.applied$.next(event);
+    }
+    this.committedSeq = this.log.lastSeq;
     this.actors = new GameServerActors(this);
     this.actors.start();
   }
@@ -67,23 +80,49 @@ export class Cluster {
   commit(events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const { records, committed } = this.log.append(events, this.clock.now());
-    const changes: GameServerChange[] = [];
+    const gameServerChanges: GameServerChange[] = [];
+    const changes: Change[] = [];
     for (const record of records) {
-      if (record.kind === GAMESERVER_KIND) {
-        // Apply through the projection, and keep the object as of this event for the watchers.
-        const previous = this.gameServers.get(record.namespace, record.name);
-        this.applied$.next(record);
-        const object = this.gameServers.get(record.namespace, record.name);
-        changes.push({ event: record, key: objectKey(record.namespace, record.name), previous, object });
-      } else {
-        this.applied$.next(record);
-      }
+      const applied = this.readModel.apply(record);
+      if (applied.gameServer) gameServerChanges.push(applied.gameServer);
+      for (const change of applied.changes) changes.push(change);
+      this.applied$.next(record);
     }
+    const lastSeq = records[records.length - 1]!.seq;
     return committed.then(() => {
-      for (const change of changes) {
-        this.committedChanges.next(change);
+      this.committedSeq = Math.max(this.committedSeq, lastSeq);
+      for (const change of gameServerChanges) {
+        this.committedGameServers.next(change);
         this.watchers.get(change.key)?.next(change);
       }
+      for (const change of changes) {
+        this.recent.push(change);
+        this.committedChanges.next(change);
+      }
+      if (this.recent.length > WATCH_WINDOW * 2) this.recent.splice(0, this.recent.length - WATCH_WINDOW);
+    });
+  }
+
+  /** Sequence number of the last committed event: the list resourceVersion. */
+  get resourceVersion(): number {
+    return this.committedSeq;
+  }
+
+  /**
+   * Committed changes after `fromSeq`, then live ones. Undefined when `fromSeq` is older than the
+   * watch window (the API answers 410 Gone, and the client lists again).
+   */
+  changesSince(fromSeq: number): Observable<Change> | undefined {
+    const oldest = this.recent[0]?.seq ?? this.committedSeq + 1;
+    if (fromSeq < this.committedSeq && fromSeq < oldest - 1) return undefined;
+    return new Observable<Change>((subscriber) => {
+      for (const change of this.recent) if (change.seq > fromSeq) subscriber.next(change);
+      const last = this.committedSeq;
+      return this.changes$.subscribe({
+        next: (change) => {
+          if (change.seq > last) subscriber.next(change);
+        },
+      });
     });
   }
 
@@ -102,6 +141,11 @@ export class Cluster {
         if (!subject.observed) this.watchers.delete(key);
       };
     });
+  }
+
+  /** The object of any kind as the API serves it. */
+  get(kind: string, namespace: string, name: string): Resource | undefined {
+    return this.readModel.get(kind, namespace, name);
   }
 
   /** Flushes what is queued and closes the log. */

@@ -1,6 +1,31 @@
+import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer, evolveGameServer } from '../kinds/gameserver.js';
-import { ObjectStore } from './object-store.js';
+import { objectKey } from '../kinds/meta.js';
+import { type Resource, evolveResource } from '../kinds/resource.js';
+import { type ObjectChange, ObjectStore } from './object-store.js';
+import { SetStatusProjection, type TemplateKeys } from './set-status.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** A change of one object as a watcher sees it (the resource API's watch, kubectl -w). */
+export interface Change {
+  kind: string;
+  namespace: string;
+  name: string;
+  seq: number;
+  type: WatchEventType;
+}
+
+const STORED_KINDS = [
+  'GameServerSet',
+  'Fleet',
+  'FleetAutoscaler',
+  'GameServerAllocationPolicy',
+  'Secret',
+  'Node',
+  'Event',
+];
 
 /**
  * Every projection of the log, in one place: the live cluster and `fleetsim replay` fold
@@ -8,11 +33,84 @@ import { ObjectStore } from './object-store.js';
  */
 export class ReadModel {
   readonly gameServers = new ObjectStore<GameServer>(GAMESERVER_KIND, evolveGameServer);
+  readonly resources = new Map<string, ObjectStore<Resource>>(
+    STORED_KINDS.map((kind) => [kind, new ObjectStore<Resource>(kind, evolveResource)]),
+  );
+  readonly setStatus = new SetStatusProjection();
   /** Sequence number of the last event applied. */
   lastSeq = 0;
 
-  apply(event: StoredEvent): void {
+  constructor(readonly gates: FeatureGates = FEATURE_DEFAULTS) {}
+
+  /** Applies one event; returns the object change and the watch changes it caused (sets and fleets included). */
+  apply(event: StoredEvent): { gameServer?: ObjectChange<GameServer>; changes: Change[] } {
     this.lastSeq = event.seq;
-    if (event.kind === GAMESERVER_KIND) this.gameServers.apply(event);
+    if (event.kind === GAMESERVER_KIND) {
+      const change = this.gameServers.apply(event);
+      const changes = [watchChange(event, change)];
+      const touched = this.setStatus.apply(change.previous, change.object, event.seq);
+      if (touched.set) changes.push(derived('GameServerSet', touched.set, event.seq));
+      if (touched.fleet) changes.push(derived('Fleet', touched.fleet, event.seq));
+      return { gameServer: change, changes };
+    }
+    const store = this.resources.get(event.kind);
+    if (!store) return { changes: [] };
+    return { changes: [watchChange(event, store.apply(event))] };
   }
+
+  store(kind: string): ObjectStore<Resource> | undefined {
+    return this.resources.get(kind);
+  }
+
+  /** The object as the API serves it: sets and fleets carry their derived status. */
+  get(kind: string, namespace: string, name: string): Resource | undefined {
+    if (kind === GAMESERVER_KIND) return this.gameServers.get(namespace, name) as unknown as Resource | undefined;
+    const object = this.resources.get(kind)?.get(namespace, name);
+    return object && this.present(object);
+  }
+
+  list(kind: string, namespace?: string): Resource[] {
+    const out: Resource[] = [];
+    if (kind === GAMESERVER_KIND) {
+      for (const gs of this.gameServers.values()) {
+        if (namespace === undefined || gs.metadata.namespace === namespace) out.push(gs as unknown as Resource);
+      }
+      return out;
+    }
+    for (const object of this.resources.get(kind)?.values() ?? []) {
+      if (namespace === undefined || object.metadata.namespace === namespace) out.push(this.present(object));
+    }
+    return out;
+  }
+
+  present(object: Resource): Resource {
+    if (object.kind !== 'GameServerSet' && object.kind !== 'Fleet') return object;
+    const key = objectKey(object.metadata.namespace, object.metadata.name);
+    const isSet = object.kind === 'GameServerSet';
+    const keys = templateKeys(object);
+    const status = isSet
+      ? this.setStatus.setStatus(key, keys, this.gates)
+      : this.setStatus.fleetStatus(key, keys, this.gates);
+    const seq = isSet ? this.setStatus.setSeq(key) : this.setStatus.fleetSeq(key);
+    const resourceVersion = String(Math.max(Number(object.metadata.resourceVersion), seq));
+    return { ...object, metadata: { ...object.metadata, resourceVersion }, status };
+  }
+}
+
+function templateKeys(object: Resource): TemplateKeys {
+  const spec = object.spec as { template?: { spec?: { counters?: object; lists?: object } } } | undefined;
+  return {
+    counters: Object.keys(spec?.template?.spec?.counters ?? {}),
+    lists: Object.keys(spec?.template?.spec?.lists ?? {}),
+  };
+}
+
+function watchChange<T>(event: StoredEvent, change: ObjectChange<T>): Change {
+  const type: WatchEventType = change.object === undefined ? 'DELETED' : change.previous === undefined ? 'ADDED' : 'MODIFIED';
+  return { kind: event.kind, namespace: event.namespace, name: event.name, seq: event.seq, type };
+}
+
+function derived(kind: string, key: string, seq: number): Change {
+  const slash = key.indexOf('/');
+  return { kind, namespace: key.slice(0, slash), name: key.slice(slash + 1), seq, type: 'MODIFIED' };
 }

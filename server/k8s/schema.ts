@@ -1,0 +1,184 @@
+import { type FieldError, invalid, required, typeInvalid } from './validation.js';
+
+/**
+ * The subset of OpenAPI v3 schemas fleetsim needs: it checks request bodies (types, unknown
+ * fields) and is published as-is to kubectl, so one definition serves both.
+ */
+export interface Schema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: Schema | boolean;
+  items?: Schema;
+  required?: string[];
+  enum?: Array<string | number>;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+  maxProperties?: number;
+  maxLength?: number;
+  nullable?: boolean;
+  default?: unknown;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+}
+
+export interface SchemaReport {
+  /** Paths of fields the schema does not know (`spec.foo`). */
+  unknown: string[];
+  errors: FieldError[];
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** Checks a value against a schema, as the API server's structural schema validation does. */
+export function checkSchema(value: unknown, schema: Schema, path: string, report: SchemaReport): void {
+  if (value === null || value === undefined) {
+    if (value === null && schema.nullable === false) report.errors.push(required(path, ''));
+    return;
+  }
+  if (schema['x-kubernetes-int-or-string']) {
+    if (typeof value !== 'string' && !(typeof value === 'number' && Number.isInteger(value))) {
+      report.errors.push(typeInvalid(path, value, `${path} in body must be of type int-or-string: "${typeName(value)}"`));
+    }
+    return;
+  }
+  const actual = typeName(value);
+  switch (schema.type) {
+    case 'object': {
+      if (actual !== 'object') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type object: "${actual}"`));
+        return;
+      }
+      const object = value as Record<string, unknown>;
+      for (const name of schema.required ?? []) {
+        if (object[name] === undefined) report.errors.push(required(join(path, name), ''));
+      }
+      for (const [key, child] of Object.entries(object)) {
+        const childPath = join(path, key);
+        const childSchema = schema.properties?.[key];
+        if (childSchema) checkSchema(child, childSchema, childPath, report);
+        else if (typeof schema.additionalProperties === 'object') checkSchema(child, schema.additionalProperties, childPath, report);
+        else if (schema.additionalProperties !== true && !schema['x-kubernetes-preserve-unknown-fields']) {
+          report.unknown.push(childPath);
+        }
+      }
+      if (schema.maxProperties !== undefined && Object.keys(object).length > schema.maxProperties) {
+        report.errors.push(invalid(path, Object.keys(object).length, `must have at most ${schema.maxProperties} properties`));
+      }
+      return;
+    }
+    case 'array': {
+      if (actual !== 'array') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type array: "${actual}"`));
+        return;
+      }
+      const items = value as unknown[];
+      if (schema.maxItems !== undefined && items.length > schema.maxItems) {
+        report.errors.push(invalid(path, items.length, `must have at most ${schema.maxItems} items`));
+      }
+      if (schema['x-kubernetes-list-type'] === 'set') {
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+          const k = JSON.stringify(item);
+          if (seen.has(k)) report.errors.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, badValue: item, detail: '' });
+          seen.add(k);
+        });
+      }
+      if (schema.items) items.forEach((item, i) => checkSchema(item, schema.items!, `${path}[${i}]`, report));
+      return;
+    }
+    case 'integer':
+      if (actual !== 'integer') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type integer: "${actual}"`));
+        return;
+      }
+      break;
+    case 'number':
+      if (actual !== 'integer' && actual !== 'number') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type number: "${actual}"`));
+        return;
+      }
+      break;
+    case 'string':
+      if (actual !== 'string') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type string: "${actual}"`));
+        return;
+      }
+      if (schema.maxLength !== undefined && (value as string).length > schema.maxLength) {
+        report.errors.push({ type: 'FieldValueTooLong', field: path, badValue: value, detail: `may not be more than ${schema.maxLength} bytes` });
+      }
+      break;
+    case 'boolean':
+      if (actual !== 'boolean') {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type boolean: "${actual}"`));
+        return;
+      }
+      break;
+    default:
+      return;
+  }
+  if (schema.enum && !schema.enum.includes(value as string | number)) {
+    report.errors.push({
+      type: 'FieldValueNotSupported',
+      field: path,
+      badValue: value,
+      detail: `supported values: ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`,
+    });
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) {
+      report.errors.push(invalid(path, value, `${path} in body should be greater than or equal to ${schema.minimum}`));
+    }
+    if (schema.maximum !== undefined && value > schema.maximum) {
+      report.errors.push(invalid(path, value, `${path} in body should be less than or equal to ${schema.maximum}`));
+    }
+  }
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** Standard metadata, shared by every kind's schema. */
+export const OBJECT_META_SCHEMA: Schema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    generateName: { type: 'string' },
+    namespace: { type: 'string' },
+    uid: { type: 'string' },
+    resourceVersion: { type: 'string' },
+    generation: { type: 'integer' },
+    creationTimestamp: { type: 'string', format: 'date-time', nullable: true },
+    deletionTimestamp: { type: 'string', format: 'date-time', nullable: true },
+    deletionGracePeriodSeconds: { type: 'integer' },
+    labels: { type: 'object', additionalProperties: { type: 'string' } },
+    annotations: { type: 'object', additionalProperties: { type: 'string' } },
+    ownerReferences: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { type: 'string' },
+          name: { type: 'string' },
+          uid: { type: 'string' },
+          controller: { type: 'boolean' },
+          blockOwnerDeletion: { type: 'boolean' },
+        },
+      },
+    },
+    finalizers: { type: 'array', items: { type: 'string' } },
+    managedFields: { type: 'array', items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+    selfLink: { type: 'string' },
+  },
+};

@@ -1,0 +1,57 @@
+import { type FieldError, invalidStatus } from './validation.js';
+
+/** A Kubernetes `Status` (metav1.Status) for an error answer. */
+export interface K8sStatus {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason: string;
+  details?: { name?: string; group?: string; kind?: string; causes?: Array<{ reason: string; message: string; field?: string }>; retryAfterSeconds?: number };
+  code: number;
+}
+
+/** An error the resource API answers with a Status object. */
+export class ApiError extends Error {
+  constructor(readonly status: K8sStatus) {
+    super(status.message);
+  }
+
+  get code(): number {
+    return this.status.code;
+  }
+}
+
+function status(code: number, reason: string, message: string, details?: K8sStatus['details']): ApiError {
+  return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details && { details }), code });
+}
+
+/** `fleets.agones.dev`, `secrets` */
+function resourceName(plural: string, group: string): string {
+  return group ? `${plural}.${group}` : plural;
+}
+
+export const apiErrors = {
+  notFound: (plural: string, group: string, name: string) =>
+    status(404, 'NotFound', `${resourceName(plural, group)} "${name}" not found`, { name, group: group || undefined, kind: plural }),
+  alreadyExists: (plural: string, group: string, name: string) =>
+    status(409, 'AlreadyExists', `${resourceName(plural, group)} "${name}" already exists`, { name, group: group || undefined, kind: plural }),
+  conflict: (plural: string, group: string, name: string) =>
+    status(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resourceName(plural, group)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      { name, group: group || undefined, kind: plural },
+    ),
+  invalid: (kind: string, group: string, name: string, errors: FieldError[]) => new ApiError(invalidStatus(kind, group, name, errors) as K8sStatus),
+  badRequest: (message: string) => status(400, 'BadRequest', message),
+  methodNotAllowed: (message = 'the server does not allow this method on the requested resource') =>
+    status(405, 'MethodNotAllowed', message),
+  unsupportedMediaType: (contentType: string) =>
+    status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got ${contentType}`),
+  tooLarge: (limit: number) => status(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
+  gone: (message: string) => status(410, 'Expired', message),
+  pathNotFound: () => status(404, 'NotFound', 'the server could not find the requested resource'),
+  internal: (message: string) => status(500, 'InternalError', `Internal error occurred: ${message}`),
+};

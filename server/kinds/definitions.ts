@@ -1,0 +1,203 @@
+import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
+import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
+import { defaultGameServer } from './rules/gameserver.js';
+
+/**
+ * The kinds the resource API serves. Each kind's rules (schema, defaults, validation) live in
+ * its own module and are attached here.
+ */
+
+/** Placeholder body schema until a kind's full schema is attached: accepts any fields. */
+export const OPEN_OBJECT: Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+
+export function objectSchema(body: Record<string, Schema>): Schema {
+  return {
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: OBJECT_META_SCHEMA,
+      ...body,
+    },
+  };
+}
+
+const SETS_COLUMNS = [
+  { name: 'Scheduling', type: 'string', jsonPath: '.spec.scheduling' },
+  { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas' },
+  { name: 'Current', type: 'integer', jsonPath: '.status.replicas' },
+  { name: 'Allocated', type: 'integer', jsonPath: '.status.allocatedReplicas' },
+  { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+  AGE_COLUMN,
+] as const;
+
+export const GAMESERVER_DEFINITION: KindDefinition = {
+  kind: 'GameServer',
+  listKind: 'GameServerList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'gameservers',
+  singular: 'gameserver',
+  shortNames: ['gs'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'State', type: 'string', jsonPath: '.status.state' },
+    { name: 'Address', type: 'string', jsonPath: '.status.address' },
+    { name: 'Port', type: 'string', jsonPath: '.status.ports[0].port' },
+    { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
+    AGE_COLUMN,
+  ],
+  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  defaults: defaultGameServer,
+};
+
+export const GAMESERVERSET_DEFINITION: KindDefinition = {
+  kind: 'GameServerSet',
+  listKind: 'GameServerSetList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'gameserversets',
+  singular: 'gameserverset',
+  shortNames: ['gss', 'gsset'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+  },
+  printerColumns: [...SETS_COLUMNS],
+  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};
+
+export const FLEET_DEFINITION: KindDefinition = {
+  kind: 'Fleet',
+  listKind: 'FleetList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'fleets',
+  singular: 'fleet',
+  shortNames: ['flt'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: {
+    status: true,
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+  },
+  printerColumns: [...SETS_COLUMNS],
+  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};
+
+export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
+  kind: 'FleetAutoscaler',
+  listKind: 'FleetAutoscalerList',
+  group: 'autoscaling.agones.dev',
+  version: 'v1',
+  plural: 'fleetautoscalers',
+  singular: 'fleetautoscaler',
+  shortNames: ['fas'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: true },
+  printerColumns: [AGE_COLUMN],
+  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};
+
+export const GAMESERVERALLOCATIONPOLICY_DEFINITION: KindDefinition = {
+  kind: 'GameServerAllocationPolicy',
+  listKind: 'GameServerAllocationPolicyList',
+  group: 'multicluster.agones.dev',
+  version: 'v1',
+  plural: 'gameserverallocationpolicies',
+  singular: 'gameserverallocationpolicy',
+  shortNames: ['gsap'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: false },
+  printerColumns: [AGE_COLUMN],
+  schema: objectSchema({ spec: OPEN_OBJECT }),
+};
+
+export const SECRET_DEFINITION: KindDefinition = {
+  kind: 'Secret',
+  listKind: 'SecretList',
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  singular: 'secret',
+  shortNames: [],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.type' },
+    AGE_COLUMN,
+  ],
+  schema: objectSchema({
+    type: { type: 'string' },
+    data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' } },
+    stringData: { type: 'object', additionalProperties: { type: 'string' } },
+    immutable: { type: 'boolean' },
+  }),
+};
+
+/** Simulated nodes: read-only through the API. */
+export const NODE_DEFINITION: KindDefinition = {
+  kind: 'Node',
+  listKind: 'NodeList',
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  singular: 'node',
+  shortNames: ['no'],
+  namespaced: false,
+  verbs: ['get', 'list', 'watch'],
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'Status', type: 'string', jsonPath: '.status.conditions[0].type' },
+    { name: 'Internal-IP', type: 'string', jsonPath: '.status.addresses[0].address' },
+    AGE_COLUMN,
+  ],
+  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};
+
+/** Kubernetes Events, recorded with Agones's reasons; read-only through the API. */
+export const EVENT_DEFINITION: KindDefinition = {
+  kind: 'Event',
+  listKind: 'EventList',
+  group: '',
+  version: 'v1',
+  plural: 'events',
+  singular: 'event',
+  shortNames: ['ev'],
+  namespaced: true,
+  verbs: ['get', 'list', 'watch'],
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.type' },
+    { name: 'Reason', type: 'string', jsonPath: '.reason' },
+    { name: 'Object', type: 'string', jsonPath: '.involvedObject.name' },
+    { name: 'Message', type: 'string', jsonPath: '.message' },
+  ],
+  schema: OPEN_OBJECT,
+};
+
+export const KIND_DEFINITIONS: KindDefinition[] = [
+  GAMESERVER_DEFINITION,
+  GAMESERVERSET_DEFINITION,
+  FLEET_DEFINITION,
+  FLEETAUTOSCALER_DEFINITION,
+  GAMESERVERALLOCATIONPOLICY_DEFINITION,
+  SECRET_DEFINITION,
+  NODE_DEFINITION,
+  EVENT_DEFINITION,
+];
+
+export function findDefinition(group: string, version: string, plural: string): KindDefinition | undefined {
+  return KIND_DEFINITIONS.find((d) => d.group === group && d.version === version && d.plural === plural);
+}
+
+export function definitionOfKind(kind: string): KindDefinition | undefined {
+  return KIND_DEFINITIONS.find((d) => d.kind === kind);
+}

@@ -1,0 +1,54 @@
+import type { FeatureGates } from '../features.js';
+import type { FieldError } from '../k8s/validation.js';
+import type { Schema } from '../k8s/schema.js';
+import type { Resource } from './resource.js';
+
+/** A column of `kubectl get` (a CRD's additionalPrinterColumns). */
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface KindContext {
+  gates: FeatureGates;
+  /** Milliseconds since the epoch, from the cluster's clock. */
+  now: number;
+}
+
+/** Everything the resource API needs to serve one kind. */
+export interface KindDefinition {
+  kind: string;
+  listKind: string;
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  namespaced: boolean;
+  categories?: string[];
+  verbs: string[];
+  subresources: {
+    status: boolean;
+    scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  };
+  printerColumns: PrinterColumn[];
+  /** Schema of the whole object (apiVersion, kind, metadata, spec, status…). */
+  schema: Schema;
+  /** Defaults, applied on create (and on update where the Agones webhook does); pure. */
+  defaults?(object: Resource, context: KindContext, old?: Resource): Resource;
+  /** Validation beyond the schema, with Kubernetes field errors; `old` is set on update. */
+  validate?(object: Resource, context: KindContext, old?: Resource): FieldError[];
+}
+
+export function apiVersionOf(definition: KindDefinition): string {
+  return definition.group ? `${definition.group}/${definition.version}` : definition.version;
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+export const AGE_COLUMN = AGE;
+
+/** Verbs of a kind that can be read, written and watched. */
+export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];

@@ -1,0 +1,341 @@
+import type { NewEvent } from '../log/event-log.js';
+import { GAMESERVER_KIND, type GameServer, gameServerEvent } from '../kinds/gameserver.js';
+import type { ObjectMeta } from '../kinds/meta.js';
+import { rfc3339 } from '../kinds/meta.js';
+import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';
+import { type Resource, resourceEvent } from '../kinds/resource.js';
+import { checkSchema, type SchemaReport } from '../k8s/schema.js';
+import { apiErrors } from '../k8s/status.js';
+import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
+import type { Cluster } from '../runtime/cluster.js';
+import { type LabelSelector, matchesSelector } from './selectors.js';
+import { jsonPatch, mergePatch } from './patch.js';
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+}
+
+/** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
+const MAX_NAME = 63;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The resource API's command handler: decides what a create, update, patch or delete means
+ * (defaults, validation, optimistic concurrency, cascading deletes) and commits the events.
+ * Adapters (HTTP, in-process callers) only parse and encode.
+ */
+export class ResourceService {
+  constructor(private readonly cluster: Cluster) {}
+
+  private get context(): KindContext {
+    return { gates: this.cluster.gates, now: this.cluster.clock.now() };
+  }
+
+  get(definition: KindDefinition, namespace: string, name: string): Resource {
+    const object = this.cluster.get(definition.kind, definition.namespaced ? namespace : '', name);
+    if (!object) throw apiErrors.notFound(definition.plural, definition.group, name);
+    return object;
+  }
+
+  list(definition: KindDefinition, namespace: string | undefined, selector?: LabelSelector): Resource[] {
+    const items = this.cluster.readModel.list(definition.kind, definition.namespaced ? namespace : undefined);
+    const filtered = selector ? items.filter((o) => matchesSelector(selector, o.metadata.labels ?? {})) : items;
+    return filtered.sort((a, b) =>
+      a.metadata.namespace === b.metadata.namespace
+        ? a.metadata.name.localeCompare(b.metadata.name)
+        : a.metadata.namespace.localeCompare(b.metadata.namespace),
+    );
+  }
+
+  /** Builds a new object and the event that creates it, without committing (controllers batch these). */
+  prepareCreate(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): { object: Resource; event: NewEvent } {
+    this.requireVerb(definition, 'create');
+    const input = this.checkBody(definition, body, options);
+    const ns = definition.namespaced ? namespace : '';
+    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    if (definition.namespaced && metadata.namespace && metadata.namespace !== ns) {
+      throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    let name = metadata.name ?? '';
+    if (!name) {
+      if (!metadata.generateName) {
+        throw apiErrors.invalid(definition.kind, definition.group, '', [
+          { type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' },
+        ]);
+      }
+      name = this.generateName(definition, ns, metadata.generateName);
+    }
+    if (this.cluster.get(definition.kind, ns, name)) throw apiErrors.alreadyExists(definition.plural, definition.group, name);
+    const nameErrors = isDNS1123Subdomain(name);
+    if (nameErrors.length) {
+      throw apiErrors.invalid(definition.kind, definition.group, name, nameErrors.map((e) => invalid('metadata.name', name, e)));
+    }
+    let object: Resource = {
+      ...input,
+      apiVersion: apiVersionOf(definition),
+      kind: definition.kind,
+      metadata: {
+        ...metadata,
+        name,
+        namespace: ns,
+        uid: this.cluster.rng.uid(),
+        resourceVersion: '0',
+        generation: 1,
+        creationTimestamp: rfc3339(this.cluster.clock.now()),
+        labels: { ...(metadata.labels ?? {}) },
+        annotations: { ...(metadata.annotations ?? {}) },
+      },
+    };
+    delete object.metadata.deletionTimestamp;
+    if (definition.subresources.status) delete object.status;
+    if (definition.defaults) object = definition.defaults(object, this.context);
+    this.validate(definition, object);
+    const event =
+      definition.kind === GAMESERVER_KIND
+        ? gameServerEvent('GameServerCreated', ns, name, { object: object as unknown as GameServer })
+        : resourceEvent('ResourceCreated', definition.kind, ns, name, { object });
+    return { object, event };
+  }
+
+  async create(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
+    const { object, event } = this.prepareCreate(definition, namespace, body, options);
+    if (options.dryRun) return object;
+    await this.cluster.commit([event]);
+    return this.get(definition, object.metadata.namespace, object.metadata.name);
+  }
+
+  /** PUT: replaces the object; the body's resourceVersion must be the current one. */
+  async update(definition: KindDefinition, namespace: string, name: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
+    this.requireVerb(definition, 'update');
+    const current = this.get(definition, namespace, name);
+    const input = this.checkBody(definition, body, options);
+    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    if (metadata.name !== undefined && metadata.name !== name) {
+      throw apiErrors.badRequest(`the name of the object (${metadata.name}) does not match the name on the URL (${name})`);
+    }
+    if (!metadata.resourceVersion) {
+      throw apiErrors.invalid(definition.kind, definition.group, name, [
+        invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+      ]);
+    }
+    if (metadata.resourceVersion !== current.metadata.resourceVersion) {
+      throw apiErrors.conflict(definition.plural, definition.group, name);
+    }
+    return this.replace(definition, current, input, options);
+  }
+
+  /** PATCH: merge or JSON patch onto the current object, then the same rules as an update. */
+  async patch(
+    definition: KindDefinition,
+    namespace: string,
+    name: string,
+    patch: unknown,
+    contentType: string,
+    options: WriteOptions = {},
+  ): Promise<Resource> {
+    this.requireVerb(definition, 'patch');
+    const current = this.get(definition, namespace, name);
+    const patched = this.applyPatch(current, patch, contentType);
+    const metadata = isObject(patched) && isObject(patched.metadata) ? patched.metadata : {};
+    if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
+      throw apiErrors.conflict(definition.plural, definition.group, name);
+    }
+    const input = this.checkBody(definition, patched, options);
+    return this.replace(definition, current, input, options);
+  }
+
+  /** The scale subresource: `spec.replicas` of a Fleet or GameServerSet. */
+  getScale(definition: KindDefinition, namespace: string, name: string): Record<string, unknown> {
+    if (!definition.subresources.scale) throw apiErrors.pathNotFound();
+    const object = this.get(definition, namespace, name);
+    const spec = object.spec as { replicas?: number };
+    const status = object.status as { replicas?: number } | undefined;
+    return {
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name,
+        namespace,
+        uid: object.metadata.uid,
+        resourceVersion: object.metadata.resourceVersion,
+        creationTimestamp: object.metadata.creationTimestamp,
+      },
+      spec: { replicas: spec.replicas ?? 0 },
+      status: {
+        replicas: status?.replicas ?? 0,
+        selector: `${definition.kind === 'Fleet' ? 'agones.dev/fleet' : 'agones.dev/gameserverset'}=${name}`,
+      },
+    };
+  }
+
+  async updateScale(
+    definition: KindDefinition,
+    namespace: string,
+    name: string,
+    body: unknown,
+    contentType: string | undefined,
+    options: WriteOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const currentScale = this.getScale(definition, namespace, name);
+    const scale = contentType ? this.applyPatch(currentScale as unknown as Resource, body, contentType) : body;
+    const replicas = isObject(scale) && isObject(scale.spec) ? scale.spec.replicas : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw apiErrors.invalid('Scale', 'autoscaling', name, [
+        invalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0'),
+      ]);
+    }
+    const version = isObject(scale) && isObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
+    const current = this.get(definition, namespace, name);
+    if (typeof version === 'string' && version !== '' && version !== current.metadata.resourceVersion) {
+      throw apiErrors.conflict(definition.plural, definition.group, name);
+    }
+    await this.replace(definition, current, { ...current, spec: { ...(current.spec as object), replicas } }, options);
+    return this.getScale(definition, namespace, name);
+  }
+
+  /** Writes the status subresource (controllers' own status, e.g. FleetAutoscaler). */
+  async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown): Promise<Resource> {
+    const current = this.get(definition, namespace, name);
+    if (definition.kind === 'Fleet' || definition.kind === 'GameServerSet') return current; // derived from the GameServers
+    await this.cluster.commit([resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status })]);
+    return this.get(definition, namespace, name);
+  }
+
+  /** Deletes an object and, as Kubernetes's garbage collector would, everything it owns. */
+  async delete(definition: KindDefinition, namespace: string, name: string, options: WriteOptions = {}): Promise<Resource> {
+    this.requireVerb(definition, 'delete');
+    const object = this.get(definition, namespace, name);
+    const events = this.deletionEvents(object);
+    if (!options.dryRun) await this.cluster.commit(events);
+    return object;
+  }
+
+  /** Events deleting an object and its dependents (children first). */
+  deletionEvents(object: Resource): NewEvent[] {
+    const events: NewEvent[] = [];
+    const visit = (parent: Resource) => {
+      for (const child of this.children(parent)) visit(child);
+      const { namespace, name } = parent.metadata;
+      events.push(
+        parent.kind === GAMESERVER_KIND
+          ? gameServerEvent('GameServerDeleted', namespace, name, {})
+          : resourceEvent('ResourceDeleted', parent.kind, namespace, name, {}),
+      );
+    };
+    visit(object);
+    return events;
+  }
+
+  private children(parent: Resource): Resource[] {
+    const kind = parent.kind === 'Fleet' ? 'GameServerSet' : parent.kind === 'GameServerSet' ? GAMESERVER_KIND : undefined;
+    if (!kind) return [];
+    return this.cluster.readModel
+      .list(kind, parent.metadata.namespace)
+      .filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === parent.metadata.uid));
+  }
+
+  private async replace(definition: KindDefinition, current: Resource, input: Record<string, unknown>, options: WriteOptions): Promise<Resource> {
+    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    const specChanged = !sameJson(input.spec, current.spec);
+    let next: Resource = {
+      ...input,
+      apiVersion: current.apiVersion,
+      kind: current.kind,
+      metadata: {
+        ...current.metadata,
+        labels: { ...(metadata.labels ?? {}) },
+        annotations: { ...(metadata.annotations ?? {}) },
+        ...(metadata.ownerReferences && { ownerReferences: metadata.ownerReferences }),
+        ...(metadata.finalizers && { finalizers: metadata.finalizers }),
+        generation: current.metadata.generation + (specChanged ? 1 : 0),
+      },
+    };
+    // Status belongs to controllers: an update of the object leaves it as it was.
+    if (current.status !== undefined) next.status = current.status;
+    else delete next.status;
+    if (definition.defaults) next = definition.defaults(next, this.context, current);
+    this.validate(definition, next, current);
+    if (sameJson(next, current)) return current;
+    const { namespace, name } = current.metadata;
+    const event =
+      definition.kind === GAMESERVER_KIND
+        ? gameServerEvent('GameServerSpecUpdated', namespace, name, {
+            metadata: next.metadata,
+            spec: next.spec as GameServer['spec'],
+          })
+        : resourceEvent('ResourceUpdated', definition.kind, namespace, name, {
+            object: stripDerivedStatus(definition, next),
+          });
+    if (options.dryRun) return next;
+    await this.cluster.commit([event]);
+    return this.get(definition, namespace, name);
+  }
+
+  private applyPatch(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {
+    const type = contentType.split(';')[0]!.trim();
+    let result: unknown;
+    if (type === 'application/merge-patch+json') result = mergePatch(current, patch);
+    else if (type === 'application/json-patch+json') result = jsonPatch(current, patch);
+    else throw apiErrors.unsupportedMediaType(type);
+    if (!isObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
+    return result;
+  }
+
+  /** Checks kind, apiVersion, types and unknown fields (fieldValidation=Strict unless told otherwise). */
+  private checkBody(definition: KindDefinition, body: unknown, options: WriteOptions): Record<string, unknown> {
+    if (!isObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
+    if (body.kind !== undefined && body.kind !== definition.kind) {
+      throw apiErrors.badRequest(`the kind of the object (${String(body.kind)}) does not match the resource (${definition.kind})`);
+    }
+    if (body.apiVersion !== undefined && body.apiVersion !== apiVersionOf(definition)) {
+      throw apiErrors.badRequest(`the apiVersion of the object (${String(body.apiVersion)}) does not match ${apiVersionOf(definition)}`);
+    }
+    const report: SchemaReport = { unknown: [], errors: [] };
+    checkSchema(body, definition.schema, '', report);
+    if (report.unknown.length && (options.fieldValidation ?? 'Strict') === 'Strict') {
+      const fields = report.unknown.map((f) => `unknown field "${f}"`).join(', ');
+      throw apiErrors.badRequest(`strict decoding error: ${fields}`);
+    }
+    if (report.errors.length) {
+      const name = isObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
+      throw apiErrors.invalid(definition.kind, definition.group, name, report.errors);
+    }
+    return body;
+  }
+
+  private validate(definition: KindDefinition, object: Resource, old?: Resource): void {
+    const errors: FieldError[] = definition.validate ? definition.validate(object, this.context, old) : [];
+    if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
+  }
+
+  private requireVerb(definition: KindDefinition, verb: string): void {
+    if (!definition.verbs.includes(verb)) {
+      throw apiErrors.methodNotAllowed(`${definition.plural} cannot be changed through the API: fleetsim simulates them`);
+    }
+  }
+
+  private generateName(definition: KindDefinition, namespace: string, prefix: string): string {
+    const base = prefix.slice(0, MAX_NAME - 5);
+    for (;;) {
+      const name = base + this.cluster.rng.suffix();
+      if (!this.cluster.get(definition.kind, namespace, name)) return name;
+    }
+  }
+}
+
+/** Fleets and sets store no status of their own: it is folded from their GameServers. */
+function stripDerivedStatus(definition: KindDefinition, object: Resource): Resource {
+  if (definition.kind !== 'Fleet' && definition.kind !== 'GameServerSet') return object;
+  const { status: _status, ...rest } = object;
+  return rest as Resource;
+}

@@ -1,0 +1,190 @@
+import type { FeatureGates } from '../features.js';
+import type { GameServer } from '../kinds/gameserver.js';
+import { objectKey } from '../kinds/meta.js';
+
+/** Label a GameServer carries with its set's name, and with its fleet's. */
+export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
+export const FLEET_LABEL = 'agones.dev/fleet';
+
+export interface AggregatedCount {
+  count: number;
+  capacity: number;
+  allocatedCount: number;
+  allocatedCapacity: number;
+}
+
+interface Totals {
+  replicas: number;
+  readyReplicas: number;
+  reservedReplicas: number;
+  allocatedReplicas: number;
+  shutdownReplicas: number;
+  playerCount: number;
+  playerCapacity: number;
+  counters: Map<string, AggregatedCount>;
+  lists: Map<string, AggregatedCount>;
+  /** Sequence number of the last event that changed these totals. */
+  seq: number;
+}
+
+export interface SetStatus {
+  replicas: number;
+  readyReplicas: number;
+  reservedReplicas: number;
+  allocatedReplicas: number;
+  shutdownReplicas?: number;
+  players?: { count: number; capacity: number };
+  counters?: Record<string, AggregatedCount>;
+  lists?: Record<string, AggregatedCount>;
+}
+
+function emptyTotals(): Totals {
+  return {
+    replicas: 0,
+    readyReplicas: 0,
+    reservedReplicas: 0,
+    allocatedReplicas: 0,
+    shutdownReplicas: 0,
+    playerCount: 0,
+    playerCapacity: 0,
+    counters: new Map(),
+    lists: new Map(),
+    seq: 0,
+  };
+}
+
+function isBeingDeleted(gs: GameServer): boolean {
+  return gs.status.state === 'Shutdown' || gs.metadata.deletionTimestamp !== undefined;
+}
+
+function addCount(map: Map<string, AggregatedCount>, key: string, count: number, capacity: number, allocated: boolean, sign: number): void {
+  let entry = map.get(key);
+  if (!entry) {
+    entry = { count: 0, capacity: 0, allocatedCount: 0, allocatedCapacity: 0 };
+    map.set(key, entry);
+  }
+  entry.count += sign * count;
+  entry.capacity += sign * capacity;
+  if (allocated) {
+    entry.allocatedCount += sign * count;
+    entry.allocatedCapacity += sign * capacity;
+  }
+}
+
+/** Adds (sign 1) or removes (sign -1) one GameServer's contribution, as Agones's computeStatus counts it. */
+function contribute(totals: Totals, gs: GameServer, sign: number): void {
+  if (isBeingDeleted(gs)) {
+    totals.shutdownReplicas += sign;
+    return;
+  }
+  const state = gs.status.state;
+  totals.replicas += sign;
+  if (state === 'Ready') totals.readyReplicas += sign;
+  else if (state === 'Allocated') totals.allocatedReplicas += sign;
+  else if (state === 'Reserved') totals.reservedReplicas += sign;
+  const allocated = state === 'Allocated';
+  for (const [key, c] of Object.entries(gs.status.counters ?? {})) addCount(totals.counters, key, c.count, c.capacity, allocated, sign);
+  for (const [key, l] of Object.entries(gs.status.lists ?? {})) addCount(totals.lists, key, l.values.length, l.capacity, allocated, sign);
+  // Players are counted over active servers only.
+  if (gs.status.players && (state === 'Ready' || state === 'Reserved' || allocated)) {
+    totals.playerCount += sign * gs.status.players.count;
+    totals.playerCapacity += sign * gs.status.players.capacity;
+  }
+}
+
+/**
+ * The status of every GameServerSet and Fleet, folded incrementally from GameServer changes:
+ * each change removes the old contribution and adds the new one, so the cost per event does not
+ * grow with the fleet.
+ */
+export class SetStatusProjection {
+  private readonly sets = new Map<string, Totals>();
+  private readonly fleets = new Map<string, Totals>();
+
+  /** Applies one GameServer change; returns the keys of the set and fleet whose status moved. */
+  apply(previous: GameServer | undefined, next: GameServer | undefined, seq: number): { set?: string; fleet?: string } {
+    const touched: { set?: string; fleet?: string } = {};
+    for (const [gs, sign] of [
+      [previous, -1],
+      [next, 1],
+    ] as const) {
+      if (!gs) continue;
+      const namespace = gs.metadata.namespace;
+      const setName = gs.metadata.labels[GAMESERVERSET_LABEL];
+      const fleetName = gs.metadata.labels[FLEET_LABEL];
+      if (setName) {
+        const key = objectKey(namespace, setName);
+        contribute(this.totals(this.sets, key), gs, sign);
+        this.sets.get(key)!.seq = seq;
+        touched.set = key;
+      }
+      if (fleetName) {
+        const key = objectKey(namespace, fleetName);
+        contribute(this.totals(this.fleets, key), gs, sign);
+        this.fleets.get(key)!.seq = seq;
+        touched.fleet = key;
+      }
+    }
+    return touched;
+  }
+
+  setStatus(key: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
+    return render(this.sets.get(key), templateKeys, gates, true);
+  }
+
+  fleetStatus(key: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
+    return render(this.fleets.get(key), templateKeys, gates, false);
+  }
+
+  setSeq(key: string): number {
+    return this.sets.get(key)?.seq ?? 0;
+  }
+
+  fleetSeq(key: string): number {
+    return this.fleets.get(key)?.seq ?? 0;
+  }
+
+  private totals(map: Map<string, Totals>, key: string): Totals {
+    let totals = map.get(key);
+    if (!totals) {
+      totals = emptyTotals();
+      map.set(key, totals);
+    }
+    return totals;
+  }
+}
+
+export interface TemplateKeys {
+  counters: string[];
+  lists: string[];
+}
+
+function aggregate(map: Map<string, AggregatedCount>, templateKeys: string[]): Record<string, AggregatedCount> {
+  const out: Record<string, AggregatedCount> = {};
+  for (const key of templateKeys) out[key] = { allocatedCount: 0, allocatedCapacity: 0, count: 0, capacity: 0 };
+  for (const [key, value] of map) {
+    out[key] = {
+      allocatedCount: value.allocatedCount,
+      allocatedCapacity: value.allocatedCapacity,
+      count: value.count,
+      capacity: value.capacity,
+    };
+  }
+  return out;
+}
+
+function render(totals: Totals | undefined, templateKeys: TemplateKeys, gates: FeatureGates, withShutdown: boolean): SetStatus {
+  const t = totals ?? emptyTotals();
+  return {
+    replicas: t.replicas,
+    readyReplicas: t.readyReplicas,
+    reservedReplicas: t.reservedReplicas,
+    allocatedReplicas: t.allocatedReplicas,
+    ...(withShutdown && { shutdownReplicas: t.shutdownReplicas }),
+    ...(gates.PlayerTracking && { players: { count: t.playerCount, capacity: t.playerCapacity } }),
+    ...(gates.CountsAndLists && {
+      counters: aggregate(t.counters, templateKeys.counters),
+      lists: aggregate(t.lists, templateKeys.lists),
+    }),
+  };
+}

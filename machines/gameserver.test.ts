@@ -58,7 +58,10 @@ describe('GameServer statechart', () => {
 
   it('walks the controller path PortAllocation -> Creating -> Starting -> Scheduled', () => {
     const { send, states } = boot('PortAllocation');
-    send({ type: 'controller.portsAllocated', ports: [{ name: 'default', port: 7001 }] });
+    send({
+      type: 'controller.portsAllocated',
+      specPorts: [{ name: 'default', portPolicy: 'Dynamic', containerPort: 7654, hostPort: 7001, protocol: 'UDP' }],
+    });
     send({ type: 'controller.podCreated' });
     const [scheduled] = send({
       type: 'controller.scheduled',

@@ -1,6 +1,7 @@
 import { assign, emit, raise, setup } from 'xstate';
 import type { NewEvent } from '../server/log/event-log.js';
 import {
+  type GameServerPort,
   type GameServerState,
   type GameServerStateChanged,
   type GameServerStatusPort,
@@ -52,7 +53,7 @@ export type GameServerCommand =
   | { type: 'sdk.reserve'; seconds: number }
   | { type: 'sdk.shutdown' }
   | { type: 'sdk.health' }
-  | { type: 'controller.portsAllocated'; ports: GameServerStatusPort[] }
+  | { type: 'controller.portsAllocated'; specPorts: GameServerPort[] }
   | { type: 'controller.podCreated' }
   | ({ type: 'controller.scheduled' } & ScheduledDetails)
   | { type: 'controller.ready'; address?: Partial<ScheduledDetails> }
@@ -179,7 +180,7 @@ export const gameServerMachine = setup({
     emitPortsAllocated: emit(({ context, event }) =>
       changed(context, 'Creating', {
         ...byController('PortAllocation', 'Port allocated'),
-        ...(event.type === 'controller.portsAllocated' && { ports: event.ports }),
+        ...(event.type === 'controller.portsAllocated' && { specPorts: event.specPorts }),
       }),
     ),
     emitPodCreated: emit(({ context }) =>

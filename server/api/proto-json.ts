@@ -94,7 +94,7 @@ export function parseJsonSequence(text: string): unknown[] {
       throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected '${c}'`);
     }
   }
-  if (depth !== 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: unexpected end of JSON input');
+  if (depth !== 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: Unexpected end of JSON input');
   return documents;
 }
 

@@ -42,7 +42,9 @@ function writeJson(res: Response, status: number, body: unknown): void {
     res.status(status).end();
     return;
   }
-  res.status(status).type('application/json').send(JSON.stringify(body));
+  // Exactly Agones's header (express would add a charset).
+  res.status(status).setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(body));
 }
 
 /** Express middleware serving the sidecar routes for whatever `resolve` maps a path to. */
@@ -59,7 +61,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
       const sink: ResponseSink = {
         reply: (status, document) => writeJson(res, status, document),
         startStream: () => {
-          res.status(200).type('application/json');
+          res.status(200).setHeader('Content-Type', 'application/json');
           res.setHeader('Transfer-Encoding', 'chunked');
           res.flushHeaders();
           const unregister = streams.add(() => res.end());

@@ -205,14 +205,21 @@ export async function dispatchSidecar(
   request: SidecarRequest,
   sink: ResponseSink,
 ): Promise<void> {
-  const matches = ROUTES.map((r) => ({ route: r, match: r.pattern.exec(request.path) })).filter((m) => m.match);
+  // /health without any body is refused, whatever the method, before routing (Agones's healthCheckWrapper).
+  if (request.path === '/health' && request.body === undefined) return sink.reply(400, null);
+  // The gateway matches on the unescaped path, so an escaped "/" splits segments like a real one.
+  let path: string;
+  try {
+    path = decodeURIComponent(request.path);
+  } catch {
+    return sendError(sink, new SdkError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
+  }
+  const matches = ROUTES.map((r) => ({ route: r, match: r.pattern.exec(path) })).filter((m) => m.match);
   if (matches.length === 0) return sendError(sink, NOT_FOUND);
   const chosen = matches.find((m) => m.route.method === request.method);
   if (!chosen) return sendError(sink, METHOD_NOT_ALLOWED);
-  // /health without any body is refused before the gateway sees it (Agones's healthCheckWrapper).
-  if (request.path === '/health' && request.body === undefined) return sink.reply(400, null);
   try {
-    const params = chosen.match!.slice(1).map((p) => decodeURIComponent(p));
+    const params = chosen.match!.slice(1);
     const result = await chosen.route.handler(sidecarFor(), request, params, sink);
     if (result !== STREAMING) sink.reply(200, result);
   } catch (error) {

@@ -1,23 +1,61 @@
 import type { Subscription } from 'rxjs';
+import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver.js';
+
 import type { Cluster } from '../runtime/cluster.js';
-import type { GameServer } from '../kinds/gameserver.js';
+import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
+import { PortAllocator } from '../sim/port-allocator.js';
+
+export interface GameServerControllerOptions {
+  /** Dynamic host port range (Agones's default is 7000-8000). */
+  portRange?: { min: number; max: number };
+  /** Pods a node takes before the scheduler looks elsewhere. */
+  maxPodsPerNode?: number;
+  /**
+   * Whether a Shutdown GameServer is deleted. The standalone sidecar keeps its one GameServer,
+   * as a pod that is still terminating would.
+   */
+  deleteShutdown?: boolean;
+}
+
+/** States in which the controller has a step to take. */
+const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestReady', 'Shutdown']);
 
 /**
- * The GameServer controller's RequestReady step: once a RequestReady is committed, move the
- * GameServer to Ready (filling its address if it had none). Runs from a work queue on the
- * cluster's clock, like a Kubernetes controller reacting to what it observed.
+ * The GameServer controller (Agones's pkg/gameservers): allocates host ports, "creates the
+ * pod", schedules it onto a simulated node and fills address and ports, turns RequestReady into
+ * Ready, and deletes Shutdown GameServers. Each step is a machine transition, so it is an event.
  */
 export class GameServerController {
   private readonly queue = new Set<string>();
   private scheduled = false;
   private subscription: Subscription | undefined;
+  private readonly ports: PortAllocator;
+  private readonly podsPerNode = new Map<string, number>();
+  private readonly maxPods: number;
+  private readonly deleteShutdown: boolean;
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly cluster: Cluster,
+    options: GameServerControllerOptions = {},
+  ) {
+    const range = options.portRange ?? { min: 7000, max: 8000 };
+    this.ports = new PortAllocator(range.min, range.max, cluster.rng);
+    this.maxPods = options.maxPodsPerNode ?? MAX_PODS_PER_NODE;
+    this.deleteShutdown = options.deleteShutdown ?? true;
+  }
 
   start(): void {
-    for (const gs of this.cluster.gameServers.values()) this.observe(gs);
+    for (const [key, gs] of this.cluster.gameServers.entries()) {
+      this.account(undefined, gs);
+      const hostPorts = gs.spec.ports.filter(isDynamic).map((p) => p.hostPort ?? 0).filter((p) => p > 0);
+      if (hostPorts.length) this.ports.claim(key, hostPorts);
+      this.observe(key, gs);
+    }
     this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
-      if (change.object) this.observe(change.object);
+      this.account(change.previous, change.object);
+      if (!change.object) this.ports.release(change.key);
+      else this.observe(change.key, change.object);
     });
   }
 
@@ -25,9 +63,19 @@ export class GameServerController {
     this.subscription?.unsubscribe();
   }
 
-  private observe(gs: GameServer): void {
-    if (gs.status.state !== 'RequestReady') return;
-    this.queue.add(`${gs.metadata.namespace}/${gs.metadata.name}`);
+  /** Keeps the per-node pod counts the scheduler uses. */
+  private account(previous: GameServer | undefined, next: GameServer | undefined): void {
+    const before = previous?.status.nodeName;
+    const after = next?.status.nodeName;
+    if (before === after) return;
+    if (before) this.podsPerNode.set(before, (this.podsPerNode.get(before) ?? 1) - 1);
+    if (after) this.podsPerNode.set(after, (this.podsPerNode.get(after) ?? 0) + 1);
+  }
+
+  private observe(key: string, gs: GameServer): void {
+    if (!ACTIONABLE.has(gs.status.state)) return;
+    if (gs.status.state === 'Shutdown' && !this.deleteShutdown) return;
+    this.queue.add(key);
     if (this.scheduled) return;
     this.scheduled = true;
     this.cluster.clock.setTimeout(() => this.drain(), 0);
@@ -38,12 +86,74 @@ export class GameServerController {
     const keys = [...this.queue];
     this.queue.clear();
     for (const key of keys) {
-      const slash = key.indexOf('/');
-      const namespace = key.slice(0, slash);
-      const name = key.slice(slash + 1);
-      const gs = this.cluster.gameServers.get(namespace, name);
-      if (gs?.status.state !== 'RequestReady') continue;
-      void this.cluster.actors.send(namespace, name, { type: 'controller.ready' });
+      const gs = this.cluster.gameServers.getByKey(key);
+      if (gs) this.step(key, gs);
     }
   }
+
+  private step(key: string, gs: GameServer): void {
+    const { namespace, name } = gs.metadata;
+    const send = this.cluster.actors.send.bind(this.cluster.actors, namespace, name);
+    switch (gs.status.state) {
+      case 'PortAllocation': {
+        const dynamic = gs.spec.ports.filter(isDynamic);
+        const hostPorts = this.ports.allocate(key, dynamic.length);
+        let next = 0;
+        const specPorts = gs.spec.ports.map((p): GameServerPort => {
+          if (!isDynamic(p)) return p;
+          const hostPort = hostPorts[next++]!;
+          return p.portPolicy === 'Passthrough' ? { ...p, hostPort, containerPort: hostPort } : { ...p, hostPort };
+        });
+        void send({ type: 'controller.portsAllocated', specPorts });
+        return;
+      }
+      case 'Creating':
+        void send({ type: 'controller.podCreated' });
+        return;
+      case 'Starting': {
+        const node = this.chooseNode(gs);
+        if (!node) return; // Unschedulable: retried when a pod goes away.
+        void send({ type: 'controller.scheduled', ...node });
+        return;
+      }
+      case 'RequestReady':
+        void send({ type: 'controller.ready' });
+        return;
+      case 'Shutdown':
+        void this.cluster.commit([gameServerEvent('GameServerDeleted', namespace, name, {})]);
+        return;
+    }
+  }
+
+  /** Packed fills the busiest node that has room; Distributed the emptiest. */
+  private chooseNode(gs: GameServer):
+    | { nodeName: string; address: string; addresses: NodeAddress[]; ports: GameServerStatusPort[] }
+    | undefined {
+    const packed = gs.spec.scheduling !== 'Distributed';
+    let best: { name: string; addresses: NodeAddress[]; pods: number } | undefined;
+    for (const node of this.cluster.readModel.store('Node')?.values() ?? []) {
+      const pods = this.podsPerNode.get(node.metadata.name) ?? 0;
+      if (pods >= this.maxPods) continue;
+      if (!best || (packed ? pods > best.pods : pods < best.pods)) {
+        best = { name: node.metadata.name, addresses: (node.status as { addresses: NodeAddress[] }).addresses, pods };
+      }
+    }
+    if (!best) return undefined;
+    const podIp = `10.${100 + (this.cluster.rng.int(100))}.${this.cluster.rng.int(256)}.${1 + this.cluster.rng.int(254)}`;
+    return {
+      nodeName: best.name,
+      address: nodeAddress(best.addresses) ?? podIp,
+      addresses: [...best.addresses, { type: 'PodIP', address: podIp }],
+      ports: gs.spec.ports.map((p) => ({
+        name: p.name,
+        port: p.portPolicy === 'None' ? (p.containerPort ?? 0) : (p.hostPort ?? p.containerPort ?? 0),
+      })),
+    };
+  }
 }
+
+function isDynamic(port: GameServerPort): boolean {
+  return port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
+}
+
+

@@ -141,6 +141,8 @@ export interface GameServerStateChanged {
   addresses?: NodeAddress[];
   nodeName?: string;
   ports?: GameServerStatusPort[];
+  /** Ports with their host ports filled in, when the controller allocates them. */
+  specPorts?: GameServerPort[];
   annotations?: Record<string, string | null>;
   /** Who decided: `sdk`, `controller`, `timer`, `health`, `allocator`. */
   cause: string;
@@ -229,7 +231,8 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
         ...(p.ports !== undefined && { ports: p.ports }),
       };
       const annotations = patchMap(gs.metadata.annotations, p.annotations);
-      return touched(gs, event.seq, status, { ...gs.metadata, annotations });
+      const next = touched(gs, event.seq, status, { ...gs.metadata, annotations });
+      return p.specPorts ? { ...next, spec: { ...next.spec, ports: p.specPorts } } : next;
     }
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;

@@ -5,6 +5,7 @@ import { objectKey } from '../kinds/meta.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { type ObjectChange, ObjectStore } from './object-store.js';
 import { SetStatusProjection, type TemplateKeys } from './set-status.js';
+import { RecentGameServerEvents } from './recent-events.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -37,6 +38,7 @@ export class ReadModel {
     STORED_KINDS.map((kind) => [kind, new ObjectStore<Resource>(kind, evolveResource)]),
   );
   readonly setStatus = new SetStatusProjection();
+  readonly gameServerEvents = new RecentGameServerEvents();
   /** Sequence number of the last event applied. */
   lastSeq = 0;
 
@@ -48,6 +50,9 @@ export class ReadModel {
     if (event.kind === GAMESERVER_KIND) {
       const change = this.gameServers.apply(event);
       const changes = [watchChange(event, change)];
+      if (event.type === 'GameServerStateChanged' && change.object) {
+        this.gameServerEvents.apply(event, change.object.metadata.uid);
+      }
       const touched = this.setStatus.apply(change.previous, change.object, event.seq);
       if (touched.set) changes.push(derived('GameServerSet', touched.set, event.seq));
       if (touched.fleet) changes.push(derived('Fleet', touched.fleet, event.seq));
@@ -66,6 +71,7 @@ export class ReadModel {
   get(kind: string, namespace: string, name: string): Resource | undefined {
     if (kind === GAMESERVER_KIND) return this.gameServers.get(namespace, name) as unknown as Resource | undefined;
     const object = this.resources.get(kind)?.get(namespace, name);
+    if (!object && kind === 'Event') return this.gameServerEvents.get(namespace, name);
     return object && this.present(object);
   }
 
@@ -77,7 +83,8 @@ export class ReadModel {
       }
       return out;
     }
-    for (const object of this.resources.get(kind)?.values() ?? []) {
+    const objects = kind === 'Event' ? [...this.gameServerEvents.values(), ...(this.resources.get(kind)?.values() ?? [])] : (this.resources.get(kind)?.values() ?? []);
+    for (const object of objects) {
       if (namespace === undefined || object.metadata.namespace === namespace) out.push(this.present(object));
     }
     return out;

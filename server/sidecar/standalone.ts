@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
+import type { Subscription } from 'rxjs';
 import type { WebSocketServer } from 'ws';
 import { WallClock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
@@ -37,13 +38,14 @@ export class StandaloneSidecar {
   private httpServer: Server | undefined;
   private wss: WebSocketServer | undefined;
   private grpc: SidecarGrpcServer | undefined;
+  private expirySubscription: Subscription | undefined;
   private namespace = 'default';
   private name = 'local';
 
   constructor(private readonly options: StandaloneSidecarOptions) {
     this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed });
     this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
-    this.controller = new GameServerController(this.cluster);
+    this.controller = new GameServerController(this.cluster, { deleteShutdown: false });
   }
 
   /** Creates the GameServer unless the log already holds it, then starts listening. */
@@ -59,6 +61,14 @@ export class StandaloneSidecar {
       await cluster.commit([gameServerEvent('GameServerCreated', this.namespace, this.name, { object: gs })]);
     }
     this.controller.start();
+    if (this.recorder) {
+      // Agones's test server records the Ready its reservation timer calls.
+      const recorder = this.recorder;
+      this.expirySubscription = cluster.gameServerChanges$.subscribe((change) => {
+        const payload = change.event.payload as { cause?: string };
+        if (change.event.type === 'GameServerStateChanged' && payload.cause === 'timer') recorder.record('ready');
+      });
+    }
 
     const sidecar = () => new Sidecar(cluster, this.namespace, this.name, this.recorder);
     const resolve = (path: string) => ({ sidecar, path });
@@ -82,6 +92,7 @@ export class StandaloneSidecar {
   async close(): Promise<Verdict | undefined> {
     this.streams.endAll();
     this.controller.stop();
+    this.expirySubscription?.unsubscribe();
     await this.grpc?.close();
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventLog, type NewEvent, SCHEMA_VERSION } from './event-log.js';
+import { EventLog, type NewEvent, SCHEMA_VERSION } from '../log/event-log.js';
 
 /**
  * `npm run bench:log`: committed events per second through the group-committed log, as a ratio

@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { VirtualClock } from '../clock.js';
+import { parseFeatureGates } from '../features.js';
+import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
+import type { GameServer } from '../kinds/gameserver.js';
+import { ResourceService } from '../resources/service.js';
+import { Cluster } from '../runtime/cluster.js';
+import { ensureNodes } from '../sim/nodes.js';
+import { GameServerController } from './gameserver-controller.js';
+
+const clusters: Cluster[] = [];
+afterEach(() => {
+  while (clusters.length) clusters.pop()!.close();
+});
+
+async function setup(nodes = 2, maxPodsPerNode = 110) {
+  const clock = new VirtualClock();
+  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  clusters.push(cluster);
+  await ensureNodes(cluster, nodes);
+  const controller = new GameServerController(cluster, { portRange: { min: 7000, max: 7009 }, maxPodsPerNode });
+  controller.start();
+  const service = new ResourceService(cluster);
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) {
+      clock.advance(0);
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  const create = (name: string, spec: Record<string, unknown> = {}) =>
+    service.create(GAMESERVER_DEFINITION, 'default', {
+      metadata: { name },
+      spec: { ports: [{ name: 'default', containerPort: 7654 }], ...spec },
+    });
+  const gs = (name: string) => cluster.gameServers.get('default', name) as GameServer;
+  return { cluster, clock, service, settle, create, gs };
+}
+
+describe('GameServerController', () => {
+  it('takes a dynamic-port GameServer through PortAllocation, Creating and Starting to Scheduled', async () => {
+    const { settle, create, gs, cluster } = await setup();
+    await create('gs-1');
+    expect(gs('gs-1').status.state).toBe('PortAllocation');
+    await settle();
+    const server = gs('gs-1');
+    expect(server.status.state).toBe('Scheduled');
+    const hostPort = server.spec.ports[0]!.hostPort!;
+    expect(hostPort).toBeGreaterThanOrEqual(7000);
+    expect(hostPort).toBeLessThanOrEqual(7009);
+    expect(server.status.ports).toEqual([{ name: 'default', port: hostPort }]);
+    expect(server.status.nodeName).toMatch(/^node-\d$/);
+    expect(server.status.address).toBe('127.0.0.1');
+    expect(server.status.addresses.map((a) => a.type)).toEqual(['Hostname', 'ExternalIP', 'InternalIP', 'PodIP']);
+    const states = [...cluster.log.read({ kind: 'GameServer', name: 'gs-1' })]
+      .filter((e) => e.type === 'GameServerStateChanged')
+      .map((e) => (e.payload as { state: string; reason: string }).reason);
+    expect(states).toEqual(['PortAllocation', 'Creating', 'Scheduled']);
+  });
+
+  it('starts a static-port GameServer in Creating and keeps its port', async () => {
+    const { settle, create, gs } = await setup();
+    await create('static', { ports: [{ name: 'game', portPolicy: 'Static', containerPort: 7654, hostPort: 7777 }] });
+    expect(gs('static').status.state).toBe('Creating');
+    await settle();
+    expect(gs('static').status.ports).toEqual([{ name: 'game', port: 7777 }]);
+  });
+
+  it('moves RequestReady to Ready and deletes Shutdown GameServers, freeing their ports', async () => {
+    const { settle, create, gs, cluster } = await setup();
+    await create('gs-1');
+    await settle();
+    await cluster.actors.send('default', 'gs-1', { type: 'sdk.ready' });
+    await settle();
+    expect(gs('gs-1').status.state).toBe('Ready');
+    await cluster.actors.send('default', 'gs-1', { type: 'sdk.shutdown' });
+    await settle();
+    expect(gs('gs-1')).toBeUndefined();
+  });
+
+  it('never hands out the same host port twice within one node table, and adds tables when full', async () => {
+    const { settle, create, gs } = await setup(1);
+    for (let i = 0; i < 15; i++) await create(`gs-${i}`);
+    await settle();
+    const ports = Array.from({ length: 15 }, (_, i) => gs(`gs-${i}`).spec.ports[0]!.hostPort!);
+    // Ten ports in the range: the first ten are distinct, the next five come from a second table.
+    expect(new Set(ports.slice(0, 10)).size).toBe(10);
+    expect(new Set(ports.slice(10)).size).toBe(5);
+  });
+
+  it('packs onto the busiest node and spreads Distributed ones; leaves a pod pending when nodes are full', async () => {
+    const { settle, create, gs } = await setup(2, 3);
+    for (let i = 0; i < 3; i++) await create(`packed-${i}`);
+    await settle();
+    const nodes = new Set([0, 1, 2].map((i) => gs(`packed-${i}`).status.nodeName));
+    expect(nodes.size).toBe(1);
+    for (let i = 0; i < 3; i++) await create(`dist-${i}`, { scheduling: 'Distributed' });
+    await settle();
+    await create('pending');
+    await settle();
+    expect(gs('pending').status.state).toBe('Starting');
+  });
+});

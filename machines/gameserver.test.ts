@@ -1,98 +1,65 @@
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
+import { transition } from 'xstate';
 import { VirtualClock } from '../server/clock.js';
+import { parseFeatureGates } from '../server/features.js';
 import type { GameServerState, GameServerStateChanged, Health } from '../server/kinds/gameserver.js';
-import { type GameServerCommand, gameServerMachine, healthDeadline } from './gameserver.js';
+import { GAMESERVER_STATES, gameServerEvent } from '../server/kinds/gameserver.js';
+import { Cluster } from '../server/runtime/cluster.js';
+import { defaultLocalGameServer } from '../server/sidecar/local-gameserver.js';
+import { COMMAND_TYPES, type GameServerCommand, type LifecycleContext, decide, gameServerMachine, healthDeadline } from './gameserver.js';
 
-const HEALTH: Health = { disabled: false, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 };
-const NO_HEALTH: Health = { ...HEALTH, disabled: true };
-
-function boot(state: GameServerState, options: { health?: Health; reservedUntil?: number | null } = {}) {
-  const clock = new VirtualClock(Date.UTC(2026, 0, 1));
-  const emitted: Array<{ type: string; payload: GameServerStateChanged }> = [];
-  const actor = createActor(gameServerMachine, {
-    clock,
-    input: {
-      namespace: 'default',
-      name: 'gs-1',
-      state,
-      reservedUntil: options.reservedUntil ?? null,
-      health: options.health ?? NO_HEALTH,
-      now: () => clock.now(),
-    },
-  });
-  actor.on('domain', ({ event }) => emitted.push(event as { type: string; payload: GameServerStateChanged }));
-  actor.start();
-  const send = (command: GameServerCommand) => {
-    const before = emitted.length;
-    actor.send(command);
-    return emitted.slice(before);
-  };
-  const states = () => emitted.map((e) => e.payload.state);
-  return { actor, clock, emitted, send, states };
-}
-
-const ALL_STATES: GameServerState[] = [
-  'PortAllocation',
-  'Creating',
-  'Starting',
-  'Scheduled',
-  'RequestReady',
-  'Ready',
-  'Shutdown',
-  'Error',
-  'Unhealthy',
-  'Reserved',
-  'Allocated',
-];
+const T0 = Date.UTC(2026, 0, 1);
+const ctx = (over: Partial<LifecycleContext> = {}): LifecycleContext => ({ namespace: 'default', name: 'gs-1', now: T0, reservedUntil: null, ...over });
 const RUNNING: GameServerState[] = ['Scheduled', 'RequestReady', 'Ready', 'Reserved', 'Allocated'];
 
-describe('GameServer statechart', () => {
-  it('boots into the state of the record without emitting anything', () => {
-    for (const state of ALL_STATES) {
-      const { emitted, actor } = boot(state, { health: HEALTH });
-      expect(emitted).toEqual([]);
-      expect(JSON.stringify(actor.getSnapshot().value)).toContain(state);
-    }
-  });
+/** A representative command of each type. */
+function sample(type: string): GameServerCommand {
+  switch (type) {
+    case 'sdk.reserve':
+      return { type, seconds: 5 };
+    case 'controller.portsAllocated':
+      return { type, specPorts: [{ name: 'default', portPolicy: 'Dynamic', containerPort: 7654, hostPort: 7001, protocol: 'UDP' }] };
+    case 'controller.scheduled':
+      return { type, nodeName: 'node-1', address: '127.0.0.1', addresses: [{ type: 'InternalIP', address: '10.0.0.1' }], ports: [{ name: 'default', port: 7001 }] };
+    case 'controller.error':
+    case 'controller.unhealthy':
+    case 'controller.shutdown':
+      return { type, message: 'because' };
+    case 'allocator.allocate':
+      return { type, event: gameServerEvent('GameServerAllocated', 'default', 'gs-1', { labels: {}, annotations: {}, source: 'local' }) };
+    default:
+      return { type } as GameServerCommand;
+  }
+}
 
+const payloadOf = (events: Array<{ payload: unknown }>) => events.map((e) => e.payload as GameServerStateChanged);
+
+describe('decide (the compiled lifecycle)', () => {
   it('walks the controller path PortAllocation -> Creating -> Starting -> Scheduled', () => {
-    const { send, states } = boot('PortAllocation');
-    send({
-      type: 'controller.portsAllocated',
-      specPorts: [{ name: 'default', portPolicy: 'Dynamic', containerPort: 7654, hostPort: 7001, protocol: 'UDP' }],
-    });
-    send({ type: 'controller.podCreated' });
-    const [scheduled] = send({
-      type: 'controller.scheduled',
-      nodeName: 'node-1',
-      address: '10.0.0.1',
-      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
-      ports: [{ name: 'default', port: 7001 }],
-    });
-    expect(states()).toEqual(['Creating', 'Starting', 'Scheduled']);
-    expect(scheduled!.payload).toMatchObject({ nodeName: 'node-1', address: '10.0.0.1', reason: 'Scheduled' });
+    const ports = decide('PortAllocation', ctx(), sample('controller.portsAllocated'))!;
+    expect(ports.state).toBe('Creating');
+    expect(payloadOf(ports.events)[0]).toMatchObject({ state: 'Creating', reason: 'PortAllocation', message: 'Port allocated' });
+    expect(decide('Creating', ctx(), sample('controller.podCreated'))!.state).toBe('Starting');
+    const scheduled = decide('Starting', ctx(), sample('controller.scheduled'))!;
+    expect(scheduled.state).toBe('Scheduled');
+    expect(payloadOf(scheduled.events)[0]).toMatchObject({ nodeName: 'node-1', address: '127.0.0.1', reason: 'Scheduled' });
   });
 
   it('refuses controller steps out of order', () => {
-    const { send } = boot('PortAllocation');
-    expect(send({ type: 'controller.podCreated' })).toEqual([]);
-    expect(send({ type: 'controller.ready' })).toEqual([]);
+    expect(decide('PortAllocation', ctx(), sample('controller.podCreated'))).toBeUndefined();
+    expect(decide('Scheduled', ctx(), sample('controller.ready'))).toBeUndefined();
+    expect(decide('Ready', ctx(), sample('controller.scheduled'))).toBeUndefined();
   });
 
   it('moves Creating to Error with the errored-at annotation', () => {
-    const { send } = boot('Creating');
-    const [event] = send({ type: 'controller.error', message: 'Pod is invalid' });
-    expect(event!.payload).toMatchObject({ state: 'Error', eventType: 'Warning', message: 'Pod is invalid' });
-    expect(event!.payload.annotations?.['agones.dev/errored-at']).toBe('2026-01-01T00:00:00Z');
+    const [event] = payloadOf(decide('Creating', ctx(), sample('controller.error'))!.events);
+    expect(event).toMatchObject({ state: 'Error', eventType: 'Warning', message: 'because' });
+    expect(event!.annotations?.['agones.dev/errored-at']).toBe('2026-01-01T00:00:00Z');
   });
 
   it('goes to Ready only through RequestReady and the controller', () => {
-    const { send, states } = boot('Scheduled');
-    send({ type: 'sdk.ready' });
-    expect(states()).toEqual(['RequestReady']);
-    send({ type: 'controller.ready' });
-    expect(states()).toEqual(['RequestReady', 'Ready']);
+    expect(decide('Scheduled', ctx(), sample('sdk.ready'))!.state).toBe('RequestReady');
+    expect(decide('RequestReady', ctx(), sample('controller.ready'))!.state).toBe('Ready');
   });
 
   it('accepts every SDK lifecycle call from each running state', () => {
@@ -104,153 +71,148 @@ describe('GameServer statechart', () => {
     };
     for (const from of RUNNING) {
       for (const [type, to] of Object.entries(expected)) {
-        const { send } = boot(from);
-        const command = (type === 'sdk.reserve' ? { type, seconds: 5 } : { type }) as GameServerCommand;
-        const [event] = send(command);
-        expect(event?.payload.state, `${from} + ${type}`).toBe(to);
+        const decision = decide(from, ctx(), sample(type))!;
+        expect(decision.state, `${from} + ${type}`).toBe(to);
+        expect(payloadOf(decision.events)[0]!.state).toBe(to);
       }
     }
   });
 
   it('refuses SDK calls before the pod runs and after a final state', () => {
-    const refusing: GameServerState[] = ['PortAllocation', 'Creating', 'Starting', 'Shutdown', 'Error', 'Unhealthy'];
-    for (const from of refusing) {
-      const { send } = boot(from);
-      for (const command of [
-        { type: 'sdk.ready' },
-        { type: 'sdk.allocate' },
-        { type: 'sdk.reserve', seconds: 5 },
-        { type: 'sdk.shutdown' },
-      ] as GameServerCommand[]) {
-        expect(send(command), `${from} + ${command.type}`).toEqual([]);
+    for (const from of ['PortAllocation', 'Creating', 'Starting', 'Shutdown', 'Error', 'Unhealthy'] as GameServerState[]) {
+      for (const type of ['sdk.ready', 'sdk.allocate', 'sdk.reserve', 'sdk.shutdown', 'health.failed']) {
+        expect(decide(from, ctx(), sample(type)), `${from} + ${type}`).toBeUndefined();
       }
     }
   });
 
   it('annotates an SDK allocation with agones.dev/last-allocated', () => {
-    const { send, clock } = boot('Ready');
-    clock.advance(1500);
-    const [event] = send({ type: 'sdk.allocate' });
-    expect(event!.payload.annotations).toEqual({ 'agones.dev/last-allocated': '2026-01-01T00:00:01.500Z' });
+    const [event] = payloadOf(decide('Ready', ctx({ now: T0 + 1500 }), sample('sdk.allocate'))!.events);
+    expect(event!.annotations).toEqual({ 'agones.dev/last-allocated': '2026-01-01T00:00:01.500Z' });
   });
 
-  it('returns a reservation to Ready via RequestReady when it expires, as an event', () => {
-    const { send, clock, states, emitted } = boot('Ready');
-    const [reserved] = send({ type: 'sdk.reserve', seconds: 5 });
-    expect(reserved!.payload.reservedUntil).toBe('2026-01-01T00:00:05.000Z');
-    clock.advance(4999);
-    expect(states()).toEqual(['Reserved']);
-    clock.advance(1);
-    expect(states()).toEqual(['Reserved', 'RequestReady']);
-    expect(emitted[1]!.payload).toMatchObject({ cause: 'timer', reservedUntil: null });
+  it('arms the reservation timer on Reserve(n), not on Reserve(0), and re-arms on a second Reserve', () => {
+    const reserved = decide('Ready', ctx(), { type: 'sdk.reserve', seconds: 5 })!;
+    expect(payloadOf(reserved.events)[0]!.reservedUntil).toBe('2026-01-01T00:00:05.000Z');
+    expect(reserved.timers).toEqual([{ command: { type: 'timer.reservation' }, at: T0 + 5000 }]);
+    expect(decide('Ready', ctx(), { type: 'sdk.reserve', seconds: 0 })!.timers).toEqual([]);
+    const again = decide('Reserved', ctx({ now: T0 + 3000, reservedUntil: T0 + 5000 }), { type: 'sdk.reserve', seconds: 5 })!;
+    expect(again.entered).toBe(true);
+    expect(again.timers[0]!.at).toBe(T0 + 8000);
+    const expiry = decide('Reserved', ctx({ now: T0 + 5000, reservedUntil: T0 + 5000 }), { type: 'timer.reservation' })!;
+    expect(expiry.state).toBe('RequestReady');
+    expect(payloadOf(expiry.events)[0]).toMatchObject({ cause: 'timer', reservedUntil: null });
+    // An indefinite reservation has no end to expire.
+    expect(decide('Reserved', ctx(), { type: 'timer.reservation' })).toBeUndefined();
   });
 
-  it('holds a zero-second reservation forever', () => {
-    const { send, clock, states } = boot('Ready');
-    const [reserved] = send({ type: 'sdk.reserve', seconds: 0 });
-    expect(reserved!.payload.reservedUntil).toBeNull();
-    clock.advance(3_600_000);
-    expect(states()).toEqual(['Reserved']);
-    expect(clock.pending).toBe(0);
+  it('lets the controller shut down or fail a server from any live state', () => {
+    for (const from of ['PortAllocation', 'Creating', 'Starting', ...RUNNING] as GameServerState[]) {
+      expect(decide(from, ctx(), sample('controller.shutdown'))!.state).toBe('Shutdown');
+      expect(decide(from, ctx(), sample('controller.unhealthy'))!.state).toBe('Unhealthy');
+    }
+    expect(decide('Unhealthy', ctx(), sample('controller.shutdown'))!.state).toBe('Shutdown');
+    expect(decide('Error', ctx(), sample('controller.shutdown'))!.state).toBe('Shutdown');
+    expect(decide('Shutdown', ctx(), sample('controller.unhealthy'))).toBeUndefined();
   });
 
-  it('restarts the reservation timer on a second Reserve and cancels it on Allocate', () => {
-    const first = boot('Ready');
-    first.send({ type: 'sdk.reserve', seconds: 5 });
-    first.clock.advance(3000);
-    first.send({ type: 'sdk.reserve', seconds: 5 });
-    first.clock.advance(3000);
-    expect(first.states()).toEqual(['Reserved', 'Reserved']);
-    first.clock.advance(2000);
-    expect(first.states()).toEqual(['Reserved', 'Reserved', 'RequestReady']);
-
-    const second = boot('Ready');
-    second.send({ type: 'sdk.reserve', seconds: 5 });
-    second.send({ type: 'sdk.allocate' });
-    second.clock.advance(10_000);
-    expect(second.states()).toEqual(['Reserved', 'Allocated']);
+  it('applies an allocation from Ready or Allocated only', () => {
+    for (const from of GAMESERVER_STATES) {
+      const decision = decide(from, ctx(), sample('allocator.allocate'));
+      expect(decision?.state, from).toBe(from === 'Ready' || from === 'Allocated' ? 'Allocated' : undefined);
+    }
   });
 
-  it('re-arms the remaining reservation when booted from a Reserved record', () => {
-    const clockStart = Date.UTC(2026, 0, 1);
-    const { clock, states } = boot('Reserved', { reservedUntil: clockStart + 2000 });
-    clock.advance(1999);
-    expect(states()).toEqual([]);
-    clock.advance(1);
-    expect(states()).toEqual(['RequestReady']);
+  it('decides exactly what the XState machine does, for every state and command', () => {
+    const path = (state: GameServerState) => (RUNNING.includes(state) ? { running: state } : state);
+    const leaf = (value: unknown): string => (typeof value === 'string' ? value : Object.values(value as object)[0]);
+    for (const state of GAMESERVER_STATES) {
+      for (const reservedUntil of [null, T0 + 5000]) {
+        for (const type of COMMAND_TYPES) {
+          const command = type === 'timer.reservation' ? undefined : sample(type);
+          const context = ctx({ reservedUntil });
+          const ours = decide(state, context, command ?? { type: 'timer.reservation' });
+          if (!command) continue; // delayed transitions are checked through the machine's timers below
+          const snapshot = gameServerMachine.resolveState({ value: path(state), context });
+          const [next, actions] = transition(gameServerMachine, snapshot, command);
+          const emitted = (actions as Array<{ type: string; params?: unknown }>)
+            .filter((a) => a.type === 'xstate.emit')
+            .map((a) => (a.params as { event: { event: unknown } }).event.event);
+          const moved = JSON.stringify(next.value) !== JSON.stringify(snapshot.value) || emitted.length > 0;
+          expect(ours ? ours.state : undefined, `${state} + ${type}`).toBe(moved ? leaf(next.value) : undefined);
+          expect(ours?.events ?? [], `${state} + ${type}`).toEqual(emitted);
+        }
+      }
+    }
   });
+});
 
-  it('computes the health deadline from the check loop', () => {
+describe('health deadline', () => {
+  const HEALTH: Health = { disabled: false, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 };
+  it('is the failureThreshold-th failing check after the last ping', () => {
     // Checks at 5s, 10s, 15s, 20s...; with no ping the 10s, 15s and 20s checks fail.
     expect(healthDeadline(HEALTH, 0, 0)).toBe(20_000);
     // A ping at 12s: the 20s check is the first to find it stale, so 20s, 25s, 30s fail.
     expect(healthDeadline(HEALTH, 0, 12_000)).toBe(30_000);
   });
+});
 
-  it('turns a silent server Unhealthy, and pings keep it healthy', () => {
-    const silent = boot('Scheduled', { health: HEALTH });
+describe('lifecycle timers and health on the virtual clock', () => {
+  async function setup(health: Partial<Health> = {}) {
+    const clock = new VirtualClock(T0);
+    const gates = parseFeatureGates('');
+    const cluster = new Cluster({ db: ':memory:', clock, gates });
+    const gs = defaultLocalGameServer({ uid: 'u', now: T0, gates });
+    gs.spec.health = { ...gs.spec.health, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5, ...health };
+    await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);
+    const state = () => cluster.gameServers.get('default', 'local')!.status.state;
+    const settle = () => new Promise((r) => setImmediate(r));
+    return { cluster, clock, state, settle };
+  }
+
+  it('returns a reservation to RequestReady when it expires, and not when Allocate came first', async () => {
+    const { cluster, clock, state, settle } = await setup({ disabled: true });
+    await cluster.actors.send('default', 'local', { type: 'sdk.reserve', seconds: 5 });
+    clock.advance(4999);
+    expect(state()).toBe('Reserved');
+    clock.advance(1);
+    await settle();
+    expect(state()).toBe('RequestReady');
+    await cluster.actors.send('default', 'local', { type: 'sdk.reserve', seconds: 5 });
+    await cluster.actors.send('default', 'local', { type: 'sdk.allocate' });
+    clock.advance(10_000);
+    await settle();
+    expect(state()).toBe('Allocated');
+    expect(cluster.actors.pendingTimers).toBe(0);
+    cluster.close();
+  });
+
+  it('turns a silent server Unhealthy at the deadline, and pings keep it healthy', async () => {
+    const silent = await setup();
     silent.clock.advance(19_999);
-    expect(silent.states()).toEqual([]);
+    expect(silent.state()).toBe('Scheduled');
     silent.clock.advance(1);
-    expect(silent.emitted[0]!.payload).toMatchObject({
-      state: 'Unhealthy',
-      cause: 'health',
-      message: 'Health check failure',
-      eventType: 'Warning',
-    });
+    await silent.settle();
+    expect(silent.state()).toBe('Unhealthy');
+    silent.cluster.close();
 
-    const pinging = boot('Scheduled', { health: HEALTH });
+    const pinging = await setup();
     for (let t = 0; t < 60; t++) {
       pinging.clock.advance(4000);
-      pinging.send({ type: 'sdk.health' });
+      pinging.cluster.health.ping('default/local');
     }
-    expect(pinging.states()).toEqual([]);
+    await pinging.settle();
+    expect(pinging.state()).toBe('Scheduled');
+    pinging.cluster.close();
   });
 
-  it('starts health checking when the pod is scheduled, not before', () => {
-    const { send, clock, states } = boot('Starting', { health: HEALTH });
+  it('stops health checking once a server is Shutdown', async () => {
+    const { cluster, clock, state, settle } = await setup();
+    await cluster.actors.send('default', 'local', { type: 'sdk.shutdown' });
     clock.advance(60_000);
-    expect(states()).toEqual([]);
-    send({ type: 'controller.scheduled', nodeName: 'n', address: 'a', addresses: [], ports: [] });
-    clock.advance(20_000);
-    expect(states()).toEqual(['Scheduled', 'Unhealthy']);
-  });
-
-  it('never leaves Unhealthy or Shutdown through the SDK; a health failure after Shutdown changes nothing', () => {
-    const { send, clock, states } = boot('Ready', { health: HEALTH });
-    send({ type: 'sdk.shutdown' });
-    clock.advance(60_000);
-    send({ type: 'sdk.ready' });
-    expect(states()).toEqual(['Shutdown']);
-  });
-
-  it('lets the controller shut down or fail a server from any live state', () => {
-    for (const from of ['PortAllocation', 'Creating', 'Starting', ...RUNNING] as GameServerState[]) {
-      const { send } = boot(from);
-      expect(send({ type: 'controller.shutdown', message: 'scale down' })[0]?.payload.state).toBe('Shutdown');
-      const second = boot(from);
-      expect(second.send({ type: 'controller.unhealthy', message: 'Pod is missing' })[0]?.payload.state).toBe(
-        'Unhealthy',
-      );
-    }
-    // Unhealthy and Error are cleaned up by their set through Shutdown.
-    expect(boot('Unhealthy').send({ type: 'controller.shutdown', message: 'x' })[0]?.payload.state).toBe('Shutdown');
-    expect(boot('Error').send({ type: 'controller.shutdown', message: 'x' })[0]?.payload.state).toBe('Shutdown');
-    expect(boot('Shutdown').send({ type: 'controller.unhealthy', message: 'x' })).toEqual([]);
-  });
-
-  it('applies an allocation from Ready or Allocated only', () => {
-    const allocation = {
-      type: 'GameServerStateChanged',
-      kind: 'GameServer',
-      namespace: 'default',
-      name: 'gs-1',
-      payload: { state: 'Allocated' },
-    };
-    for (const from of ALL_STATES) {
-      const { send } = boot(from);
-      const emitted = send({ type: 'allocator.allocate', event: allocation });
-      expect(emitted.length, from).toBe(from === 'Ready' || from === 'Allocated' ? 1 : 0);
-    }
+    await settle();
+    expect(state()).toBe('Shutdown');
+    expect(cluster.health.size).toBe(0);
+    cluster.close();
   });
 });

@@ -30,7 +30,7 @@ async function setup(nodes = 2, maxPodsPerNode = 110) {
   const create = (name: string, spec: Record<string, unknown> = {}) =>
     service.create(GAMESERVER_DEFINITION, 'default', {
       metadata: { name },
-      spec: { ports: [{ name: 'default', containerPort: 7654 }], ...spec },
+      spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } }, ...spec },
     });
   const gs = (name: string) => cluster.gameServers.get('default', name) as GameServer;
   return { cluster, clock, service, settle, create, gs };

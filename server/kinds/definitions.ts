@@ -1,6 +1,10 @@
 import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
-import { defaultGameServer } from './rules/gameserver.js';
+import { defaultFleet, fleetSchema, validateFleet } from './rules/fleet.js';
+import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules/fleetautoscaler.js';
+import { defaultGameServer, gameServerSchema, validateGameServer } from './rules/gameserver.js';
+import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './rules/gameserverallocationpolicy.js';
+import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules/gameserverset.js';
 
 /**
  * The kinds the resource API serves. Each kind's rules (schema, defaults, validation) live in
@@ -49,8 +53,9 @@ export const GAMESERVER_DEFINITION: KindDefinition = {
     { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
     AGE_COLUMN,
   ],
-  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  schema: gameServerSchema,
   defaults: defaultGameServer,
+  validate: validateGameServer,
 };
 
 export const GAMESERVERSET_DEFINITION: KindDefinition = {
@@ -68,7 +73,9 @@ export const GAMESERVERSET_DEFINITION: KindDefinition = {
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
   },
   printerColumns: [...SETS_COLUMNS],
-  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  schema: gameServerSetSchema,
+  defaults: defaultGameServerSet,
+  validate: validateGameServerSet,
 };
 
 export const FLEET_DEFINITION: KindDefinition = {
@@ -86,7 +93,9 @@ export const FLEET_DEFINITION: KindDefinition = {
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
   },
   printerColumns: [...SETS_COLUMNS],
-  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  schema: fleetSchema,
+  defaults: defaultFleet,
+  validate: validateFleet,
 };
 
 export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
@@ -101,7 +110,9 @@ export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
   verbs: ALL_VERBS,
   subresources: { status: true },
   printerColumns: [AGE_COLUMN],
-  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  schema: fleetAutoscalerSchema,
+  defaults: defaultFleetAutoscaler,
+  validate: validateFleetAutoscaler,
 };
 
 export const GAMESERVERALLOCATIONPOLICY_DEFINITION: KindDefinition = {
@@ -116,7 +127,8 @@ export const GAMESERVERALLOCATIONPOLICY_DEFINITION: KindDefinition = {
   verbs: ALL_VERBS,
   subresources: { status: false },
   printerColumns: [AGE_COLUMN],
-  schema: objectSchema({ spec: OPEN_OBJECT }),
+  schema: gameServerAllocationPolicySchema,
+  validate: validateGameServerAllocationPolicy,
 };
 
 export const SECRET_DEFINITION: KindDefinition = {

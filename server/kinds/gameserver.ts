@@ -174,15 +174,42 @@ export interface GameServerPlayersSet {
   ids: string[];
 }
 
+/**
+ * A set's batch of new GameServers, which share one spec: the spec is written once, and the
+ * objects share it in memory too.
+ */
+export interface GameServersCreated {
+  spec: GameServerSpec;
+  objects: Array<Omit<GameServer, 'spec'>>;
+}
+
 /** An API update: metadata and spec replaced, status left to the lifecycle. */
 export interface GameServerSpecUpdated {
   metadata: ObjectMeta;
   spec: GameServerSpec;
 }
 
+/**
+ * One allocation, as one atomic event: the state, the metadata patch, the last-allocated
+ * annotation and the counters and lists after the allocation's actions.
+ */
+export interface GameServerAllocated {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  counters?: Record<string, CounterStatus>;
+  lists?: Record<string, ListStatus>;
+  /** Action errors, recorded as Warning events (CounterActionError / ListActionError). */
+  counterErrors?: string[];
+  listErrors?: string[];
+  /** Where the request came from: `local`, or the remote endpoint that answered. */
+  source: string;
+}
+
 export interface GameServerEventPayloads {
   GameServerCreated: GameServerCreated;
+  GameServersCreated: GameServersCreated;
   GameServerSpecUpdated: GameServerSpecUpdated;
+  GameServerAllocated: GameServerAllocated;
   GameServerStateChanged: GameServerStateChanged;
   GameServerMetadataPatched: GameServerMetadataPatched;
   GameServerCounterSet: GameServerCounterSet;
@@ -206,6 +233,13 @@ export function gameServerEvent<T extends GameServerEventType>(
 
 function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata = gs.metadata): GameServer {
   return { ...gs, metadata: { ...metadata, resourceVersion: String(seq) }, status };
+}
+
+/** The objects a batch creation makes, each as its own GameServer sharing the batch's spec. */
+export function gameServersOfBatch(event: StoredEvent): GameServer[] {
+  const { spec, objects } = event.payload as GameServersCreated;
+  const resourceVersion = String(event.seq);
+  return objects.map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec }) as GameServer);
 }
 
 export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent): GameServer | undefined {
@@ -237,6 +271,22 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;
       return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec };
+    }
+    case 'GameServerAllocated': {
+      const p = event.payload as GameServerAllocated;
+      const status: GameServerStatus = {
+        ...gs.status,
+        state: 'Allocated',
+        reservedUntil: null,
+        ...(p.counters && { counters: p.counters }),
+        ...(p.lists && { lists: p.lists }),
+      };
+      const metadata = {
+        ...gs.metadata,
+        labels: patchMap(gs.metadata.labels, p.labels),
+        annotations: patchMap(gs.metadata.annotations, p.annotations),
+      };
+      return touched(gs, event.seq, status, metadata);
     }
     case 'GameServerMetadataPatched': {
       const p = event.payload as GameServerMetadataPatched;

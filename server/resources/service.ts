@@ -8,6 +8,7 @@ import { checkSchema, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../runtime/cluster.js';
+import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from './selectors.js';
 import { jsonPatch, mergePatch } from './patch.js';
 
@@ -58,7 +59,14 @@ export class ResourceService {
   }
 
   /** Builds a new object and the event that creates it, without committing (controllers batch these). */
-  prepareCreate(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): { object: Resource; event: NewEvent } {
+  prepareCreate(
+    definition: KindDefinition,
+    namespace: string,
+    body: unknown,
+    options: WriteOptions = {},
+    /** Names already used by the batch being built (not yet in the read model). */
+    taken?: ReadonlySet<string>,
+  ): { object: Resource; event: NewEvent } {
     this.requireVerb(definition, 'create');
     const input = this.checkBody(definition, body, options);
     const ns = definition.namespaced ? namespace : '';
@@ -73,9 +81,11 @@ export class ResourceService {
           { type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' },
         ]);
       }
-      name = this.generateName(definition, ns, metadata.generateName);
+      name = this.generateName(definition, ns, metadata.generateName, taken);
     }
-    if (this.cluster.get(definition.kind, ns, name)) throw apiErrors.alreadyExists(definition.plural, definition.group, name);
+    if (this.cluster.get(definition.kind, ns, name) || taken?.has(name)) {
+      throw apiErrors.alreadyExists(definition.plural, definition.group, name);
+    }
     const nameErrors = isDNS1123Subdomain(name);
     if (nameErrors.length) {
       throw apiErrors.invalid(definition.kind, definition.group, name, nameErrors.map((e) => invalid('metadata.name', name, e)));
@@ -105,6 +115,28 @@ export class ResourceService {
         ? gameServerEvent('GameServerCreated', ns, name, { object: object as unknown as GameServer })
         : resourceEvent('ResourceCreated', definition.kind, ns, name, { object });
     return { object, event };
+  }
+
+  /**
+   * Builds a batch of GameServers (a set's creations): each defaulted and validated as one
+   * created alone, written as one event that holds their shared spec once.
+   */
+  prepareGameServerBatch(namespace: string, bodies: unknown[]): { objects: GameServer[]; events: NewEvent[] } {
+    const objects: GameServer[] = [];
+    const taken = new Set<string>();
+    for (const body of bodies) {
+      const { object } = this.prepareCreate(GAMESERVER_DEFINITION, namespace, body, {}, taken);
+      taken.add(object.metadata.name);
+      objects.push(object as unknown as GameServer);
+    }
+    if (objects.length === 0) return { objects, events: [] };
+    const spec = objects[0]!.spec;
+    const specJson = JSON.stringify(spec);
+    if (objects.some((o) => JSON.stringify(o.spec) !== specJson)) {
+      return { objects, events: objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o })) };
+    }
+    const withoutSpec = objects.map(({ spec: _spec, ...rest }) => rest);
+    return { objects, events: [gameServerEvent('GameServersCreated', namespace, '', { spec, objects: withoutSpec })] };
   }
 
   async create(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
@@ -324,11 +356,11 @@ export class ResourceService {
     }
   }
 
-  private generateName(definition: KindDefinition, namespace: string, prefix: string): string {
+  private generateName(definition: KindDefinition, namespace: string, prefix: string, taken?: ReadonlySet<string>): string {
     const base = prefix.slice(0, MAX_NAME - 5);
     for (;;) {
       const name = base + this.cluster.rng.suffix();
-      if (!this.cluster.get(definition.kind, namespace, name)) return name;
+      if (!this.cluster.get(definition.kind, namespace, name) && !taken?.has(name)) return name;
     }
   }
 }

@@ -9,6 +9,7 @@ import { objectKey } from '../kinds/meta.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import { type Change, ReadModel } from './read-model.js';
 import { GameServerActors } from './gameserver-actors.js';
+import { HealthMonitor } from './health-monitor.js';
 
 export interface ClusterOptions {
   /** SQLite file of the event log, or `:memory:`. */
@@ -40,9 +41,12 @@ export class Cluster {
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
   readonly actors: GameServerActors;
+  readonly health: HealthMonitor;
 
   /** Every event, in sequence order, as it is appended (before it is durable). */
   readonly applied$ = new Subject<StoredEvent>();
+  /** GameServer changes as they are applied (before they are durable): for indexes deciders use. */
+  readonly gameServerApplied$ = new Subject<GameServerChange>();
   /** GameServer changes, released only once the transaction holding them has committed. */
   readonly gameServerChanges$: Observable<GameServerChange>;
   /** Every object change (sets' and fleets' derived status included), once committed. */
@@ -71,6 +75,8 @@ export class Cluster {
     this.committedSeq = this.log.lastSeq;
     this.actors = new GameServerActors(this);
     this.actors.start();
+    this.health = new HealthMonitor(this);
+    this.health.start();
   }
 
   /**
@@ -84,7 +90,10 @@ export class Cluster {
     const changes: Change[] = [];
     for (const record of records) {
       const applied = this.readModel.apply(record);
-      if (applied.gameServer) gameServerChanges.push(applied.gameServer);
+      for (const change of applied.gameServers) {
+        gameServerChanges.push(change);
+        this.gameServerApplied$.next(change);
+      }
       for (const change of applied.changes) changes.push(change);
       this.applied$.next(record);
     }
@@ -151,6 +160,7 @@ export class Cluster {
   /** Flushes what is queued and closes the log. */
   close(): void {
     this.actors.stopAll();
+    this.health.stopAll();
     this.log.close();
   }
 }

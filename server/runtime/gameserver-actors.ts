@@ -1,90 +1,78 @@
-import { type Actor, createActor } from 'xstate';
-import { type GameServerCommand, gameServerMachine } from '../../machines/gameserver.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver.js';
+import type { TimerHandle } from '../clock.js';
+import { type Decision, type GameServerCommand, type LifecycleContext, decide, timersOf } from '../../machines/gameserver.js';
+import type { GameServer } from '../kinds/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from './cluster.js';
 
-type GameServerActor = Actor<typeof gameServerMachine>;
-
 /**
- * One XState actor per GameServer, booted from the record in the read model and running its
- * timers on the cluster's clock. An actor's emits are committed to the log; the actor itself
- * holds no state that is not derivable from the log (a restart boots it again from the record).
+ * Each GameServer's lifecycle machine, run as a decider: the GameServer's state comes from its
+ * record, the machine decides, the events are committed. Its delayed transitions (a
+ * reservation's end) run as timers on the cluster's clock and fire as commands, so a timer that
+ * fires is recorded as the event it causes.
  */
 export class GameServerActors {
-  private readonly actors = new Map<string, GameServerActor>();
-  /** The commit of the last emit, so a command can wait for exactly what it caused. */
-  private lastCommit: Promise<void> | undefined;
+  private readonly timers = new Map<string, TimerHandle>();
 
   constructor(private readonly cluster: Cluster) {}
 
-  /** Boots actors for the GameServers already in the read model and follows creations and deletions. */
+  /** Arms the timers of the GameServers in the log and forgets those that are deleted. */
   start(): void {
-    for (const gs of this.cluster.gameServers.values()) this.boot(gs);
-    this.cluster.applied$.subscribe((event) => {
-      if (event.kind !== GAMESERVER_KIND) return;
-      if (event.type === 'GameServerCreated') {
-        const gs = this.cluster.gameServers.get(event.namespace, event.name);
-        if (gs) this.boot(gs);
-      } else if (event.type === 'GameServerDeleted') {
-        this.stop(objectKey(event.namespace, event.name));
-      }
+    const now = this.cluster.clock.now();
+    for (const [key, gs] of this.cluster.gameServers.entries()) {
+      this.arm(key, gs, timersOf(gs.status.state, contextOf(gs, now)));
+    }
+    this.cluster.gameServerApplied$.subscribe((change) => {
+      if (!change.object) this.disarm(change.key);
     });
   }
 
   /**
    * Hands a command to the GameServer's machine. Returns the commit of the events it decided,
-   * or undefined when the machine made no change (a refusal, or no such GameServer).
+   * or undefined when the machine refused (or there is no such GameServer).
    */
   send(namespace: string, name: string, command: GameServerCommand): Promise<void> | undefined {
-    const actor = this.actors.get(objectKey(namespace, name));
-    if (!actor) return undefined;
-    this.lastCommit = undefined;
-    actor.send(command);
-    const commit = this.lastCommit;
-    this.lastCommit = undefined;
-    return commit;
+    const gs = this.cluster.gameServers.get(namespace, name);
+    if (!gs) return undefined;
+    const decision = decide(gs.status.state, contextOf(gs, this.cluster.clock.now()), command);
+    if (!decision) return undefined;
+    if (decision.entered) this.arm(objectKey(namespace, name), gs, decision.timers);
+    return this.cluster.commit(decision.events);
   }
 
-  /** The lifecycle state the machine is in, for tests and diagnostics. */
-  machineState(namespace: string, name: string): unknown {
-    return this.actors.get(objectKey(namespace, name))?.getSnapshot().value;
-  }
-
-  get size(): number {
-    return this.actors.size;
+  /** Number of armed lifecycle timers (reservations), for tests and diagnostics. */
+  get pendingTimers(): number {
+    return this.timers.size;
   }
 
   stopAll(): void {
-    for (const key of [...this.actors.keys()]) this.stop(key);
+    for (const key of [...this.timers.keys()]) this.disarm(key);
   }
 
-  private boot(gs: GameServer): void {
-    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
-    this.stop(key);
-    const clock = this.cluster.clock;
-    const actor = createActor(gameServerMachine, {
-      clock,
-      input: {
-        namespace: gs.metadata.namespace,
-        name: gs.metadata.name,
-        state: gs.status.state,
-        reservedUntil: gs.status.reservedUntil ? Date.parse(gs.status.reservedUntil) : null,
-        health: gs.spec.health,
-        now: () => clock.now(),
-      },
-    });
-    actor.on('domain', ({ event }) => {
-      this.lastCommit = this.cluster.commit([event]);
-    });
-    this.actors.set(key, actor);
-    actor.start();
+  private arm(key: string, gs: GameServer, timers: Decision['timers']): void {
+    this.disarm(key);
+    const timer = timers[0];
+    if (!timer) return;
+    const { namespace, name } = gs.metadata;
+    const handle = this.cluster.clock.setTimeout(() => {
+      this.timers.delete(key);
+      void this.send(namespace, name, timer.command);
+    }, timer.at - this.cluster.clock.now());
+    this.timers.set(key, handle);
   }
 
-  private stop(key: string): void {
-    const actor = this.actors.get(key);
-    if (!actor) return;
-    this.actors.delete(key);
-    actor.stop();
+  private disarm(key: string): void {
+    const handle = this.timers.get(key);
+    if (handle === undefined) return;
+    this.cluster.clock.clearTimeout(handle);
+    this.timers.delete(key);
   }
+}
+
+export function contextOf(gs: GameServer, now: number): LifecycleContext {
+  return {
+    namespace: gs.metadata.namespace,
+    name: gs.metadata.name,
+    now,
+    reservedUntil: gs.status.reservedUntil ? Date.parse(gs.status.reservedUntil) : null,
+  };
 }

@@ -32,6 +32,13 @@ export class ObjectStore<T> {
     return { event, key, previous, object };
   }
 
+  /** Puts an object made by a multi-object event (a batch creation). */
+  put(event: StoredEvent, key: string, object: T): ObjectChange<T> {
+    const previous = this.objects.get(key);
+    this.objects.set(key, object);
+    return { event, key, previous, object };
+  }
+
   get(namespace: string, name: string): T | undefined {
     return this.objects.get(objectKey(namespace, name));
   }

@@ -1,6 +1,6 @@
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer, evolveGameServer } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND, type GameServer, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { type ObjectChange, ObjectStore } from './object-store.js';
@@ -44,23 +44,27 @@ export class ReadModel {
 
   constructor(readonly gates: FeatureGates = FEATURE_DEFAULTS) {}
 
-  /** Applies one event; returns the object change and the watch changes it caused (sets and fleets included). */
-  apply(event: StoredEvent): { gameServer?: ObjectChange<GameServer>; changes: Change[] } {
+  /** Applies one event; returns the GameServer changes and the watch changes it caused (sets and fleets included). */
+  apply(event: StoredEvent): { gameServers: ObjectChange<GameServer>[]; changes: Change[] } {
     this.lastSeq = event.seq;
     if (event.kind === GAMESERVER_KIND) {
-      const change = this.gameServers.apply(event);
-      const changes = [watchChange(event, change)];
-      if (event.type === 'GameServerStateChanged' && change.object) {
-        this.gameServerEvents.apply(event, change.object.metadata.uid);
+      const gameServers =
+        event.type === 'GameServersCreated'
+          ? gameServersOfBatch(event).map((gs) => this.gameServers.put(event, objectKey(gs.metadata.namespace, gs.metadata.name), gs))
+          : [this.gameServers.apply(event)];
+      const changes: Change[] = [];
+      for (const change of gameServers) {
+        changes.push(watchChange(event, change));
+        if (change.object) this.gameServerEvents.apply(event, change.object);
+        const touched = this.setStatus.apply(change.previous, change.object, event.seq);
+        if (touched.set) changes.push(derived('GameServerSet', touched.set, event.seq));
+        if (touched.fleet) changes.push(derived('Fleet', touched.fleet, event.seq));
       }
-      const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-      if (touched.set) changes.push(derived('GameServerSet', touched.set, event.seq));
-      if (touched.fleet) changes.push(derived('Fleet', touched.fleet, event.seq));
-      return { gameServer: change, changes };
+      return { gameServers, changes };
     }
     const store = this.resources.get(event.kind);
-    if (!store) return { changes: [] };
-    return { changes: [watchChange(event, store.apply(event))] };
+    if (!store) return { gameServers: [], changes: [] };
+    return { gameServers: [], changes: [watchChange(event, store.apply(event))] };
   }
 
   store(kind: string): ObjectStore<Resource> | undefined {
@@ -114,7 +118,8 @@ function templateKeys(object: Resource): TemplateKeys {
 
 function watchChange<T>(event: StoredEvent, change: ObjectChange<T>): Change {
   const type: WatchEventType = change.object === undefined ? 'DELETED' : change.previous === undefined ? 'ADDED' : 'MODIFIED';
-  return { kind: event.kind, namespace: event.namespace, name: event.name, seq: event.seq, type };
+  const slash = change.key.indexOf('/');
+  return { kind: event.kind, namespace: change.key.slice(0, slash), name: change.key.slice(slash + 1), seq: event.seq, type };
 }
 
 function derived(kind: string, key: string, seq: number): Change {

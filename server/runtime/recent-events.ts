@@ -1,48 +1,52 @@
 import type { StoredEvent } from '../log/event-log.js';
-import type { GameServerStateChanged } from '../kinds/gameserver.js';
+import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 
-/** How many GameServer Events are kept; Kubernetes expires events too (after an hour). */
+/** How many derived Events are kept; Kubernetes expires events too (after an hour). */
 export const RECENT_EVENTS = 5000;
 
+interface Involved {
+  kind: string;
+  apiVersion: string;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
 /**
- * Kubernetes Events for GameServer lifecycle steps (reason = the state, Agones's messages),
- * derived from the log's state changes into a bounded window, so they cost nothing per
- * GameServer and a replay shows the same ones.
+ * Kubernetes Events derived from the log: GameServer lifecycle steps (reason = the state,
+ * Agones's messages), allocations, and a set's SuccessfulCreate for each GameServer it creates.
+ * They live in a bounded window, so they cost nothing per GameServer, and a replay shows the
+ * same ones.
  */
 export class RecentGameServerEvents {
   private readonly ring: Resource[] = [];
   private next = 0;
 
-  apply(event: StoredEvent, uid: string): void {
-    const p = event.payload as GameServerStateChanged;
-    const time = rfc3339(event.time);
-    const object: Resource = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: {
-        name: `${event.name}.${event.seq.toString(16)}`,
-        namespace: event.namespace,
-        uid: `event-${event.seq}`,
-        resourceVersion: String(event.seq),
-        generation: 1,
-        creationTimestamp: time,
-        labels: {},
-        annotations: {},
-      },
-      involvedObject: { kind: 'GameServer', apiVersion: 'agones.dev/v1', namespace: event.namespace, name: event.name, uid },
-      reason: p.reason || p.state,
-      message: p.message,
-      type: p.eventType,
-      source: { component: sourceOf(p.cause) },
-      firstTimestamp: time,
-      lastTimestamp: time,
-      count: 1,
+  apply(event: StoredEvent, gs: GameServer): void {
+    const involved: Involved = {
+      kind: 'GameServer',
+      apiVersion: 'agones.dev/v1',
+      namespace: gs.metadata.namespace,
+      name: gs.metadata.name,
+      uid: gs.metadata.uid,
     };
-    if (this.ring.length < RECENT_EVENTS) this.ring.push(object);
-    else this.ring[this.next] = object;
-    this.next = (this.next + 1) % RECENT_EVENTS;
+    if (event.type === 'GameServerStateChanged') {
+      const p = event.payload as GameServerStateChanged;
+      this.push(this.build(event, involved, p.reason || p.state, p.message, p.eventType, sourceOf(p.cause), 0));
+    } else if (event.type === 'GameServerAllocated') {
+      const p = event.payload as GameServerAllocated;
+      const allocator = 'GameServerAllocation-Allocator';
+      if (p.counterErrors?.length) this.push(this.build(event, involved, 'CounterActionError', p.counterErrors.join('; '), 'Warning', allocator, 1));
+      if (p.listErrors?.length) this.push(this.build(event, involved, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2));
+      this.push(this.build(event, involved, 'Allocated', 'Allocated', 'Normal', allocator, 3));
+    } else if (event.type === 'GameServerCreated' || event.type === 'GameServersCreated') {
+      const owner = gs.metadata.ownerReferences?.find((r) => r.kind === 'GameServerSet');
+      if (!owner) return;
+      const set: Involved = { kind: 'GameServerSet', apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
+      this.push(this.build(event, set, 'SuccessfulCreate', `Created gameserver: ${gs.metadata.name}`, 'Normal', 'gameserverset-controller', 0, gs.metadata.name));
+    }
   }
 
   values(): Resource[] {
@@ -51,6 +55,47 @@ export class RecentGameServerEvents {
 
   get(namespace: string, name: string): Resource | undefined {
     return this.ring.find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
+  }
+
+  private push(object: Resource): void {
+    if (this.ring.length < RECENT_EVENTS) this.ring.push(object);
+    else this.ring[this.next] = object;
+    this.next = (this.next + 1) % RECENT_EVENTS;
+  }
+
+  private build(
+    event: StoredEvent,
+    involved: Involved,
+    reason: string,
+    message: string,
+    type: 'Normal' | 'Warning',
+    component: string,
+    part: number,
+    suffix = '',
+  ): Resource {
+    const time = rfc3339(event.time);
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: {
+        name: `${involved.name}.${event.seq.toString(16)}${part ? `-${part}` : ''}${suffix ? `-${suffix}` : ''}`,
+        namespace: involved.namespace,
+        uid: `event-${event.seq}-${part}${suffix ? `-${suffix}` : ''}`,
+        resourceVersion: String(event.seq),
+        generation: 1,
+        creationTimestamp: time,
+        labels: {},
+        annotations: {},
+      },
+      involvedObject: involved,
+      reason,
+      message,
+      type,
+      source: { component },
+      firstTimestamp: time,
+      lastTimestamp: time,
+      count: 1,
+    };
   }
 }
 

@@ -15,6 +15,7 @@ import {
 } from '../kinds/gameserver.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 import type { Cluster } from '../runtime/cluster.js';
+import { objectKey } from '../kinds/meta.js';
 import type { ConformanceRecorder } from './conformance.js';
 import { sdkErrors } from './errors.js';
 
@@ -80,7 +81,7 @@ export class Sidecar {
     this.current();
     for (let i = 0; i < pings; i++) {
       this.recorder?.record('health');
-      this.cluster.actors.send(this.namespace, this.name, { type: 'sdk.health' });
+      this.cluster.health.ping(objectKey(this.namespace, this.name));
     }
   }
 

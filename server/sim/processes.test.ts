@@ -49,7 +49,7 @@ async function setup() {
   const create = (name: string, profile?: string) =>
     service.create(GAMESERVER_DEFINITION, 'default', {
       metadata: { name, annotations: profile ? { [PROFILE_ANNOTATION]: profile } : {} },
-      spec: { ports: [{ name: 'default', containerPort: 7654 }] },
+      spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } },
     });
   const state = (name: string) => (cluster.gameServers.get('default', name) as GameServer | undefined)?.status.state;
   return { cluster, clock, run, create, state };

@@ -91,7 +91,7 @@ export class SimulatedProcesses {
     const period = gs.spec.health.periodSeconds * 1000;
     const ping = () => {
       if (!process.pinging || !this.processes.has(key)) return;
-      this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, { type: 'sdk.health' });
+      this.cluster.health.ping(key);
       process.pingTimer = this.cluster.clock.setTimeout(ping, period);
     };
     process.pingTimer = this.cluster.clock.setTimeout(ping, period * this.cluster.rng.next());

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { SeededRandom } from '../clock.js';
+import type { StoredEvent } from '../log/event-log.js';
+import { type GameServer, type GameServerState, evolveGameServer } from '../kinds/gameserver.js';
+import { ObjectStore } from '../runtime/object-store.js';
+import { AllocationIndex } from './allocation-index.js';
+
+let seq = 0;
+function gs(name: string, node: string, state: GameServerState, labels: Record<string, string> = { 'agones.dev/fleet': 'f' }): GameServer {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'GameServer',
+    metadata: { name, namespace: 'default', uid: name, resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', labels, annotations: {} },
+    spec: { ports: [], health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 }, scheduling: 'Packed', sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 }, template: {} },
+    status: { state, ports: [], address: '', addresses: [], nodeName: node, reservedUntil: null },
+  };
+}
+
+function setup(servers: GameServer[]) {
+  const store = new ObjectStore<GameServer>('GameServer', evolveGameServer);
+  const put = (object: GameServer) => store.apply({ seq: ++seq, time: 0, type: 'GameServerCreated', kind: 'GameServer', namespace: 'default', name: object.metadata.name, payload: { object }, schemaVersion: 1 } as StoredEvent);
+  for (const s of servers) put(s);
+  const index = new AllocationIndex(store);
+  const change = (next: GameServer) => {
+    const previous = store.get('default', next.metadata.name);
+    put(next);
+    index.update(previous, next);
+  };
+  return { store, index, change };
+}
+
+const byName = (a: GameServer, b: GameServer) => a.metadata.name.localeCompare(b.metadata.name);
+const any = () => true;
+
+describe('AllocationIndex', () => {
+  it('orders Packed by node Allocated desc, then Ready desc (W6)', () => {
+    const servers = [
+      ...['x1', 'x2', 'x3'].map((n) => gs(n, 'n1', 'Allocated')),
+      gs('a', 'n1', 'Ready'),
+      ...['y1', 'y2', 'y3'].map((n) => gs(n, 'n2', 'Allocated')),
+      gs('b', 'n2', 'Ready'),
+      ...['b2', 'b3', 'b4'].map((n) => gs(n, 'n2', 'Ready')),
+      gs('c', 'n3', 'Ready'),
+      ...['c2', 'c3', 'c4', 'c5'].map((n) => gs(n, 'n3', 'Ready')),
+      gs('d', '', 'Ready'),
+    ];
+    const { index } = setup(servers);
+    const pick = (accept: (g: GameServer) => boolean) => index.findPacked('default', 'Ready', { 'agones.dev/fleet': 'f' }, accept, byName)?.metadata.name;
+    // b (n2: 3 allocated, 4 ready) -> a (n1: 3 allocated, 1 ready) -> c (n3) -> d (no node).
+    expect(pick(any)).toBe('b');
+    expect(pick((g) => g.status.nodeName !== 'n2')).toBe('a');
+    expect(pick((g) => g.status.nodeName === 'n3' || g.status.nodeName === '')).toBe('c');
+    expect(pick((g) => g.status.nodeName === '')).toBe('d');
+  });
+
+  it('moves a node up as its servers are allocated, and forgets servers that leave the pool', () => {
+    const { index, change } = setup([gs('a1', 'n1', 'Ready'), gs('a2', 'n1', 'Ready'), gs('b1', 'n2', 'Ready'), gs('b2', 'n2', 'Ready'), gs('b3', 'n2', 'Ready')]);
+    const first = index.findPacked('default', 'Ready', {}, any, byName)!;
+    expect(first.metadata.name).toBe('b1');
+    change({ ...first, status: { ...first.status, state: 'Allocated' } });
+    expect(index.findPacked('default', 'Ready', {}, any, byName)!.metadata.name).toBe('b2');
+    expect(index.findPacked('default', 'Allocated', {}, any, byName)!.metadata.name).toBe('b1');
+    expect(index.nodeCounts('n2')).toEqual({ ready: 2, allocated: 1 });
+  });
+
+  it('narrows by label and finds nothing when a label has no candidate', () => {
+    const { index } = setup([gs('a', 'n1', 'Ready', { team: 'red' }), gs('b', 'n1', 'Ready', { team: 'blue' })]);
+    expect(index.findPacked('default', 'Ready', { team: 'blue' }, any, byName)!.metadata.name).toBe('b');
+    expect(index.findPacked('default', 'Ready', { team: 'green' }, any, byName)).toBeUndefined();
+    expect(index.findPacked('other', 'Ready', {}, any, byName)).toBeUndefined();
+    expect(index.findPacked('default', 'Ready', {}, (g) => g.metadata.name === 'a', byName)!.metadata.name).toBe('a');
+  });
+
+  it('picks Distributed candidates at random, only among matches', () => {
+    const servers = Array.from({ length: 20 }, (_, i) => gs(`g${i}`, `n${i % 4}`, 'Ready'));
+    const { index } = setup(servers);
+    const rng = new SeededRandom(3);
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const pick = index.findRandom('default', 'Ready', {}, (g) => g.metadata.name !== 'g0', rng)!;
+      seen.add(pick.metadata.name);
+    }
+    expect(seen.has('g0')).toBe(false);
+    expect(seen.size).toBe(19);
+  });
+});

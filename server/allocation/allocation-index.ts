@@ -1,0 +1,281 @@
+import type { SeededRandom } from '../clock.js';
+import type { GameServer } from '../kinds/gameserver.js';
+import type { ObjectStore } from '../runtime/object-store.js';
+
+/** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
+export type Pool = 'Ready' | 'Allocated';
+
+/** Ready and Allocated servers per node, as Agones's per-node counter keeps them (for Packed). */
+interface NodeCounts {
+  ready: number;
+  allocated: number;
+}
+
+/** The servers of one bucket on one node. */
+interface NodeSlot {
+  node: string;
+  servers: Set<string>;
+  /** Position in the bucket's node order. */
+  index: number;
+}
+
+/**
+ * The candidates sharing one (namespace, pool, label) key, grouped by node; the nodes are kept
+ * in Packed order so the best node is first.
+ */
+class Bucket {
+  readonly order: NodeSlot[] = [];
+  readonly slots = new Map<string, NodeSlot>();
+  size = 0;
+}
+
+/** The bucket of every candidate of a pool in a namespace, whatever its labels. */
+const ALL = '*';
+
+function bucketKey(namespace: string, pool: Pool, label: string): string {
+  return `${namespace}\u0000${pool}\u0000${label}`;
+}
+
+function labelKey(key: string, value: string): string {
+  return `${key}=${value}`;
+}
+
+function poolOf(gs: GameServer | undefined): Pool | undefined {
+  if (!gs || gs.metadata.deletionTimestamp) return undefined;
+  const state = gs.status.state;
+  return state === 'Ready' || state === 'Allocated' ? state : undefined;
+}
+
+/**
+ * The allocator's view of the cluster (Agones's allocation cache), kept in step with every
+ * GameServer change: candidates are bucketed by label and by node, so a request with a label
+ * selector looks at the best node first instead of scanning the fleet. The cost of a Packed
+ * request is the number of servers on one node, whatever the fleet's size.
+ */
+export class AllocationIndex {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly counts = new Map<string, NodeCounts>();
+  /** Buckets holding a slot for each node, to reorder them when the node's counts move. */
+  private readonly bucketsOfNode = new Map<string, Set<Bucket>>();
+
+  constructor(private readonly gameServers: ObjectStore<GameServer>) {
+    for (const gs of gameServers.values()) this.update(undefined, gs);
+  }
+
+  /** Applies one GameServer change (synchronously, so the next decision sees it). */
+  update(previous: GameServer | undefined, next: GameServer | undefined): void {
+    const before = poolOf(previous);
+    const after = poolOf(next);
+    if (before === after && previous?.status.nodeName === next?.status.nodeName && sameLabels(previous, next)) return;
+    if (previous && before) this.remove(previous, before);
+    if (next && after) this.add(next, after);
+  }
+
+  /**
+   * The best candidate of a pool for a selector's labels, in Packed order (busiest node first,
+   * then `better` within a node), among those `accept` takes.
+   */
+  findPacked(
+    namespace: string,
+    pool: Pool,
+    matchLabels: Record<string, string>,
+    accept: (gs: GameServer) => boolean,
+    better: (a: GameServer, b: GameServer) => number,
+  ): GameServer | undefined {
+    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    if (!bucket) return undefined;
+    for (const slot of bucket.order) {
+      let best: GameServer | undefined;
+      for (const key of slot.servers) {
+        const gs = this.gameServers.getByKey(key);
+        if (!gs || !accept(gs)) continue;
+        if (!best || better(gs, best) < 0) best = gs;
+      }
+      if (best) return best;
+    }
+    return undefined;
+  }
+
+  /** A uniformly random candidate (Distributed without priorities). */
+  findRandom(
+    namespace: string,
+    pool: Pool,
+    matchLabels: Record<string, string>,
+    accept: (gs: GameServer) => boolean,
+    rng: SeededRandom,
+  ): GameServer | undefined {
+    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    if (!bucket || bucket.size === 0) return undefined;
+    // Rejection sampling stays uniform among matches; after a few misses, scan them all.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      let r = rng.int(bucket.size);
+      for (const slot of bucket.order) {
+        if (r >= slot.servers.size) {
+          r -= slot.servers.size;
+          continue;
+        }
+        let i = 0;
+        for (const key of slot.servers) {
+          if (i++ !== r) continue;
+          const gs = this.gameServers.getByKey(key);
+          if (gs && accept(gs)) return gs;
+          break;
+        }
+        break;
+      }
+    }
+    const matches = this.all(bucket).filter(accept);
+    return matches.length ? matches[rng.int(matches.length)] : undefined;
+  }
+
+  /** The best candidate by `compare` alone (Distributed with priorities: no node logic). */
+  findBest(
+    namespace: string,
+    pool: Pool,
+    matchLabels: Record<string, string>,
+    accept: (gs: GameServer) => boolean,
+    compare: (a: GameServer, b: GameServer) => number,
+  ): GameServer | undefined {
+    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    if (!bucket) return undefined;
+    let best: GameServer | undefined;
+    for (const gs of this.all(bucket)) if (accept(gs) && (!best || compare(gs, best) < 0)) best = gs;
+    return best;
+  }
+
+  nodeCounts(node: string): NodeCounts | undefined {
+    return this.counts.get(node);
+  }
+
+  private all(bucket: Bucket): GameServer[] {
+    const out: GameServer[] = [];
+    for (const slot of bucket.order) {
+      for (const key of slot.servers) {
+        const gs = this.gameServers.getByKey(key);
+        if (gs) out.push(gs);
+      }
+    }
+    return out;
+  }
+
+  /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
+  private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): Bucket | undefined {
+    const entries = Object.entries(matchLabels);
+    if (entries.length === 0) return this.buckets.get(bucketKey(namespace, pool, ALL));
+    let smallest: Bucket | undefined;
+    for (const [k, v] of entries) {
+      const bucket = this.buckets.get(bucketKey(namespace, pool, labelKey(k, v)));
+      if (!bucket || bucket.size === 0) return undefined;
+      if (!smallest || bucket.size < smallest.size) smallest = bucket;
+    }
+    return smallest;
+  }
+
+  private keysOf(gs: GameServer, pool: Pool): string[] {
+    const ns = gs.metadata.namespace;
+    const keys = [bucketKey(ns, pool, ALL)];
+    for (const [k, v] of Object.entries(gs.metadata.labels)) keys.push(bucketKey(ns, pool, labelKey(k, v)));
+    return keys;
+  }
+
+  private add(gs: GameServer, pool: Pool): void {
+    const node = gs.status.nodeName;
+    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    this.count(node, pool, 1);
+    for (const bk of this.keysOf(gs, pool)) {
+      let bucket = this.buckets.get(bk);
+      if (!bucket) {
+        bucket = new Bucket();
+        this.buckets.set(bk, bucket);
+      }
+      let slot = bucket.slots.get(node);
+      if (!slot) {
+        slot = { node, servers: new Set(), index: bucket.order.length };
+        bucket.slots.set(node, slot);
+        bucket.order.push(slot);
+        this.nodeBuckets(node).add(bucket);
+        this.reposition(bucket, slot);
+      }
+      slot.servers.add(key);
+      bucket.size++;
+    }
+  }
+
+  private remove(gs: GameServer, pool: Pool): void {
+    const node = gs.status.nodeName;
+    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    for (const bk of this.keysOf(gs, pool)) {
+      const bucket = this.buckets.get(bk);
+      const slot = bucket?.slots.get(node);
+      if (!bucket || !slot || !slot.servers.delete(key)) continue;
+      bucket.size--;
+      if (slot.servers.size === 0) {
+        bucket.order.splice(slot.index, 1);
+        for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
+        bucket.slots.delete(node);
+        this.bucketsOfNode.get(node)?.delete(bucket);
+      }
+      if (bucket.size === 0) this.buckets.delete(bk);
+    }
+    this.count(node, pool, -1);
+  }
+
+  private count(node: string, pool: Pool, delta: number): void {
+    let counts = this.counts.get(node);
+    if (!counts) {
+      counts = { ready: 0, allocated: 0 };
+      this.counts.set(node, counts);
+    }
+    if (pool === 'Ready') counts.ready += delta;
+    else counts.allocated += delta;
+    for (const bucket of this.bucketsOfNode.get(node) ?? []) {
+      const slot = bucket.slots.get(node);
+      if (slot) this.reposition(bucket, slot);
+    }
+  }
+
+  private nodeBuckets(node: string): Set<Bucket> {
+    let set = this.bucketsOfNode.get(node);
+    if (!set) {
+      set = new Set();
+      this.bucketsOfNode.set(node, set);
+    }
+    return set;
+  }
+
+  /** Packed node order: known nodes first, most Allocated, then most Ready, then by name. */
+  private before(a: string, b: string): boolean {
+    if ((a === '') !== (b === '')) return b === '';
+    const ca = this.counts.get(a) ?? { ready: 0, allocated: 0 };
+    const cb = this.counts.get(b) ?? { ready: 0, allocated: 0 };
+    if (ca.allocated !== cb.allocated) return ca.allocated > cb.allocated;
+    if (ca.ready !== cb.ready) return ca.ready > cb.ready;
+    return a < b;
+  }
+
+  /** Moves a slot to its place after its node's counts changed (usually zero or one step). */
+  private reposition(bucket: Bucket, slot: NodeSlot): void {
+    const order = bucket.order;
+    let i = slot.index;
+    while (i > 0 && this.before(slot.node, order[i - 1]!.node)) {
+      order[i] = order[i - 1]!;
+      order[i]!.index = i;
+      i--;
+    }
+    while (i < order.length - 1 && this.before(order[i + 1]!.node, slot.node)) {
+      order[i] = order[i + 1]!;
+      order[i]!.index = i;
+      i++;
+    }
+    order[i] = slot;
+    slot.index = i;
+  }
+}
+
+function sameLabels(a: GameServer | undefined, b: GameServer | undefined): boolean {
+  if (!a || !b) return a === b;
+  if (a.metadata.labels === b.metadata.labels) return true;
+  const ka = Object.keys(a.metadata.labels);
+  if (ka.length !== Object.keys(b.metadata.labels).length) return false;
+  return ka.every((k) => a.metadata.labels[k] === b.metadata.labels[k]);
+}

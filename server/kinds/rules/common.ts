@@ -1,0 +1,190 @@
+import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
+import {
+  type FieldError,
+  byteLength,
+  forbidden,
+  tooLong,
+  validateAnnotations,
+  validateLabels,
+} from '../../k8s/validation.js';
+import type { FeatureGate } from '../../features.js';
+
+/**
+ * Pieces shared by the rules of several kinds: reading untyped JSON safely, the schema fragments
+ * that recur (maps, int-or-string, priorities, allocation overflow) and the checks Agones runs for
+ * every kind (name length, metadata, feature gates).
+ */
+
+export type Json = Record<string, unknown>;
+
+export function isJsonObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value as an object, or undefined (absent, null or another type). */
+export function objectAt(value: unknown): Json | undefined {
+  return isJsonObject(value) ? value : undefined;
+}
+
+export function arrayAt(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) ? value : undefined;
+}
+
+export function stringAt(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** A number as Go would hold it: absent or mistyped means zero. */
+export function intAt(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** Go's "pointer is non-nil": the field is present and not null. */
+export function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** The string entries of a map (the schema has rejected anything else already). */
+export function stringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(objectAt(value) ?? {})) if (typeof item === 'string') out[key] = item;
+  return out;
+}
+
+/** Equality of JSON values regardless of key order; a key holding undefined counts as absent. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  if (isJsonObject(a) && isJsonObject(b)) {
+    const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
+    const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
+    if (keysA.length !== keysB.length) return false;
+    return keysA.every((k) => jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Int-or-string values (bufferSize, maxSurge, maxUnavailable).
+
+export type IntOrPercent = { kind: 'int'; value: number } | { kind: 'percent'; text: string; value: number | undefined };
+
+/**
+ * Reads an int-or-string as Agones does: a number is absolute; a string must be `<int>%` (Go's
+ * Atoi after the `%` is cut, so a sign and leading zeros are accepted), else `value` is undefined.
+ */
+export function parseIntOrPercent(raw: unknown): IntOrPercent {
+  if (typeof raw === 'number') return { kind: 'int', value: raw };
+  const text = typeof raw === 'string' ? raw : '';
+  const match = /^([+-]?\d+)%$/.exec(text);
+  return { kind: 'percent', text, value: match ? Number(match[1]) : undefined };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks common to Agones's kinds.
+
+/** Agones keeps Fleet, GameServerSet and GameServer names short enough to be label values. */
+export const AGONES_NAME_MAX_LENGTH = 63;
+
+export function validateName(metadata: unknown): FieldError[] {
+  const name = stringAt(objectAt(metadata)?.name);
+  return byteLength(name) > AGONES_NAME_MAX_LENGTH ? [tooLong('metadata.name', name, AGONES_NAME_MAX_LENGTH)] : [];
+}
+
+/** Labels and annotations of an embedded ObjectMeta (a template's), at `<path>.labels|annotations`. */
+export function validateObjectMeta(metadata: unknown, path: string): FieldError[] {
+  const meta = objectAt(metadata);
+  return [
+    ...validateLabels(stringMap(meta?.labels), `${path}.labels`),
+    ...validateAnnotations(stringMap(meta?.annotations), `${path}.annotations`),
+  ];
+}
+
+/** The wording Agones uses for a field whose feature gate is off. */
+export function gateForbidden(path: string, gate: FeatureGate): FieldError {
+  return forbidden(path, `Value cannot be set unless feature flag ${gate} is enabled`);
+}
+
+/** allocationOverflow: gated (FleetAllocationOverflow), labels and annotations as Kubernetes checks them. */
+export function validateAllocationOverflow(value: unknown, path: string, gates: Readonly<Record<FeatureGate, boolean>>): FieldError[] {
+  if (!isSet(value)) return [];
+  if (!gates.FleetAllocationOverflow) return [gateForbidden(path, 'FleetAllocationOverflow')];
+  return validateObjectMeta(value, path);
+}
+
+/** Fleet and GameServerSet priorities need CountsAndLists; Agones words this one differently. */
+export function validatePriorities(value: unknown, path: string, gates: Readonly<Record<FeatureGate, boolean>>): FieldError[] {
+  if (!isSet(value) || gates.CountsAndLists) return [];
+  return [forbidden(path, 'FeatureCountsAndLists is not enabled')];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema fragments.
+
+export const INT32_MAX = 2147483647;
+
+export const STRING_MAP_SCHEMA: Schema = { type: 'object', additionalProperties: { type: 'string' } };
+
+export function int32(minimum?: number, maximum = INT32_MAX, description?: string): Schema {
+  return { type: 'integer', format: 'int32', ...(minimum !== undefined && { minimum }), maximum, ...(description && { description }) };
+}
+
+export function int64(minimum?: number, description?: string): Schema {
+  return { type: 'integer', format: 'int64', ...(minimum !== undefined && { minimum }), ...(description && { description }) };
+}
+
+export function intOrString(description?: string): Schema {
+  return { 'x-kubernetes-int-or-string': true, ...(description && { description }) };
+}
+
+export const SCHEDULING_SCHEMA: Schema = {
+  type: 'string',
+  enum: ['Packed', 'Distributed'],
+  description: 'Packed (default) fills few nodes first; Distributed spreads GameServers over nodes.',
+};
+
+/** Metadata of an embedded template (name, labels, annotations…), as a full ObjectMeta. */
+export const TEMPLATE_METADATA_SCHEMA: Schema = { ...OBJECT_META_SCHEMA, description: 'Metadata given to each created object.' };
+
+export const PRIORITIES_SCHEMA: Schema = {
+  type: 'array',
+  description:
+    'CountsAndLists (alpha): Counter or List capacity orderings; the first entry is the most important sort. Used on scale-down.',
+  items: {
+    type: 'object',
+    properties: {
+      type: { type: 'string', enum: ['Counter', 'List'], description: 'Whether key names a Counter or a List.' },
+      key: { type: 'string', description: 'Name of the Counter or List; has no effect when absent on a GameServer.' },
+      order: {
+        type: 'string',
+        enum: ['Ascending', 'Descending'],
+        default: 'Ascending',
+        description: 'Ascending prefers smaller capacity, Descending bigger.',
+      },
+    },
+  },
+};
+
+export const ALLOCATION_OVERFLOW_SCHEMA: Schema = {
+  type: 'object',
+  description:
+    'FleetAllocationOverflow (beta): labels and annotations applied to Allocated GameServers beyond the desired replicas.',
+  properties: {
+    labels: { ...STRING_MAP_SCHEMA, description: 'Labels applied to the overflowing Allocated GameServers.' },
+    annotations: { ...STRING_MAP_SCHEMA, description: 'Annotations applied to the overflowing Allocated GameServers.' },
+  },
+};
+
+/** CRD default of a priority's order, applied on every write as the API server would. */
+export function defaultPriorities(value: unknown): unknown {
+  const items = arrayAt(value);
+  if (!items) return value;
+  return items.map((item) => {
+    const priority = objectAt(item);
+    if (!priority || isSet(priority.order)) return item;
+    return { ...priority, order: 'Ascending' };
+  });
+}

@@ -1,0 +1,143 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { FEATURE_DEFAULTS, type FeatureGate } from '../../features.js';
+import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
+import { fieldErrorMessage } from '../../k8s/validation.js';
+import { KIND_DEFINITIONS, definitionOfKind } from '../definitions.js';
+import type { KindContext, KindDefinition } from '../registry.js';
+import type { Resource } from '../resource.js';
+
+/**
+ * Every Fleet, GameServer and FleetAutoscaler example Agones ships must pass the schema, the
+ * defaults and the validation, with the feature gates it needs; and fail on exactly those gates
+ * without them. The manifests are read from the shared reference folder, not copied here.
+ */
+
+const EXAMPLES = fileURLToPath(new URL('../../../../shared/reference/agones/examples/', import.meta.url));
+const NOW = Date.parse('2026-06-01T00:00:00Z');
+
+/** The gates each example needs beyond the defaults, and the errors it gives without them. */
+const NEEDS: Record<string, { gates: FeatureGate[]; without: string[] }> = {
+  'fleet.yaml': {
+    gates: ['CountsAndLists'],
+    without: [
+      'spec.template.spec.counters: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+      'spec.template.spec.lists: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+      'spec.priorities: Forbidden: FeatureCountsAndLists is not enabled',
+    ],
+  },
+  'gameserver.yaml': {
+    gates: ['CountsAndLists'],
+    without: [
+      'spec.counters: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+      'spec.lists: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+    ],
+  },
+  'counterfleetautoscaler.yaml': { gates: ['CountsAndLists'], without: ['spec.policy.counter: Forbidden: feature CountsAndLists must be enabled'] },
+  'listfleetautoscaler.yaml': { gates: ['CountsAndLists'], without: ['spec.policy.list: Forbidden: feature CountsAndLists must be enabled'] },
+  'chainfleetautoscaler.yaml': {
+    gates: ['CountsAndLists'],
+    without: ['spec.policy.chain[1].policy.schedule.policy.counter: Forbidden: feature CountsAndLists must be enabled'],
+  },
+  'wasmfleetautoscaler.yaml': { gates: ['WasmAutoscaler'], without: ['spec.policy.wasm: Forbidden: feature WasmAutoscaler must be enabled'] },
+};
+
+function context(gates: FeatureGate[]): KindContext {
+  const all = { ...FEATURE_DEFAULTS } as Record<FeatureGate, boolean>;
+  for (const gate of gates) all[gate] = true;
+  return { gates: all, now: NOW };
+}
+
+interface Example {
+  file: string;
+  body: Record<string, unknown>;
+  definition: KindDefinition;
+}
+
+function loadExamples(): Example[] {
+  const examples: Example[] = [];
+  for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(`${EXAMPLES}${file}`, 'utf8'))) {
+      const body = doc.toJS() as Record<string, unknown> | null;
+      const definition = body && definitionOfKind(String(body.kind));
+      // GameServerAllocation is not a stored kind; its rules live elsewhere.
+      if (body && definition) examples.push({ file, body, definition });
+    }
+  }
+  return examples;
+}
+
+/** What the resource service does with a create body: schema, metadata, defaults, validation. */
+function create(example: Example, gates: FeatureGate[], old?: Resource): { report: SchemaReport; object: Resource; errors: string[] } {
+  const c = context(gates);
+  const report: SchemaReport = { unknown: [], errors: [] };
+  checkSchema(example.body, example.definition.schema, '', report);
+  const metadata = (example.body.metadata ?? {}) as Record<string, unknown>;
+  let object = {
+    ...example.body,
+    metadata: { uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', labels: {}, annotations: {}, ...metadata, namespace: 'default' },
+  } as Resource;
+  if (example.definition.subresources.status) delete object.status;
+  if (example.definition.defaults) object = example.definition.defaults(object, c, old);
+  const errors = (example.definition.validate?.(object, c, old) ?? []).map(fieldErrorMessage);
+  return { report, object, errors };
+}
+
+describe.skipIf(!existsSync(EXAMPLES))('Agones example manifests', () => {
+  const examples = existsSync(EXAMPLES) ? loadExamples() : [];
+
+  it('cover the kinds this module serves', () => {
+    expect(new Set(examples.map((e) => e.definition.kind))).toEqual(new Set(['Fleet', 'GameServer', 'FleetAutoscaler']));
+  });
+
+  describe.each(examples.map((e) => [e.file, e] as const))('%s', (file, example) => {
+    const needs = NEEDS[file] ?? { gates: [], without: [] };
+
+    it('passes the schema, with no unknown field', () => {
+      expect(create(example, needs.gates).report).toEqual({ unknown: [], errors: [] });
+    });
+
+    it(`validates with ${needs.gates.length ? needs.gates.join(', ') : 'the default gates'}`, () => {
+      expect(create(example, needs.gates).errors).toEqual([]);
+    });
+
+    it('validates again as an update of itself', () => {
+      const created = create(example, needs.gates).object;
+      expect(create(example, needs.gates, created).errors).toEqual([]);
+    });
+
+    it.skipIf(needs.gates.length === 0)('fails on exactly its gates without them', () => {
+      expect(create(example, []).errors).toEqual(needs.without);
+    });
+  });
+});
+
+describe('the kind definitions', () => {
+  it('carry the rules of every Agones kind, with no open placeholder schema', () => {
+    for (const kind of ['GameServer', 'GameServerSet', 'Fleet', 'FleetAutoscaler', 'GameServerAllocationPolicy']) {
+      const definition = KIND_DEFINITIONS.find((d) => d.kind === kind)!;
+      expect(definition.validate, kind).toBeTypeOf('function');
+      const spec = definition.schema.properties?.spec;
+      expect(spec?.['x-kubernetes-preserve-unknown-fields'], kind).toBeUndefined();
+      expect(spec?.properties, kind).toBeDefined();
+      expect(spec?.description, kind).toBeTruthy();
+      // Published to kubectl: every field of the spec explains itself.
+      for (const [name, field] of Object.entries(spec?.properties ?? {})) expect(field.description, `${kind} spec.${name}`).toBeTruthy();
+    }
+  });
+
+  it('accept a GameServerAllocationPolicy for a remote and for the local cluster', () => {
+    const definition = definitionOfKind('GameServerAllocationPolicy')!;
+    for (const spec of [
+      { priority: 1, weight: 50, connectionInfo: { allocationEndpoints: ['192.0.2.7'], clusterName: 'east', namespace: 'games', secretName: 'east-tls' } },
+      { priority: 2, weight: 1, connectionInfo: { namespace: 'default' } },
+    ]) {
+      const body = { apiVersion: 'multicluster.agones.dev/v1', kind: 'GameServerAllocationPolicy', metadata: { name: 'p' }, spec };
+      const { report, errors } = create({ file: '', body, definition }, []);
+      expect(report).toEqual({ unknown: [], errors: [] });
+      expect(errors).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import type { Schema } from '../../k8s/schema.js';
+import { type FieldError, invalid } from '../../k8s/validation.js';
+import type { KindContext } from '../registry.js';
+import type { Resource } from '../resource.js';
+import {
+  ALLOCATION_OVERFLOW_SCHEMA,
+  PRIORITIES_SCHEMA,
+  SCHEDULING_SCHEMA,
+  defaultPriorities,
+  int32,
+  int64,
+  jsonEqual,
+  objectAt,
+  validateAllocationOverflow,
+  validateName,
+  validateObjectMeta,
+  validatePriorities,
+} from './common.js';
+import { GAMESERVER_TEMPLATE_SCHEMA, bodySchema, defaultCountersAndLists, validateTemplateSpec } from './gameserver.js';
+
+/**
+ * GameServerSet rules (§4.1 of the controllers reference). Agones has no mutating webhook for
+ * sets: only the CRD's own defaults apply. Its validating webhook checks the whole set on create
+ * and, on update, only the name and that the template did not change.
+ */
+
+export const AGGREGATED_COUNT_SCHEMA: Schema = {
+  type: 'object',
+  properties: { allocatedCount: int64(), allocatedCapacity: int64(), count: int64(), capacity: int64() },
+};
+
+/** Status fields shared by sets and fleets. */
+export const SET_STATUS_FIELDS: Record<string, Schema> = {
+  replicas: int32(0, undefined, 'GameServers in the set, excluding those shutting down.'),
+  readyReplicas: int32(0, undefined, 'GameServers Ready.'),
+  reservedReplicas: int32(0, undefined, 'GameServers Reserved.'),
+  allocatedReplicas: int32(0, undefined, 'GameServers Allocated.'),
+  players: {
+    type: 'object',
+    description: 'PlayerTracking (alpha): total player count and capacity.',
+    properties: { count: int64(), capacity: int64() },
+  },
+  counters: { type: 'object', additionalProperties: AGGREGATED_COUNT_SCHEMA, description: 'CountsAndLists (alpha): counter totals.' },
+  lists: { type: 'object', additionalProperties: AGGREGATED_COUNT_SCHEMA, description: 'CountsAndLists (alpha): list totals.' },
+};
+
+export const GAMESERVERSET_SPEC_SCHEMA: Schema = {
+  type: 'object',
+  description: 'A set of identical GameServers, kept at the desired number.',
+  properties: {
+    replicas: int32(0, undefined, 'Number of GameServers wanted.'),
+    allocationOverflow: ALLOCATION_OVERFLOW_SCHEMA,
+    scheduling: SCHEDULING_SCHEMA,
+    priorities: PRIORITIES_SCHEMA,
+    template: GAMESERVER_TEMPLATE_SCHEMA,
+  },
+};
+
+export const gameServerSetSchema: Schema = bodySchema({
+  spec: GAMESERVERSET_SPEC_SCHEMA,
+  status: {
+    type: 'object',
+    description: 'Counts of the set’s GameServers by state, and their aggregated counters and lists.',
+    properties: {
+      ...SET_STATUS_FIELDS,
+      shutdownReplicas: int32(0, undefined, 'GameServers shutting down.'),
+    },
+  },
+});
+
+/** The CRD defaults inside a template: counters and lists of the GameServer spec. */
+export function defaultTemplate(template: unknown): unknown {
+  const t = objectAt(template);
+  const spec = objectAt(t?.spec);
+  if (!t || !spec) return template;
+  return { ...t, spec: defaultCountersAndLists(spec) };
+}
+
+/** Only the CRD defaults: priorities' order and the template's counters and lists. */
+export function defaultGameServerSet(object: Resource, _context: KindContext, _old?: Resource): Resource {
+  const spec = objectAt(object.spec);
+  if (!spec) return object;
+  const next = { ...spec };
+  if (spec.priorities !== undefined) next.priorities = defaultPriorities(spec.priorities);
+  if (spec.template !== undefined) next.template = defaultTemplate(spec.template);
+  return { ...object, spec: next };
+}
+
+export function validateGameServerSet(object: Resource, context: KindContext, old?: Resource): FieldError[] {
+  const errs = validateName(object.metadata);
+  const spec = objectAt(object.spec) ?? {};
+  if (old) {
+    const template = spec.template;
+    if (!jsonEqual(template, objectAt(old.spec)?.template)) {
+      errs.push(invalid('spec.template', template ?? null, 'GameServerSet template cannot be updated'));
+    }
+    return errs;
+  }
+  errs.push(...validateTemplateSpec(spec.template, 'spec.template', context));
+  errs.push(...validatePriorities(spec.priorities, 'spec.priorities', context.gates));
+  errs.push(...validateObjectMeta(objectAt(spec.template)?.metadata, 'spec.template.metadata'));
+  errs.push(...validateAllocationOverflow(spec.allocationOverflow, 'spec.allocationOverflow', context.gates));
+  return errs;
+}

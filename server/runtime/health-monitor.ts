@@ -1,0 +1,83 @@
+import type { TimerHandle } from '../clock.js';
+import { healthDeadline } from '../../machines/gameserver.js';
+import { type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver.js';
+import type { Cluster } from './cluster.js';
+
+interface Watch {
+  namespace: string;
+  name: string;
+  startedAt: number;
+  lastPing: number;
+  handle: TimerHandle | undefined;
+}
+
+function watched(gs: GameServer | undefined): boolean {
+  return !!gs && !gs.spec.health.disabled && SIDECAR_RUNNING_STATES.has(gs.status.state);
+}
+
+/**
+ * The sidecar's health loop for every running GameServer: pings only note the time; one timer
+ * per GameServer waits for the deadline `healthDeadline` gives and, when it comes with no newer
+ * ping, tells the machine `health.failed`. A restart starts the loop afresh, as a restarted
+ * sidecar does.
+ */
+export class HealthMonitor {
+  private readonly watches = new Map<string, Watch>();
+
+  constructor(private readonly cluster: Cluster) {}
+
+  start(): void {
+    for (const [key, gs] of this.cluster.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
+    this.cluster.gameServerApplied$.subscribe((change) => {
+      const was = this.watches.has(change.key);
+      const should = watched(change.object);
+      if (should && !was) this.watch(change.key, change.object!);
+      else if (!should && was) this.unwatch(change.key);
+    });
+  }
+
+  /** One health ping (a message on the Health stream, a JSON object POSTed to /health). */
+  ping(key: string): void {
+    const watch = this.watches.get(key);
+    if (watch) watch.lastPing = this.cluster.clock.now();
+  }
+
+  get size(): number {
+    return this.watches.size;
+  }
+
+  stopAll(): void {
+    for (const key of [...this.watches.keys()]) this.unwatch(key);
+  }
+
+  private watch(key: string, gs: GameServer): void {
+    const now = this.cluster.clock.now();
+    const watch: Watch = { namespace: gs.metadata.namespace, name: gs.metadata.name, startedAt: now, lastPing: now, handle: undefined };
+    this.watches.set(key, watch);
+    this.arm(key, watch, gs);
+  }
+
+  private arm(key: string, watch: Watch, gs: GameServer): void {
+    const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
+    watch.handle = this.cluster.clock.setTimeout(() => this.check(key), deadline - this.cluster.clock.now());
+  }
+
+  /** At the deadline computed earlier: a ping since moves it on; otherwise the check has failed. */
+  private check(key: string): void {
+    const watch = this.watches.get(key);
+    if (!watch) return;
+    const gs = this.cluster.gameServers.get(watch.namespace, watch.name);
+    if (!gs || !watched(gs)) return this.unwatch(key);
+    const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
+    if (deadline > this.cluster.clock.now()) return this.arm(key, watch, gs);
+    this.unwatch(key);
+    void this.cluster.actors.send(watch.namespace, watch.name, { type: 'health.failed' });
+  }
+
+  private unwatch(key: string): void {
+    const watch = this.watches.get(key);
+    if (!watch) return;
+    this.cluster.clock.clearTimeout(watch.handle);
+    this.watches.delete(key);
+  }
+}

@@ -11,7 +11,9 @@ import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { type LabelSelector, matchesSelector, parseLabelSelector } from '../resources/selectors.js';
 import { mergePatch } from '../resources/patch.js';
+import type { AllocationService } from '../allocation/allocation-service.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
+import { openApiRouter } from './openapi.js';
 import { toTable } from './table.js';
 
 /** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
@@ -85,7 +87,7 @@ function selectorOf(req: Request): LabelSelector | undefined {
  * list, create, update, patch, delete, watch, the scale and status subresources, and Table
  * output with Agones's printer columns.
  */
-export function resourceApi(cluster: Cluster, service = new ResourceService(cluster)): Router {
+export function resourceApi(cluster: Cluster, service = new ResourceService(cluster), allocations?: AllocationService): Router {
   const router = express.Router();
   router.use(express.raw({ type: () => true, limit: API_BODY_LIMIT }));
 
@@ -103,6 +105,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
     if (list) sendJson(res, 200, list);
     else sendError(res, apiErrors.pathNotFound());
   });
+  router.use(openApiRouter());
 
   const handle = (group: (req: Request) => string, version: (req: Request) => string) =>
     async (req: Request, res: Response) => {
@@ -111,6 +114,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       const target = resolveTarget(group(req), version(req), parts);
       if (!target) return sendError(res, apiErrors.pathNotFound());
       try {
+        if (target.definition.kind === 'GameServerAllocation') return await allocate(allocations, target, req, res);
         await serve(cluster, service, target, req, res);
       } catch (error) {
         if (!res.headersSent) sendError(res, error);
@@ -125,6 +129,17 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
     next(error);
   });
   return router;
+}
+
+/** GameServerAllocation: create-only, answered 201 with the allocation's status, never stored. */
+async function allocate(allocations: AllocationService | undefined, target: Target, req: Request, res: Response): Promise<void> {
+  if (!allocations) throw apiErrors.pathNotFound();
+  if (req.method !== 'POST' || target.name !== undefined || target.subresource !== undefined) {
+    throw apiErrors.methodNotAllowed('gameserverallocations support only create');
+  }
+  const options = writeOptions(req);
+  const created = await allocations.create(target.namespace ?? 'default', parseBody(req), options.fieldValidation !== 'Ignore');
+  sendJson(res, 201, created);
 }
 
 async function serve(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response): Promise<void> {

@@ -1,12 +1,16 @@
 import { FlagError } from './flags.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
+import { SERVE_USAGE, serveCommand } from './serve-command.js';
 
 const USAGE = `fleetsim: an event-sourced stand-in for an Agones game-server cluster
 
 Commands:
+  serve     run the simulated cluster (the main job)
   sidecar   run one GameServer's sidecar (REST, WebSocket, gRPC), like sdk-server --local
   replay    rebuild state from an event log file
+
+${SERVE_USAGE}
 
 ${SIDECAR_USAGE}
 
@@ -16,6 +20,8 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case 'serve':
+        return await serveCommand(rest);
       case 'sidecar':
         return await sidecarCommand(rest);
       case 'replay':

@@ -1,5 +1,6 @@
 import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
+import { GAMESERVERALLOCATION_DEFINITION } from '../allocation/allocation-kind.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules/fleet.js';
 import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules/fleetautoscaler.js';
 import { defaultGameServer, gameServerSchema, validateGameServer } from './rules/gameserver.js';
@@ -196,6 +197,7 @@ export const EVENT_DEFINITION: KindDefinition = {
 };
 
 export const KIND_DEFINITIONS: KindDefinition[] = [
+  GAMESERVERALLOCATION_DEFINITION,
   GAMESERVER_DEFINITION,
   GAMESERVERSET_DEFINITION,
   FLEET_DEFINITION,

@@ -1,0 +1,431 @@
+import type { FeatureGates } from '../server/features.js';
+import {
+  type CounterStatus,
+  type GameServer,
+  LAST_ALLOCATED_ANNOTATION,
+  LIST_MAX_CAPACITY,
+  type ListStatus,
+} from '../server/kinds/gameserver.js';
+import {
+  type AllocationPriority,
+  type CounterAction,
+  type CounterSelector,
+  type GameServerAllocation,
+  type GameServerSelector,
+  type ListAction,
+  type ListSelector,
+  convertLabelSelector,
+  toSelectors,
+} from '../server/allocation/gameserverallocation.js';
+import { type Requirement, matchesSelector as matchesRequirements } from '../server/resources/selectors.js';
+import type { NodeCounts } from './scale-down-order.js';
+
+/**
+ * The allocator's decisions as pure functions (reference §6.6-6.8): which GameServer matches a
+ * selector, the order candidates are tried in, and what an allocation does to the chosen one.
+ * No clock and no randomness inside: `now` and a random source are passed in.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Matching (§6.7)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Parsed label requirements per selector object. Agones re-parses on every test; caching keeps
+ * the O(servers x selectors) scan of a request free of that work. Selectors are never mutated.
+ * `null` marks a selector whose labels do not convert (it matches nothing).
+ */
+const requirementsCache = new WeakMap<GameServerSelector, Requirement[] | null>();
+
+function requirementsOf(selector: GameServerSelector): Requirement[] | null {
+  let requirements = requirementsCache.get(selector);
+  if (requirements === undefined) {
+    const conversion = convertLabelSelector(selector);
+    requirements = conversion.ok ? conversion.requirements : null;
+    requirementsCache.set(selector, requirements);
+  }
+  return requirements;
+}
+
+function within(value: number, min: number | null | undefined, max: number | null | undefined): boolean {
+  // 0 (or nothing) on a max field means no upper bound.
+  return value >= (min ?? 0) && (!max || value <= max);
+}
+
+function matchesCounters(gs: GameServer, selectors: Record<string, CounterSelector>): boolean {
+  const counters = gs.status.counters;
+  if (!counters) return false;
+  for (const key in selectors) {
+    const counter = counters[key];
+    if (!counter) return false;
+    const wanted = selectors[key] ?? {};
+    if (!within(counter.capacity - counter.count, wanted.minAvailable, wanted.maxAvailable)) return false;
+    if (!within(counter.count, wanted.minCount, wanted.maxCount)) return false;
+  }
+  return true;
+}
+
+function matchesLists(gs: GameServer, selectors: Record<string, ListSelector>): boolean {
+  const lists = gs.status.lists;
+  if (!lists) return false;
+  for (const key in selectors) {
+    const list = lists[key];
+    if (!list) return false;
+    const wanted = selectors[key] ?? {};
+    if (!within(list.capacity - list.values.length, wanted.minAvailable, wanted.maxAvailable)) return false;
+    if (wanted.containsValue && !list.values.includes(wanted.containsValue)) return false;
+  }
+  return true;
+}
+
+function isEmpty(map: object | null | undefined): boolean {
+  if (!map) return true;
+  for (const _key in map) return false;
+  return true;
+}
+
+/**
+ * Whether a GameServer satisfies a selector: labels (matchLabels and matchExpressions; never
+ * annotations), state (Ready unless the selector says Allocated), players when
+ * PlayerAllocationFilter is on (a maxAvailable of 0 disables that filter), counters and lists
+ * when CountsAndLists is on (0 on a max field is unbounded; a missing key never matches).
+ * A selector whose labels do not convert matches nothing (Agones validates before matching).
+ */
+export function matchesSelector(gs: GameServer, selector: GameServerSelector, gates: FeatureGates): boolean {
+  if (selector.matchLabels || selector.matchExpressions) {
+    const requirements = requirementsOf(selector);
+    if (!requirements || !matchesRequirements(requirements, gs.metadata.labels ?? {})) return false;
+  }
+  if ((selector.gameServerState ?? 'Ready') !== gs.status.state) return false;
+  if (gates.PlayerAllocationFilter) {
+    const wanted = selector.players;
+    const players = gs.status.players;
+    if (wanted && players && wanted.maxAvailable) {
+      if (!within(players.capacity - players.count, wanted.minAvailable, wanted.maxAvailable)) return false;
+    }
+  }
+  if (gates.CountsAndLists) {
+    if (!isEmpty(selector.counters) && !matchesCounters(gs, selector.counters!)) return false;
+    if (!isEmpty(selector.lists) && !matchesLists(gs, selector.lists!)) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ordering (§6.6)
+// ---------------------------------------------------------------------------------------------
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Room left under a priority: capacity minus count, or minus the number of values. */
+function availableFor(gs: GameServer, priority: AllocationPriority): number | undefined {
+  if (priority.type === 'Counter') {
+    const counter = gs.status.counters?.[priority.key];
+    return counter ? counter.capacity - counter.count : undefined;
+  }
+  if (priority.type === 'List') {
+    const list = gs.status.lists?.[priority.key];
+    return list ? list.capacity - list.values.length : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Agones's CompareCountAndListPriorities as a comparator (negative: `a` is tried first). For each
+ * priority in turn: when both have the key, Ascending prefers less room and Descending more;
+ * when only one has it, that one goes first whatever the order; when neither, the next priority
+ * decides. 0 when the priorities do not tell them apart.
+ */
+export function comparePriorities(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
+  if (!priorities) return 0;
+  for (const priority of priorities) {
+    const roomA = availableFor(a, priority);
+    const roomB = availableFor(b, priority);
+    if (roomA === undefined && roomB === undefined) continue;
+    if (roomA === undefined) return 1;
+    if (roomB === undefined) return -1;
+    if (roomA === roomB) continue;
+    const ascending = priority.order !== 'Descending';
+    return (roomA < roomB) === ascending ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Name, then namespace: the list spans namespaces, and the order must be total. */
+function compareIdentity(a: GameServer, b: GameServer): number {
+  return compareText(a.metadata.name, b.metadata.name) || compareText(a.metadata.namespace, b.metadata.namespace);
+}
+
+/**
+ * The Packed order (Agones's ListSortedGameServers), negative when `a` is tried first: Allocated
+ * before Ready; a server whose node has no count last; node Allocated count descending; node
+ * Ready count descending; with PlayerAllocationFilter on and players on both, less player room
+ * first; with CountsAndLists on, the priorities; then name. Agones's comparator leaves some
+ * pairs unordered (two unknown nodes); here those fall through to the later keys, so the order
+ * is total and a sort gives the same result every time.
+ */
+export function comparePacked(
+  a: GameServer,
+  b: GameServer,
+  nodeCounts: NodeCounts,
+  priorities: readonly AllocationPriority[] | undefined,
+  gates: FeatureGates,
+): number {
+  const allocatedA = a.status.state === 'Allocated';
+  const allocatedB = b.status.state === 'Allocated';
+  if (allocatedA !== allocatedB) return allocatedA ? -1 : 1;
+
+  const nodeA = nodeCounts.get(a.status.nodeName);
+  const nodeB = nodeCounts.get(b.status.nodeName);
+  if ((nodeA === undefined) !== (nodeB === undefined)) return nodeA === undefined ? 1 : -1;
+  if (nodeA && nodeB) {
+    if (nodeA.allocated !== nodeB.allocated) return nodeB.allocated - nodeA.allocated;
+    if (nodeA.ready !== nodeB.ready) return nodeB.ready - nodeA.ready;
+  }
+
+  if (gates.PlayerAllocationFilter && a.status.players && b.status.players) {
+    const roomA = a.status.players.capacity - a.status.players.count;
+    const roomB = b.status.players.capacity - b.status.players.count;
+    if (roomA !== roomB) return roomA - roomB;
+  }
+
+  if (gates.CountsAndLists && priorities && priorities.length > 0) {
+    const byPriority = comparePriorities(a, b, priorities);
+    if (byPriority !== 0) return byPriority;
+  }
+  return compareIdentity(a, b);
+}
+
+/** Distributed with priorities (Agones's ListSortedGameServersPriorities): priorities, then name. */
+export function compareDistributed(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
+  return comparePriorities(a, b, priorities) || compareIdentity(a, b);
+}
+
+/** A source of uniform integers in [0, bound): `SeededRandom` fits. */
+export interface RandomSource {
+  int(bound: number): number;
+}
+
+/**
+ * Every candidate in the order an allocation tries them (§6.5-6.6). Packed: the Packed order.
+ * Distributed with CountsAndLists on and priorities: priorities then name. Distributed otherwise:
+ * a uniformly random permutation (Fisher-Yates from the last position down, as Go's
+ * rand.Shuffle), drawn from `random`, of the list Agones would have sorted.
+ */
+export function orderForAllocation(
+  candidates: readonly GameServer[],
+  gsa: GameServerAllocation,
+  nodeCounts: NodeCounts,
+  gates: FeatureGates,
+  random: RandomSource,
+): GameServer[] {
+  const spec = gsa.spec ?? {};
+  const priorities = gates.CountsAndLists ? spec.priorities ?? undefined : undefined;
+  const sorted = [...candidates];
+  if (!gates.CountsAndLists || spec.scheduling !== 'Distributed') {
+    sorted.sort((a, b) => comparePacked(a, b, nodeCounts, priorities, gates));
+  } else {
+    sorted.sort((a, b) => compareDistributed(a, b, priorities));
+  }
+  if (spec.scheduling === 'Distributed' && !(priorities && priorities.length > 0)) {
+    for (let i = sorted.length - 1; i > 0; i--) {
+      const j = random.int(i + 1);
+      const t = sorted[i]!;
+      sorted[i] = sorted[j]!;
+      sorted[j] = t;
+    }
+  }
+  return sorted;
+}
+
+export interface AllocationMatch {
+  gameServer: GameServer;
+  /** Position of the server in the ordered list. */
+  index: number;
+  /** Which selector matched (into `toSelectors(gsa)`). */
+  selectorIndex: number;
+}
+
+/**
+ * Agones's findGameServerForAllocation over an ordered candidate list: for each selector, the
+ * first candidate in the allocation's namespace that matches it; the answer is the match of the
+ * earliest selector that has one. undefined means UnAllocated.
+ */
+export function findGameServerForAllocation(
+  ordered: readonly GameServer[],
+  gsa: GameServerAllocation,
+  gates: FeatureGates,
+): AllocationMatch | undefined {
+  const selectors = toSelectors(gsa);
+  const namespace = gsa.metadata?.namespace ?? '';
+  const found: Array<AllocationMatch | undefined> = new Array(selectors.length);
+  for (let index = 0; index < ordered.length; index++) {
+    const gs = ordered[index]!;
+    if (gs.metadata.namespace !== namespace) continue;
+    for (let j = 0; j < selectors.length; j++) {
+      if (found[j] === undefined && matchesSelector(gs, selectors[j]!, gates)) found[j] = { gameServer: gs, index, selectorIndex: j };
+    }
+    // Nothing found later can beat a match of the first selector.
+    if (found[0] !== undefined) break;
+  }
+  return found.find((m) => m !== undefined);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Applying an allocation (§6.5 update worker, §6.8 actions)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Go's time.RFC3339Nano in UTC for epoch milliseconds: the fraction has up to nine digits with
+ * trailing zeros dropped, and no dot at all when it is zero. A fractional `ms` is kept to the
+ * microsecond, about the precision a double holds for today's epoch milliseconds.
+ */
+export function rfc3339Nano(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
+  const micros = Math.min(999_999, Math.round((ms - seconds * 1000) * 1000));
+  const nanos = micros * 1000;
+  if (nanos === 0) return `${base}Z`;
+  return `${base}.${String(nanos).padStart(9, '0').replace(/0+$/, '')}Z`;
+}
+
+/** Go's %s of a []string: `[a b c]`. */
+function goList(values: readonly string[]): string {
+  return `[${values.join(' ')}]`;
+}
+
+export interface AllocationActionsResult {
+  /** The GameServer as the allocation leaves it. */
+  gameServer: GameServer;
+  /** One text per failed counter operation (Agones joins them into a CounterActionError event). */
+  counterErrors: string[];
+  /** One text per failed list operation (a ListActionError event). */
+  listErrors: string[];
+}
+
+function applyCounterAction(
+  counters: Record<string, CounterStatus>,
+  key: string,
+  action: CounterAction,
+  gsName: string,
+  errors: string[],
+): void {
+  if (action.capacity !== undefined && action.capacity !== null) {
+    const capacity = action.capacity;
+    const counter = counters[key];
+    if (capacity < 0) {
+      errors.push(`unable to UpdateCounterCapacity: Name ${key}, Capacity ${capacity}. Capacity must be greater than or equal to 0`);
+    } else if (!counter) {
+      errors.push(`unable to UpdateCounterCapacity: Name ${key}, Capacity ${capacity}. Counter not found in GameServer ${gsName}`);
+    } else {
+      counters[key] = { count: Math.min(counter.count, capacity), capacity };
+    }
+  }
+  if (action.action !== undefined && action.action !== null && action.amount !== undefined && action.amount !== null) {
+    const { action: verb, amount } = action;
+    const prefix = `unable to UpdateCount with Name ${key}, Action ${verb}, Amount ${amount}.`;
+    const counter = counters[key];
+    if (verb !== 'Increment' && verb !== 'Decrement') {
+      errors.push(`${prefix} Allocation action must be one of Increment or Decrement`);
+    } else if (amount < 0) {
+      errors.push(`${prefix} Amount must be greater than 0`);
+    } else if (!counter) {
+      errors.push(`${prefix} Counter not found in GameServer ${gsName}`);
+    } else {
+      // Saturates at both ends instead of failing (reference §13.3).
+      const next = verb === 'Increment' ? counter.count + amount : counter.count - amount;
+      counters[key] = { count: Math.max(0, Math.min(next, counter.capacity)), capacity: counter.capacity };
+    }
+  }
+}
+
+function applyListAction(
+  lists: Record<string, ListStatus>,
+  key: string,
+  action: ListAction,
+  gsName: string,
+  errors: string[],
+): void {
+  if (action.capacity !== undefined && action.capacity !== null) {
+    const capacity = action.capacity;
+    const list = lists[key];
+    if (capacity < 0 || capacity > LIST_MAX_CAPACITY) {
+      errors.push(`unable to UpdateListCapacity: Name ${key}, Capacity ${capacity}. Capacity must be between 0 and ${LIST_MAX_CAPACITY}, inclusive`);
+    } else if (!list) {
+      errors.push(`unable to UpdateListCapacity: Name ${key}, Capacity ${capacity}. List not found in GameServer ${gsName}`);
+    } else {
+      lists[key] = { capacity, values: list.values.slice(0, capacity) };
+    }
+  }
+  const add = action.addValues ?? [];
+  if (add.length > 0) {
+    const list = lists[key];
+    if (!list) {
+      errors.push(`unable to AppendListValues: Name ${key}, Values ${goList(add)}. List not found in GameServer ${gsName}`);
+    } else {
+      // Keep the order, drop duplicates (old and new), then cut at capacity: extra values vanish.
+      const merged = [...new Set([...list.values, ...add])];
+      lists[key] = { capacity: list.capacity, values: merged.slice(0, Math.max(0, list.capacity)) };
+    }
+  }
+  const remove = action.deleteValues ?? [];
+  if (remove.length > 0) {
+    const list = lists[key];
+    if (!list) {
+      errors.push(`unable to DeleteListValues: Name ${key}, Values ${goList(remove)}. List not found in GameServer ${gsName}`);
+    } else {
+      const gone = new Set(remove);
+      lists[key] = { capacity: list.capacity, values: list.values.filter((v) => !gone.has(v)) };
+    }
+  }
+}
+
+/**
+ * What an allocation does to the chosen GameServer (Agones's applyAllocationToGameServer):
+ * merges `spec.metadata` labels and annotations (the request wins on a shared key), stamps
+ * `agones.dev/last-allocated` with `now` (epoch ms) in RFC3339Nano, sets the state Allocated, and
+ * with CountsAndLists on applies the counter actions and then the list actions, each key in name
+ * order (Go's map order is random). An action that cannot be done is reported, never fatal: the
+ * allocation stands with whatever succeeded. Re-allocating an Allocated server works the same way.
+ * The input is not modified.
+ */
+export function applyAllocationActions(
+  gs: GameServer,
+  gsa: GameServerAllocation,
+  now: number,
+  gates: FeatureGates,
+): AllocationActionsResult {
+  const spec = gsa.spec ?? {};
+  const patch = spec.metadata ?? {};
+  const labels = { ...gs.metadata.labels, ...(patch.labels ?? {}) };
+  const annotations = { ...gs.metadata.annotations, ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) };
+  const status = { ...gs.status, state: 'Allocated' as const };
+  const counterErrors: string[] = [];
+  const listErrors: string[] = [];
+
+  if (gates.CountsAndLists) {
+    const name = gs.metadata.name;
+    if (spec.counters && Object.keys(spec.counters).length > 0) {
+      const counters = { ...(gs.status.counters ?? {}) };
+      for (const key of Object.keys(spec.counters).sort(compareText)) {
+        applyCounterAction(counters, key, spec.counters[key] ?? {}, name, counterErrors);
+      }
+      if (gs.status.counters) status.counters = counters;
+    }
+    if (spec.lists && Object.keys(spec.lists).length > 0) {
+      const lists = { ...(gs.status.lists ?? {}) };
+      for (const key of Object.keys(spec.lists).sort(compareText)) {
+        applyListAction(lists, key, spec.lists[key] ?? {}, name, listErrors);
+      }
+      if (gs.status.lists) status.lists = lists;
+    }
+  }
+
+  return {
+    gameServer: { ...gs, metadata: { ...gs.metadata, labels, annotations }, status },
+    counterErrors,
+    listErrors,
+  };
+}

@@ -1,0 +1,370 @@
+import type { FeatureGates } from '../features.js';
+import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import {
+  type AllocationPriority,
+  type CounterAction,
+  type CounterSelector,
+  GAMESERVERALLOCATION_API_VERSION,
+  GAMESERVERALLOCATION_KIND,
+  type GameServerAllocation,
+  type GameServerAllocationSpec,
+  type GameServerAllocationStatus,
+  type GameServerSelector,
+  type ListAction,
+  type ListSelector,
+  type MetaPatch,
+} from './gameserverallocation.js';
+
+/**
+ * The allocator service's wire shapes (proto/allocation/allocation.proto, served as JSON by
+ * grpc-gateway at `POST /gameserverallocation`; reference §6.9(b)).
+ *
+ * Requests are read as protojson reads them: field names as in the proto (already lowerCamel),
+ * unknown fields ignored, `null` meaning unset, 64-bit integers as JSON numbers or decimal
+ * strings, enums by name or by number, wrapper types (StringValue, Int64Value) as their bare
+ * value. A value of the wrong type is INVALID_ARGUMENT with a message naming the field.
+ * The conversion then follows Agones's ConvertAllocationRequestToGSA, except that alpha fields
+ * are kept whatever the gates: validation refuses them when their gate is off (the spec asks for
+ * that), where Agones would drop them silently.
+ *
+ * Responses are written as the gateway writes them: every field present, map keys sorted,
+ * 64-bit integers as strings.
+ */
+
+type Json = Record<string, unknown>;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+const INT32_MIN = -(2n ** 31n);
+const INT32_MAX = 2n ** 31n - 1n;
+
+function invalidValue(type: string, path: string, value: unknown): SdkError {
+  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${JSON.stringify(value)}`);
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** A message: a JSON object. Callers skip unset (null/absent) fields before reading. */
+function message(value: unknown, path: string, type: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidValue(`message ${type}`, path, value);
+  return value as Json;
+}
+
+function str(value: unknown, path: string): string {
+  if (typeof value !== 'string') throw invalidValue('string', path, value);
+  return value;
+}
+
+function bool(value: unknown, path: string): boolean {
+  if (typeof value !== 'boolean') throw invalidValue('bool', path, value);
+  return value;
+}
+
+/** A JSON number that is an integer, or a string of decimal digits; as an exact bigint. */
+function integer(value: unknown, path: string, type: string): bigint {
+  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
+  throw invalidValue(type, path, value);
+}
+
+/** int64 (and google.protobuf.Int64Value). Beyond 2^53 a JS number loses precision. */
+function int64(value: unknown, path: string): number {
+  const big = integer(value, path, 'int64');
+  if (big < INT64_MIN || big > INT64_MAX) throw invalidValue('int64', path, value);
+  return Number(big);
+}
+
+/**
+ * uint64 (PlayerSelector). Agones converts it with a plain int64() cast, so a value above the
+ * int64 maximum wraps to a negative number, which validation then refuses.
+ */
+function uint64AsInt64(value: unknown, path: string): number {
+  const big = integer(value, path, 'uint64');
+  if (big < 0n || big > UINT64_MAX) throw invalidValue('uint64', path, value);
+  return Number(BigInt.asIntN(64, big));
+}
+
+/** An enum by name or by number. proto3 enums are open: any int32 number is accepted. */
+function enumNumber(value: unknown, path: string, type: string, names: readonly string[]): number {
+  if (typeof value === 'string') {
+    const index = names.indexOf(value);
+    if (index >= 0) return index;
+  } else if (typeof value === 'number' && Number.isInteger(value)) {
+    const big = BigInt(value);
+    if (big >= INT32_MIN && big <= INT32_MAX) return value;
+  }
+  throw invalidValue(`enum ${type}`, path, value);
+}
+
+function repeated<T>(value: unknown, path: string, type: string, item: (v: unknown, p: string) => T): T[] {
+  if (!isSet(value)) return [];
+  if (!Array.isArray(value)) throw invalidValue(`repeated ${type}`, path, value);
+  return value.map((v, i) => {
+    const itemPath = `${path}[${i}]`;
+    if (v === null) throw invalidValue(type, itemPath, v);
+    return item(v, itemPath);
+  });
+}
+
+function map<T>(value: unknown, path: string, type: string, item: (v: unknown, p: string) => T): Record<string, T> {
+  const out: Record<string, T> = {};
+  if (!isSet(value)) return out;
+  const object = message(value, path, `map<string, ${type}>`);
+  for (const key of Object.keys(object).sort()) {
+    const itemPath = `${path}[${key}]`;
+    const v = object[key];
+    if (v === null) throw invalidValue(type, itemPath, v);
+    out[key] = item(v, itemPath);
+  }
+  return out;
+}
+
+function nonEmpty<T>(record: Record<string, T>): Record<string, T> | undefined {
+  return Object.keys(record).length > 0 ? record : undefined;
+}
+
+/** Reads an optional scalar: absent or null gives undefined. */
+function optional<T>(value: unknown, path: string, read: (v: unknown, p: string) => T): T | undefined {
+  return isSet(value) ? read(value, path) : undefined;
+}
+
+const SCHEDULING = ['Packed', 'Distributed'] as const;
+const SELECTOR_STATE = ['READY', 'ALLOCATED'] as const;
+const PRIORITY_TYPE = ['Counter', 'List'] as const;
+const PRIORITY_ORDER = ['Ascending', 'Descending'] as const;
+
+function counterSelector(value: unknown, path: string): CounterSelector {
+  const m = message(value, path, 'CounterSelector');
+  return {
+    minCount: optional(m.minCount, `${path}.minCount`, int64) ?? 0,
+    maxCount: optional(m.maxCount, `${path}.maxCount`, int64) ?? 0,
+    minAvailable: optional(m.minAvailable, `${path}.minAvailable`, int64) ?? 0,
+    maxAvailable: optional(m.maxAvailable, `${path}.maxAvailable`, int64) ?? 0,
+  };
+}
+
+function listSelector(value: unknown, path: string): ListSelector {
+  const m = message(value, path, 'ListSelector');
+  return {
+    containsValue: optional(m.containsValue, `${path}.containsValue`, str) ?? '',
+    minAvailable: optional(m.minAvailable, `${path}.minAvailable`, int64) ?? 0,
+    maxAvailable: optional(m.maxAvailable, `${path}.maxAvailable`, int64) ?? 0,
+  };
+}
+
+function gameServerSelector(value: unknown, path: string): GameServerSelector {
+  const m = message(value, path, 'GameServerSelector');
+  const out: GameServerSelector = {};
+  const matchLabels = nonEmpty(map(m.matchLabels, `${path}.matchLabels`, 'string', str));
+  if (matchLabels) out.matchLabels = matchLabels;
+  // READY is the proto default; a number that names no state leaves it to the defaults (Ready).
+  const state = optional(m.gameServerState, `${path}.gameServerState`, (v, p) => enumNumber(v, p, 'GameServerState', SELECTOR_STATE)) ?? 0;
+  if (state === 0) out.gameServerState = 'Ready';
+  else if (state === 1) out.gameServerState = 'Allocated';
+  if (isSet(m.players)) {
+    const players = message(m.players, `${path}.players`, 'PlayerSelector');
+    out.players = {
+      minAvailable: optional(players.minAvailable, `${path}.players.minAvailable`, uint64AsInt64) ?? 0,
+      maxAvailable: optional(players.maxAvailable, `${path}.players.maxAvailable`, uint64AsInt64) ?? 0,
+    };
+  }
+  // proto3 cannot tell an empty map from an absent one: both are "not set".
+  const counters = nonEmpty(map(m.counters, `${path}.counters`, 'CounterSelector', counterSelector));
+  if (counters) out.counters = counters;
+  const lists = nonEmpty(map(m.lists, `${path}.lists`, 'ListSelector', listSelector));
+  if (lists) out.lists = lists;
+  return out;
+}
+
+function metaPatch(value: unknown, path: string): MetaPatch {
+  const m = message(value, path, 'MetaPatch');
+  const out: MetaPatch = {};
+  const labels = nonEmpty(map(m.labels, `${path}.labels`, 'string', str));
+  if (labels) out.labels = labels;
+  const annotations = nonEmpty(map(m.annotations, `${path}.annotations`, 'string', str));
+  if (annotations) out.annotations = annotations;
+  return out;
+}
+
+function priority(value: unknown, path: string): AllocationPriority {
+  const m = message(value, path, 'Priority');
+  // Agones maps anything but List to Counter, and anything but Descending to Ascending.
+  const type = optional(m.type, `${path}.type`, (v, p) => enumNumber(v, p, 'Priority.Type', PRIORITY_TYPE)) ?? 0;
+  const order = optional(m.order, `${path}.order`, (v, p) => enumNumber(v, p, 'Priority.Order', PRIORITY_ORDER)) ?? 0;
+  return {
+    type: type === 1 ? 'List' : 'Counter',
+    key: optional(m.key, `${path}.key`, str) ?? '',
+    order: order === 1 ? 'Descending' : 'Ascending',
+  };
+}
+
+function counterAction(value: unknown, path: string): CounterAction {
+  const m = message(value, path, 'CounterAction');
+  const out: CounterAction = {};
+  const action = optional(m.action, `${path}.action`, str);
+  if (action !== undefined) out.action = action;
+  const amount = optional(m.amount, `${path}.amount`, int64);
+  if (amount !== undefined) out.amount = amount;
+  const capacity = optional(m.capacity, `${path}.capacity`, int64);
+  if (capacity !== undefined) out.capacity = capacity;
+  return out;
+}
+
+function listAction(value: unknown, path: string): ListAction {
+  const m = message(value, path, 'ListAction');
+  const out: ListAction = {};
+  if (isSet(m.addValues)) out.addValues = repeated(m.addValues, `${path}.addValues`, 'string', str);
+  if (isSet(m.deleteValues)) out.deleteValues = repeated(m.deleteValues, `${path}.deleteValues`, 'string', str);
+  const capacity = optional(m.capacity, `${path}.capacity`, int64);
+  if (capacity !== undefined) out.capacity = capacity;
+  return out;
+}
+
+/**
+ * An AllocationRequest body (already parsed from JSON) as a GameServerAllocation, ready for
+ * `defaultAllocation` and `validateAllocation`. Throws an SdkError with INVALID_ARGUMENT (3) when
+ * a field has the wrong type. `metadata` wins over the deprecated `metaPatch`; an absent
+ * namespace stays empty.
+ */
+export function fromAllocationRequest(body: unknown): GameServerAllocation {
+  if (body !== null && body !== undefined && (typeof body !== 'object' || Array.isArray(body))) {
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${JSON.stringify(body)}`);
+  }
+  const request = (body ?? {}) as Json;
+  const spec: GameServerAllocationSpec = {};
+
+  if (isSet(request.multiClusterSetting)) {
+    const setting = message(request.multiClusterSetting, 'multiClusterSetting', 'MultiClusterSetting');
+    spec.multiClusterSetting = { enabled: optional(setting.enabled, 'multiClusterSetting.enabled', bool) ?? false };
+    if (isSet(setting.policySelector)) {
+      const selector = message(setting.policySelector, 'multiClusterSetting.policySelector', 'LabelSelector');
+      const matchLabels = map(selector.matchLabels, 'multiClusterSetting.policySelector.matchLabels', 'string', str);
+      spec.multiClusterSetting.policySelector = { matchLabels };
+    }
+  }
+
+  if (isSet(request.requiredGameServerSelector)) {
+    spec.required = gameServerSelector(request.requiredGameServerSelector, 'requiredGameServerSelector');
+  }
+  const preferred = repeated(request.preferredGameServerSelectors, 'preferredGameServerSelectors', 'GameServerSelector', gameServerSelector);
+  if (preferred.length > 0) spec.preferred = preferred;
+  const selectors = repeated(request.gameServerSelectors, 'gameServerSelectors', 'GameServerSelector', gameServerSelector);
+  if (selectors.length > 0) spec.selectors = selectors;
+
+  // Unknown numbers fall back to Packed, as in Agones.
+  const scheduling = optional(request.scheduling, 'scheduling', (v, p) => enumNumber(v, p, 'SchedulingStrategy', SCHEDULING)) ?? 0;
+  spec.scheduling = scheduling === 1 ? 'Distributed' : 'Packed';
+
+  // Both are decoded (a bad type in either is an error); metadata wins when it is present.
+  const metadata = optional(request.metadata, 'metadata', metaPatch);
+  const deprecatedPatch = optional(request.metaPatch, 'metaPatch', metaPatch);
+  const patch = metadata ?? deprecatedPatch;
+  if (patch) spec.metadata = patch;
+
+  const priorities = repeated(request.priorities, 'priorities', 'Priority', priority);
+  if (priorities.length > 0) spec.priorities = priorities;
+  const counters = nonEmpty(map(request.counters, 'counters', 'CounterAction', counterAction));
+  if (counters) spec.counters = counters;
+  const lists = nonEmpty(map(request.lists, 'lists', 'ListAction', listAction));
+  if (lists) spec.lists = lists;
+
+  const namespace = optional(request.namespace, 'namespace', str) ?? '';
+  return {
+    apiVersion: GAMESERVERALLOCATION_API_VERSION,
+    kind: GAMESERVERALLOCATION_KIND,
+    metadata: { namespace },
+    spec,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/** allocationAllocationResponse of allocation.swagger.json, with every field present. */
+export interface AllocationResponseJson {
+  gameServerName: string;
+  ports: Array<{ name: string; port: number }>;
+  address: string;
+  addresses: Array<{ type: string; address: string }>;
+  nodeName: string;
+  source: string;
+  metadata: { labels: Record<string, string>; annotations: Record<string, string> } | null;
+  counters: Record<string, { count: string; capacity: string }>;
+  lists: Record<string, { values: string[]; capacity: string }>;
+}
+
+function sortedCopy<V, W>(record: Record<string, V> | undefined, encode: (v: V) => W): Record<string, W> {
+  const out: Record<string, W> = {};
+  if (!record) return out;
+  for (const key of Object.keys(record).sort()) out[key] = encode(record[key]!);
+  return out;
+}
+
+/**
+ * The gRPC code for an UnAllocated answer, from the allocator's `--http-unallocated-status-code`
+ * (default 429). Statuses without a mapping give RESOURCE_EXHAUSTED.
+ */
+export function unallocatedGrpcCode(httpStatus: number): GrpcCode {
+  const codes: Record<number, GrpcCode> = {
+    200: GrpcCode.OK,
+    499: GrpcCode.CANCELLED,
+    500: GrpcCode.INTERNAL,
+    400: GrpcCode.INVALID_ARGUMENT,
+    504: GrpcCode.DEADLINE_EXCEEDED,
+    404: GrpcCode.NOT_FOUND,
+    409: GrpcCode.ALREADY_EXISTS,
+    403: GrpcCode.PERMISSION_DENIED,
+    401: GrpcCode.UNAUTHENTICATED,
+    429: GrpcCode.RESOURCE_EXHAUSTED,
+    501: GrpcCode.UNIMPLEMENTED,
+    503: GrpcCode.UNAVAILABLE,
+  };
+  return codes[httpStatus] ?? GrpcCode.RESOURCE_EXHAUSTED;
+}
+
+/**
+ * An allocation's status as the allocator service answers it (Agones's
+ * ConvertGSAToAllocationResponse). Only an Allocated status is an answer: UnAllocated throws
+ * with `unallocatedCode` (RESOURCE_EXHAUSTED by default), Contention with ABORTED, anything else
+ * with UNKNOWN, each with Agones's text. Counters and lists are only sent with CountsAndLists on.
+ */
+export function toAllocationResponse(
+  status: GameServerAllocationStatus,
+  gates: FeatureGates,
+  unallocatedCode: GrpcCode = GrpcCode.RESOURCE_EXHAUSTED,
+): AllocationResponseJson {
+  switch (status.state) {
+    case 'Allocated':
+      break;
+    case 'UnAllocated':
+      throw new SdkError(unallocatedCode, 'there is no available GameServer to allocate');
+    case 'Contention':
+      throw new SdkError(GrpcCode.ABORTED, 'too many concurrent requests have overwhelmed the system');
+    default:
+      throw new SdkError(GrpcCode.UNKNOWN, 'unknown issue');
+  }
+  return {
+    gameServerName: status.gameServerName ?? '',
+    ports: (status.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port ?? 0 })),
+    address: status.address ?? '',
+    addresses: (status.addresses ?? []).map((a) => ({ type: a.type ?? '', address: a.address ?? '' })),
+    nodeName: status.nodeName ?? '',
+    source: status.source ?? '',
+    metadata: status.metadata
+      ? {
+          labels: sortedCopy(status.metadata.labels, (v) => v),
+          annotations: sortedCopy(status.metadata.annotations, (v) => v),
+        }
+      : null,
+    counters: gates.CountsAndLists
+      ? sortedCopy(status.counters, (c) => ({ count: String(c.count), capacity: String(c.capacity) }))
+      : {},
+    lists: gates.CountsAndLists
+      ? sortedCopy(status.lists, (l) => ({ values: [...l.values], capacity: String(l.capacity) }))
+      : {},
+  };
+}

@@ -1,0 +1,91 @@
+import { checkSchema, type SchemaReport } from '../k8s/schema.js';
+import { apiErrors } from '../k8s/status.js';
+import { rfc3339 } from '../kinds/meta.js';
+import type { Cluster } from '../runtime/cluster.js';
+import { GAMESERVERALLOCATION_DEFINITION } from './allocation-kind.js';
+import type { AllocationResult, Allocator } from './allocator.js';
+import {
+  GAMESERVERALLOCATION_API_VERSION,
+  GAMESERVERALLOCATION_KIND,
+  type GameServerAllocation,
+  defaultAllocation,
+  validateAllocation,
+} from './gameserverallocation.js';
+
+/** Allocation across clusters, by GameServerAllocationPolicy (set by `serve` when available). */
+export interface MultiClusterAllocator {
+  allocate(gsa: GameServerAllocation): Promise<AllocationResult>;
+}
+
+/**
+ * The GameServerAllocation command handler shared by the resource API and the allocator
+ * service: decode strictly, default, validate (422 with causes), then allocate locally or
+ * across clusters. Nothing is stored: the answer is the allocation with its status.
+ */
+export class AllocationService {
+  multiCluster: MultiClusterAllocator | undefined;
+
+  constructor(
+    private readonly cluster: Cluster,
+    readonly allocator: Allocator,
+  ) {}
+
+  get gates() {
+    return this.cluster.gates;
+  }
+
+  /** Checks an allocation body; returns it defaulted and validated, for this namespace. */
+  prepare(namespace: string, body: unknown, strict = true): GameServerAllocation {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw apiErrors.badRequest('the body must be a GameServerAllocation object');
+    }
+    const object = body as GameServerAllocation & { kind?: unknown; apiVersion?: unknown };
+    if (object.kind !== undefined && object.kind !== GAMESERVERALLOCATION_KIND) {
+      throw apiErrors.badRequest(`the kind of the object (${String(object.kind)}) does not match the resource (GameServerAllocation)`);
+    }
+    if (object.apiVersion !== undefined && object.apiVersion !== GAMESERVERALLOCATION_API_VERSION) {
+      throw apiErrors.badRequest(`the apiVersion of the object (${String(object.apiVersion)}) does not match ${GAMESERVERALLOCATION_API_VERSION}`);
+    }
+    const report: SchemaReport = { unknown: [], errors: [] };
+    checkSchema(body, GAMESERVERALLOCATION_DEFINITION.schema, '', report);
+    if (strict && report.unknown.length) {
+      throw apiErrors.badRequest(`strict decoding error: ${report.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+    }
+    const name = object.metadata?.name ?? '';
+    if (report.errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, 'allocation.agones.dev', name, report.errors);
+    const gsa = defaultAllocation(
+      { ...object, metadata: { ...(object.metadata ?? {}), namespace } },
+      this.cluster.gates,
+    );
+    const errors = validateAllocation(gsa, this.cluster.gates);
+    if (errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, 'allocation.agones.dev', name, errors);
+    return gsa;
+  }
+
+  /** Allocates; the result carries the status (Allocated, UnAllocated or Contention). */
+  async allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
+    if (gsa.spec?.multiClusterSetting?.enabled) {
+      if (!this.multiCluster) throw apiErrors.internal('multi-cluster allocation is not available in this server');
+      return this.multiCluster.allocate(gsa);
+    }
+    return this.allocator.allocate(gsa);
+  }
+
+  /** The resource API's create: the allocation as Agones's API answers it (201, with status). */
+  async create(namespace: string, body: unknown, strict = true): Promise<GameServerAllocation> {
+    const gsa = this.prepare(namespace, body, strict);
+    const { status } = await this.allocate(gsa);
+    return {
+      ...gsa,
+      apiVersion: GAMESERVERALLOCATION_API_VERSION,
+      kind: GAMESERVERALLOCATION_KIND,
+      metadata: {
+        ...gsa.metadata,
+        ...(status.state === 'Allocated' && status.gameServerName && { name: status.gameServerName }),
+        namespace,
+        creationTimestamp: rfc3339(this.cluster.clock.now()),
+      },
+      status,
+    };
+  }
+}

@@ -1,0 +1,146 @@
+import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector } from '../../machines/allocation.js';
+import type { TimerHandle } from '../clock.js';
+import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver.js';
+import type { Cluster } from '../runtime/cluster.js';
+import { AllocationIndex, type Pool } from './allocation-index.js';
+import {
+  type GameServerAllocation,
+  type GameServerAllocationStatus,
+  LOCAL_ALLOCATION_SOURCE,
+  allocationStatus,
+  failedAllocationStatus,
+  toSelectors,
+} from './gameserverallocation.js';
+
+/**
+ * `exact`: every request sees the current state. `agones-batch`: requests wait in a queue that a
+ * dispatcher drains, sleeping 500 ms whenever the queue is empty, as Agones's allocator does, so
+ * users can reproduce the latency profile of a real cluster.
+ */
+export type AllocatorModel = 'exact' | 'agones-batch';
+
+export interface AllocatorOptions {
+  model?: AllocatorModel;
+  /** How long the batch dispatcher sleeps when idle (Agones's allocationBatchWaitTime). */
+  batchWaitMs?: number;
+}
+
+/** What an allocation decided, and when it was committed. */
+export interface AllocationResult {
+  status: GameServerAllocationStatus;
+  gameServer?: GameServer;
+}
+
+const EMPTY_NODE_COUNTS = new Map<string, { ready: number; allocated: number }>();
+
+/**
+ * The allocator: picks a GameServer for a (defaulted, validated) GameServerAllocation and
+ * allocates it as one atomic event through the GameServer's machine. The index moves as soon as
+ * the event is applied, so no GameServer is ever handed out twice.
+ */
+export class Allocator {
+  readonly index: AllocationIndex;
+  readonly model: AllocatorModel;
+  private readonly batchWaitMs: number;
+  private readonly queue: Array<{ gsa: GameServerAllocation; resolve: (r: AllocationResult) => void; reject: (e: unknown) => void }> = [];
+  private sleepingSince: number | undefined;
+  private wake: TimerHandle | undefined;
+
+  constructor(
+    private readonly cluster: Cluster,
+    options: AllocatorOptions = {},
+  ) {
+    this.model = options.model ?? 'exact';
+    this.batchWaitMs = options.batchWaitMs ?? 500;
+    this.index = new AllocationIndex(cluster.gameServers);
+    cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object));
+    this.sleepingSince = cluster.clock.now();
+  }
+
+  /** Allocates in this cluster; resolves once the allocation is committed. */
+  allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
+    if (this.model === 'exact') return this.allocateNow(gsa);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ gsa, resolve, reject });
+      this.scheduleDispatch();
+    });
+  }
+
+  stop(): void {
+    this.cluster.clock.clearTimeout(this.wake);
+    this.wake = undefined;
+  }
+
+  /** The first selector that matches anything wins; within it, the strategy's best candidate. */
+  private async allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
+    const gates = this.cluster.gates;
+    const spec = gsa.spec ?? {};
+    const namespace = gsa.metadata?.namespace ?? 'default';
+    const priorities = gates.CountsAndLists ? (spec.priorities ?? undefined) : undefined;
+    for (const selector of toSelectors(gsa)) {
+      const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
+      const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
+      const labels = selector.matchLabels ?? {};
+      let chosen: GameServer | undefined;
+      if (spec.scheduling !== 'Distributed') {
+        chosen = this.index.findPacked(namespace, pool, labels, accept, (a, b) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates));
+      } else if (priorities && priorities.length > 0) {
+        chosen = this.index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities));
+      } else {
+        chosen = this.index.findRandom(namespace, pool, labels, accept, this.cluster.rng);
+      }
+      if (!chosen) continue;
+      const result = await this.apply(chosen, gsa);
+      if (result) return result;
+    }
+    return { status: failedAllocationStatus('UnAllocated') };
+  }
+
+  /** One atomic event: state, metadata patch, last-allocated, counters and lists after the actions. */
+  private async apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult | undefined> {
+    const gates = this.cluster.gates;
+    const now = this.cluster.clock.now();
+    const { gameServer: after, counterErrors, listErrors } = applyAllocationActions(gs, gsa, now, gates);
+    const patch = gsa.spec?.metadata ?? {};
+    const event = gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
+      labels: { ...(patch.labels ?? {}) },
+      annotations: { ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: after.metadata.annotations[LAST_ALLOCATED_ANNOTATION]! },
+      ...(after.status.counters && after.status.counters !== gs.status.counters && { counters: after.status.counters }),
+      ...(after.status.lists && after.status.lists !== gs.status.lists && { lists: after.status.lists }),
+      ...(counterErrors.length && { counterErrors }),
+      ...(listErrors.length && { listErrors }),
+      source: LOCAL_ALLOCATION_SOURCE,
+    });
+    const committed = this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, { type: 'allocator.allocate', event });
+    if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
+    const allocated = this.cluster.gameServers.get(gs.metadata.namespace, gs.metadata.name)!;
+    await committed;
+    return { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated };
+  }
+
+  /** agones-batch: a request arriving while the dispatcher sleeps waits for it to wake. */
+  private scheduleDispatch(): void {
+    if (this.wake !== undefined || this.sleepingSince === undefined) return;
+    const now = this.cluster.clock.now();
+    const slept = now - this.sleepingSince;
+    const wakeIn = this.batchWaitMs - (slept % this.batchWaitMs);
+    this.wake = this.cluster.clock.setTimeout(() => {
+      this.wake = undefined;
+      void this.dispatch();
+    }, wakeIn);
+  }
+
+  /** Drains the queue without sleeping, then goes back to sleep. */
+  private async dispatch(): Promise<void> {
+    this.sleepingSince = undefined;
+    while (this.queue.length > 0) {
+      const request = this.queue.shift()!;
+      try {
+        request.resolve(await this.allocateNow(request.gsa));
+      } catch (error) {
+        request.reject(error);
+      }
+    }
+    this.sleepingSince = this.cluster.clock.now();
+  }
+}

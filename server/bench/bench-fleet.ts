@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VirtualClock } from '../clock.js';
+import { parseFeatureGates } from '../features.js';
+import { FleetController } from '../controllers/fleet-controller.js';
+import { GameServerController } from '../controllers/gameserver-controller.js';
+import { GameServerSetController } from '../controllers/gameserverset-controller.js';
+import { FLEET_DEFINITION } from '../kinds/definitions.js';
+import { ResourceService } from '../resources/service.js';
+import { Cluster } from '../runtime/cluster.js';
+import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
+import { SimulatedProcesses } from '../sim/processes.js';
+
+/**
+ * `npm run bench:fleet`: create a fleet of 10,000 and of 100,000 GameServers on the virtual
+ * clock and run until all are Ready. Prints GameServers per second (wall time), heap bytes per
+ * GameServer, and the per-GameServer cost at 100,000 relative to 10,000.
+ * Targets: >= 10,000 GameServers/s, <= 8 KB heap per GameServer at 100,000, cost ratio <= 1.25.
+ */
+
+const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface Result {
+  size: number;
+  seconds: number;
+  perSecond: number;
+  heapPerGameServer: number;
+  events: number;
+}
+
+async function run(size: number): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-bench-fleet-'));
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const clock = new VirtualClock();
+  const cluster = new Cluster({ db: join(dir, 'events.db'), clock, gates: parseFeatureGates(''), seed: 7 });
+  const service = new ResourceService(cluster);
+  await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE) + 1);
+  const controllers = [
+    new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } }),
+    new GameServerSetController(cluster, service),
+    new FleetController(cluster, service),
+    new SimulatedProcesses(cluster),
+  ];
+  for (const c of controllers) c.start();
+  const start = process.hrtime.bigint();
+  await service.create(FLEET_DEFINITION, 'default', {
+    apiVersion: 'agones.dev/v1',
+    kind: 'Fleet',
+    metadata: { name: 'bench' },
+    spec: {
+      replicas: size,
+      template: {
+        spec: {
+          ports: [{ name: 'default', containerPort: 7654 }],
+          template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+        },
+      },
+    },
+  });
+  let ready = 0;
+  for (let round = 0; ready < size; round++) {
+    clock.advance(250);
+    await flush();
+    const fleet = cluster.get('Fleet', 'default', 'bench');
+    ready = (fleet?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0;
+    if (round > 100_000) throw new Error(`stuck at ${ready}/${size} Ready`);
+  }
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await flush();
+  gc();
+  const heapPerGameServer = (process.memoryUsage().heapUsed - heapBefore) / size;
+  const events = cluster.log.lastSeq;
+  for (const c of controllers) c.stop();
+  cluster.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { size, seconds, perSecond: size / seconds, heapPerGameServer, events };
+}
+
+async function main(): Promise<void> {
+  if (!(globalThis as { gc?: unknown }).gc) console.log('(run with --expose-gc for exact heap figures)');
+  const results: Result[] = [];
+  for (const size of SIZES) {
+    const r = await run(size);
+    results.push(r);
+    console.log(
+      `fleet of ${size}: all Ready in ${r.seconds.toFixed(2)} s wall = ${Math.round(r.perSecond)} GameServers/s; ` +
+        `${Math.round(r.heapPerGameServer)} bytes of heap per GameServer; ${r.events} events in the log`,
+    );
+  }
+  const small = results.find((r) => r.size === 10_000);
+  const large = results.find((r) => r.size === 100_000);
+  let ok = true;
+  for (const r of results) {
+    if (r.perSecond < 10_000) ok = false;
+  }
+  if (large) {
+    console.log(`heap per GameServer at 100,000: ${Math.round(large.heapPerGameServer)} B (target <= 8192) ${large.heapPerGameServer <= 8192 ? 'PASS' : 'FAIL'}`);
+    if (large.heapPerGameServer > 8192) ok = false;
+  }
+  if (small && large) {
+    const ratio = large.seconds / large.size / (small.seconds / small.size);
+    console.log(`cost per GameServer, 100,000 vs 10,000: ${ratio.toFixed(2)}x (target <= 1.25) ${ratio <= 1.25 ? 'PASS' : 'FAIL'}`);
+    if (ratio > 1.25) ok = false;
+  }
+  console.log(`GameServers/s target >= 10,000: ${results.every((r) => r.perSecond >= 10_000) ? 'PASS' : 'FAIL'}`);
+  console.log(ok ? 'result: PASS' : 'result: FAIL');
+  if (!ok) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,65 @@
+import { parseFeatureGates } from '../features.js';
+import { FleetsimServer } from '../serve.js';
+import { loadProfiles } from '../sim/profiles.js';
+import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+
+const FLAGS: FlagSpec[] = [
+  { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
+  { name: 'host', env: 'FLEETSIM_HOST', type: 'string', default: '127.0.0.1', help: 'bind address' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: 'data/fleetsim.db', help: 'event log file (":memory:" for none)' },
+  { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
+  { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
+  { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node' },
+  { name: 'clock', type: 'string', default: 'real', help: 'real or virtual (moved with POST /fleetsim/v1/clock)' },
+  { name: 'filename', alias: 'f', type: 'string', help: 'manifests to apply at start (comma-separated files)' },
+  { name: 'profiles', type: 'string', help: 'YAML file of ProcessProfiles for simulated game servers' },
+  { name: 'port-range', type: 'string', default: '7000-8000', help: 'dynamic host port range' },
+  { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
+  { name: 'allocator-model', type: 'string', default: 'exact', help: 'exact, or agones-batch (the real allocator\'s batches and 500 ms idle wait)' },
+  { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
+  { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
+];
+
+export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${flagsHelp(FLAGS)}`;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, FLAGS);
+  if (values.help) {
+    console.log(SERVE_USAGE);
+    return 0;
+  }
+  const clock = String(values.clock);
+  if (clock !== 'real' && clock !== 'virtual') throw new FlagError(`--clock must be real or virtual, not "${clock}"`);
+  const allocatorModel = String(values['allocator-model']);
+  if (allocatorModel !== 'exact' && allocatorModel !== 'agones-batch') {
+    throw new FlagError(`--allocator-model must be exact or agones-batch, not "${allocatorModel}"`);
+  }
+  const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
+  if (!range) throw new FlagError(`--port-range must look like 7000-8000`);
+  const server = new FleetsimServer({
+    port: Number(values.port),
+    host: String(values.host) || undefined,
+    db: String(values.db),
+    gates: parseFeatureGates(String(values['feature-gates'])),
+    nodes: Number(values.nodes),
+    maxPodsPerNode: Number(values['max-pods']),
+    clock,
+    manifests: values.filename ? String(values.filename).split(',').filter((f) => f !== '') : [],
+    profiles: values.profiles ? loadProfiles(String(values.profiles)) : [],
+    portRange: { min: Number(range[1]), max: Number(range[2]) },
+    seed: Number(values.seed),
+    defaultFleet: !values['no-default-fleet'],
+    allocatorModel,
+  });
+  const { port, applied } = await server.start();
+  const host = String(values.host) || '0.0.0.0';
+  for (const line of applied) console.log(line);
+  console.log(`fleetsim serving on http://${host}:${port} (log ${String(values.db)}, clock ${clock})`);
+  console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
+  console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);
+  return new Promise<number>((resolve) => {
+    const stop = () => void server.close().then(() => resolve(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,361 @@
+import type { Subscription } from 'rxjs';
+import {
+  type AllocationOverflow,
+  type ReconcileCounts,
+  type ReconcileLimits,
+  type Reconciliation,
+  DEFAULT_RECONCILE_LIMITS,
+  addToReconcileCounts,
+  computeAllocationOverflow,
+  computeReconciliation,
+  emptyReconcileCounts,
+  hasOverflowMetadata,
+  reconcileFromCounts,
+} from '../../machines/gameserverset-reconcile.js';
+import type { NodeCount, NodeCounts, Priority } from '../../machines/scale-down-order.js';
+import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver.js';
+import { type OwnerReference, objectKey } from '../kinds/meta.js';
+import type { Resource } from '../kinds/resource.js';
+import type { NewEvent } from '../log/event-log.js';
+import { ResourceService } from '../resources/service.js';
+import type { Cluster } from '../runtime/cluster.js';
+import type { ObjectStore } from '../runtime/object-store.js';
+import { FLEET_LABEL, GAMESERVERSET_LABEL } from '../runtime/set-status.js';
+import { EventRecorder } from './k8s-events.js';
+import { WorkQueue } from './work-queue.js';
+
+export const GAMESERVERSET_KIND = 'GameServerSet';
+
+/** The fields of a GameServerSet's spec the controller reads. */
+export interface GameServerSetSpec {
+  replicas?: number;
+  scheduling?: SchedulingStrategy;
+  priorities?: Priority[];
+  allocationOverflow?: AllocationOverflow;
+  template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+}
+
+function specOf(set: Resource): GameServerSetSpec {
+  return (set.spec ?? {}) as GameServerSetSpec;
+}
+
+/** The uid a GameServer's set owner reference names (the controller reference when marked). */
+function ownerSetUid(gs: GameServer): string | undefined {
+  let found: OwnerReference | undefined;
+  for (const ref of gs.metadata.ownerReferences ?? []) {
+    if (ref.kind !== GAMESERVERSET_KIND) continue;
+    if (ref.controller) return ref.uid;
+    found ??= ref;
+  }
+  return found?.uid;
+}
+
+function groupKey(namespace: string, setName: string, setUid: string): string {
+  return `${namespace}/${setName}/${setUid}`;
+}
+
+interface Group {
+  keys: Set<string>;
+  counts: ReconcileCounts;
+}
+
+function groupOf(gs: GameServer): string | undefined {
+  const setName = gs.metadata.labels[GAMESERVERSET_LABEL];
+  if (!setName) return undefined;
+  const uid = ownerSetUid(gs);
+  return uid ? groupKey(gs.metadata.namespace, setName, uid) : undefined;
+}
+
+/**
+ * The GameServers of every set, and Ready/Allocated per node, kept current as each change is
+ * applied (so it never lags the read model a decision reads). A GameServer belongs to a set
+ * when its `agones.dev/gameserverset` label names the set and an owner reference carries the
+ * set's uid. Each change costs O(1): a reconcile lists one set, never the whole cluster.
+ */
+export class GameServerSetIndex {
+  private readonly groups = new Map<string, Group>();
+  private readonly nodes = new Map<string, NodeCount>();
+
+  constructor(private readonly store: ObjectStore<GameServer>) {}
+
+  /** Ready and Allocated per node, cluster-wide (every node a GameServer has named has an entry). */
+  get nodeCounts(): NodeCounts {
+    return this.nodes;
+  }
+
+  rebuild(): void {
+    this.groups.clear();
+    this.nodes.clear();
+    for (const [key, gs] of this.store.entries()) this.apply(key, undefined, gs);
+  }
+
+  /** Follows one applied change of a GameServer. */
+  apply(key: string, previous: GameServer | undefined, next: GameServer | undefined): void {
+    if (previous === next) return;
+    const before = previous && groupOf(previous);
+    // Most changes are state changes: the labels and owner references are the same objects.
+    const sameOwner =
+      previous !== undefined &&
+      next !== undefined &&
+      previous.metadata.labels === next.metadata.labels &&
+      previous.metadata.ownerReferences === next.metadata.ownerReferences;
+    const after = sameOwner ? before : next && groupOf(next);
+    if (previous) {
+      this.countNode(previous, -1);
+      if (before) {
+        const group = this.groups.get(before);
+        if (group) {
+          addToReconcileCounts(group.counts, previous, -1);
+          // A GameServer that stays in its set keeps its place in the creation order.
+          if (before !== after) {
+            group.keys.delete(key);
+            if (group.keys.size === 0) this.groups.delete(before);
+          }
+        }
+      }
+    }
+    if (next) {
+      this.countNode(next, 1);
+      if (after) {
+        let group = this.groups.get(after);
+        if (!group) {
+          group = { keys: new Set(), counts: emptyReconcileCounts() };
+          this.groups.set(after, group);
+        }
+        group.keys.add(key);
+        addToReconcileCounts(group.counts, next, 1);
+      }
+    }
+  }
+
+  /** The set's GameServers, in the order they were created. */
+  members(namespace: string, setName: string, setUid: string): GameServer[] {
+    const group = this.groups.get(groupKey(namespace, setName, setUid));
+    const out: GameServer[] = [];
+    if (!group) return out;
+    for (const key of group.keys) {
+      const gs = this.store.getByKey(key);
+      if (gs) out.push(gs);
+    }
+    return out;
+  }
+
+  counts(namespace: string, setName: string, setUid: string): ReconcileCounts {
+    return this.groups.get(groupKey(namespace, setName, setUid))?.counts ?? emptyReconcileCounts();
+  }
+
+  private countNode(gs: GameServer, sign: 1 | -1): void {
+    const node = gs.status.nodeName;
+    if (!node) return;
+    let count = this.nodes.get(node);
+    if (!count) {
+      count = { ready: 0, allocated: 0 };
+      this.nodes.set(node, count);
+    }
+    if (gs.status.state === 'Ready') count.ready = Math.max(0, count.ready + sign);
+    else if (gs.status.state === 'Allocated') count.allocated = Math.max(0, count.allocated + sign);
+  }
+}
+
+export interface GameServerSetControllerOptions {
+  limits?: Partial<ReconcileLimits>;
+}
+
+/**
+ * The GameServerSet controller (Agones's pkg/gameserversets, reference §4): keeps each set at
+ * `spec.replicas` GameServers, replaces Unhealthy and long-Errored ones, shuts the right ones
+ * down on scale-down, and labels overflowing Allocated servers. It reads the read model, asks
+ * the pure reconcile functions in machines/, and commits: creations in one commit per batch,
+ * shutdowns through each GameServer's machine, Kubernetes Events alongside.
+ */
+export class GameServerSetController {
+  readonly index: GameServerSetIndex;
+  private readonly queue: WorkQueue<string>;
+  private readonly recorder: EventRecorder;
+  private readonly service: ResourceService;
+  private readonly limits: ReconcileLimits;
+  private readonly subscriptions: Subscription[] = [];
+  /** What the overflow check last saw per set, so it runs again only when that changes. */
+  private readonly overflowSeen = new Map<string, string>();
+
+  /** `service` builds GameServers with the GameServer kind's defaults and validation. */
+  constructor(
+    private readonly cluster: Cluster,
+    service?: ResourceService,
+    options: GameServerSetControllerOptions = {},
+  ) {
+    this.index = new GameServerSetIndex(cluster.gameServers);
+    this.service = service ?? new ResourceService(cluster);
+    this.limits = { ...DEFAULT_RECONCILE_LIMITS, ...options.limits };
+    this.recorder = new EventRecorder(cluster, 'gameserverset-controller');
+    this.queue = new WorkQueue(cluster.clock, (key) => this.sync(key));
+  }
+
+  start(): void {
+    this.index.rebuild();
+    this.subscriptions.push(
+      this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => this.index.apply(key, previous, object)),
+      this.cluster.gameServerChanges$.subscribe(({ previous, object }) => {
+        const before = previous?.metadata.labels[GAMESERVERSET_LABEL];
+        const after = object?.metadata.labels[GAMESERVERSET_LABEL];
+        if (before) this.queue.add(objectKey(previous!.metadata.namespace, before));
+        if (after && (after !== before || object!.metadata.namespace !== previous?.metadata.namespace)) {
+          this.queue.add(objectKey(object!.metadata.namespace, after));
+        }
+      }),
+      this.cluster.changes$.subscribe((change) => {
+        if (change.kind === GAMESERVERSET_KIND && change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name));
+      }),
+    );
+    for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
+  }
+
+  stop(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions.length = 0;
+    this.queue.shutDown();
+  }
+
+  /** Nothing queued, running or scheduled. */
+  get idle(): boolean {
+    return this.queue.idle;
+  }
+
+  /** Asks for a reconcile of one set (on the next turn of the clock). */
+  enqueue(namespace: string, name: string): void {
+    this.queue.add(objectKey(namespace, name));
+  }
+
+  private async sync(key: string): Promise<void> {
+    const set = this.cluster.readModel.store(GAMESERVERSET_KIND)?.getByKey(key);
+    if (!set) {
+      this.overflowSeen.delete(key);
+      return;
+    }
+    const { namespace, name, uid } = set.metadata;
+    const spec = specOf(set);
+    const target = Math.max(0, spec.replicas ?? 0);
+    const beingDeleted = set.metadata.deletionTimestamp !== undefined;
+    const counts = this.index.counts(namespace, name, uid);
+    let members: GameServer[] | undefined;
+    const listMembers = () => (members ??= this.index.members(namespace, name, uid));
+
+    let plan: Reconciliation | undefined = reconcileFromCounts(counts, target, this.limits, beingDeleted);
+    if (!plan) {
+      plan = computeReconciliation(listMembers(), target, this.cluster.clock.now(), this.limits, {
+        scheduling: spec.scheduling ?? 'Packed',
+        ...(spec.priorities && { priorities: spec.priorities }),
+        countsAndLists: this.cluster.gates.CountsAndLists,
+        nodeCounts: this.index.nodeCounts,
+        setBeingDeleted: beingDeleted,
+      });
+    }
+
+    const commits: Promise<void>[] = [];
+    if (plan.toAdd > 0) commits.push(this.create(set, plan.toAdd));
+    if (plan.toDelete.length > 0) commits.push(this.shutDown(set, plan.toDelete));
+    const overflow = this.overflow(key, set, counts, target, listMembers);
+    if (overflow) commits.push(overflow);
+    await Promise.all(commits);
+
+    if (plan.partial) this.queue.add(key);
+    if (plan.recheckAfterMs !== undefined) this.queue.addAfter(key, plan.recheckAfterMs);
+  }
+
+  /**
+   * Creates `count` GameServers from the set's template in one commit (one batch event; the
+   * read model derives each SuccessfulCreate Event from it).
+   */
+  private create(set: Resource, count: number): Promise<void> {
+    const body = this.gameServerBody(set);
+    const bodies: unknown[] = [];
+    for (let i = 0; i < count; i++) bodies.push(body);
+    const { events } = this.service.prepareGameServerBatch(set.metadata.namespace, bodies);
+    return this.cluster.commit(events);
+  }
+
+  /** A GameServer as the set makes it (Agones's GameServerSet.GameServer()). */
+  private gameServerBody(set: Resource): Record<string, unknown> {
+    const spec = specOf(set);
+    const template = spec.template ?? {};
+    const { name: _name, namespace: _namespace, generateName: _generateName, uid: _uid, resourceVersion: _rv, ...templateMeta } =
+      (template.metadata ?? {}) as Record<string, unknown>;
+    return {
+      metadata: {
+        ...templateMeta,
+        generateName: `${set.metadata.name}-`,
+        namespace: set.metadata.namespace,
+        labels: {
+          ...(template.metadata?.labels ?? {}),
+          [GAMESERVERSET_LABEL]: set.metadata.name,
+          [FLEET_LABEL]: set.metadata.labels[FLEET_LABEL] ?? '',
+        },
+        annotations: { ...(template.metadata?.annotations ?? {}) },
+        ownerReferences: [
+          {
+            apiVersion: set.apiVersion,
+            kind: GAMESERVERSET_KIND,
+            name: set.metadata.name,
+            uid: set.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: { ...(template.spec ?? {}), ...(spec.scheduling && { scheduling: spec.scheduling }) },
+    };
+  }
+
+  /** Moves each victim to Shutdown through its machine (the GameServer controller deletes it). */
+  private async shutDown(set: Resource, victims: readonly GameServer[]): Promise<void> {
+    const commits: Promise<void>[] = [];
+    const events: NewEvent[] = [];
+    for (const gs of victims) {
+      const { namespace, name } = gs.metadata;
+      const state = gs.status.state;
+      const commit = this.cluster.actors.send(namespace, name, {
+        type: 'controller.shutdown',
+        message: `Deleted by GameServerSet ${set.metadata.name}`,
+      });
+      if (!commit) continue; // The machine refused (already shutting down, say).
+      commits.push(commit);
+      events.push(this.recorder.event(set, { type: 'Normal', reason: 'SuccessfulDelete', message: `Deleted gameserver in state ${state}: ${name}` }));
+    }
+    commits.push(this.cluster.commit(events));
+    await Promise.all(commits);
+  }
+
+  /** §4.6: labels the Allocated servers beyond spec.replicas (FleetAllocationOverflow gate). */
+  private overflow(
+    key: string,
+    set: Resource,
+    counts: ReconcileCounts,
+    target: number,
+    listMembers: () => GameServer[],
+  ): Promise<void> | undefined {
+    const spec = specOf(set);
+    if (!this.cluster.gates.FleetAllocationOverflow || !hasOverflowMetadata(spec.allocationOverflow) || counts.allocated <= target) {
+      this.overflowSeen.delete(key);
+      return undefined;
+    }
+    // Agones checks on every update of the set, i.e. when its spec or its counts move.
+    const seen = `${set.metadata.resourceVersion}|${counts.allocated}|${counts.live}`;
+    if (this.overflowSeen.get(key) === seen) return undefined;
+    this.overflowSeen.set(key, seen);
+    const overflow = spec.allocationOverflow;
+    const marked = computeAllocationOverflow(listMembers(), target, overflow, {
+      scheduling: spec.scheduling ?? 'Packed',
+      ...(spec.priorities && { priorities: spec.priorities }),
+      countsAndLists: this.cluster.gates.CountsAndLists,
+      nodeCounts: this.index.nodeCounts,
+    });
+    if (marked.length === 0) return undefined;
+    const events = marked.map((gs) =>
+      gameServerEvent('GameServerMetadataPatched', gs.metadata.namespace, gs.metadata.name, {
+        ...(overflow.labels && { labels: { ...overflow.labels } }),
+        ...(overflow.annotations && { annotations: { ...overflow.annotations } }),
+      }),
+    );
+    return this.cluster.commit(events);
+  }
+}

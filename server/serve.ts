@@ -1,0 +1,133 @@
+import { createServer, type Server } from 'node:http';
+import express from 'express';
+import type { WebSocketServer } from 'ws';
+import { type Clock, VirtualClock, WallClock } from './clock.js';
+import type { FeatureGates } from './features.js';
+import { GameServerController } from './controllers/gameserver-controller.js';
+import { GameServerSetController } from './controllers/gameserverset-controller.js';
+import { FleetController } from './controllers/fleet-controller.js';
+import { resourceApi } from './api/resource-api.js';
+import { type SidecarResolver, StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import { ResourceService } from './resources/service.js';
+import { Cluster } from './runtime/cluster.js';
+import { Sidecar } from './sidecar/sidecar.js';
+import { ensureNodes } from './sim/nodes.js';
+import { SimulatedProcesses } from './sim/processes.js';
+import type { ProcessProfile } from './sim/profiles.js';
+import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
+import { Allocator, type AllocatorModel } from './allocation/allocator.js';
+import { AllocationService } from './allocation/allocation-service.js';
+import { allocatorRouter } from './api/allocator-http.js';
+
+export interface ServeOptions {
+  port: number;
+  host?: string;
+  db: string;
+  gates: FeatureGates;
+  nodes: number;
+  clock: 'real' | 'virtual';
+  manifests: string[];
+  profiles: ProcessProfile[];
+  portRange: { min: number; max: number };
+  maxPodsPerNode?: number;
+  seed?: number;
+  /** Start a small default fleet when the log is empty and no manifest is given. */
+  defaultFleet: boolean;
+  allocatorModel?: AllocatorModel;
+}
+
+/**
+ * `fleetsim serve`: the simulated cluster on one port — the resource API kubectl drives, the
+ * sidecar of every GameServer at /sdk/{namespace}/{name}/…, the controllers, the simulated
+ * nodes and game-server processes.
+ */
+export class FleetsimServer {
+  readonly cluster: Cluster;
+  readonly service: ResourceService;
+  readonly clock: Clock;
+  readonly allocator: Allocator;
+  readonly allocations: AllocationService;
+  private readonly controllers: Array<{ start(): void; stop(): void }>;
+  private readonly streams = new StreamRegistry();
+  private httpServer: Server | undefined;
+  private wss: WebSocketServer | undefined;
+
+  constructor(private readonly options: ServeOptions) {
+    this.clock = options.clock === 'virtual' ? new VirtualClock() : new WallClock();
+    this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed });
+    this.service = new ResourceService(this.cluster);
+    this.allocator = new Allocator(this.cluster, { model: options.allocatorModel });
+    this.allocations = new AllocationService(this.cluster, this.allocator);
+    this.controllers = [
+      new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
+      new GameServerSetController(this.cluster, this.service),
+      new FleetController(this.cluster, this.service),
+      new SimulatedProcesses(this.cluster, options.profiles),
+    ];
+  }
+
+  async start(): Promise<{ port: number; applied: string[] }> {
+    await ensureNodes(this.cluster, this.options.nodes);
+    for (const controller of this.controllers) controller.start();
+    const applied: string[] = [];
+    for (const path of this.options.manifests) applied.push(...(await applyManifests(this.service, readManifests(path), path)));
+    if (this.options.defaultFleet && this.options.manifests.length === 0 && this.cluster.readModel.list('Fleet').length === 0) {
+      applied.push(...(await applyManifests(this.service, [DEFAULT_FLEET], 'the default fleet')));
+    }
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.disable('etag');
+    const resolveSidecar: SidecarResolver = (path) => {
+      const m = /^\/sdk\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
+      if (!m) return undefined;
+      const namespace = decodeURIComponent(m[1]!);
+      const name = decodeURIComponent(m[2]!);
+      return { sidecar: () => new Sidecar(this.cluster, namespace, name), path: m[3] ?? '/' };
+    };
+    app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
+    app.use(this.clockApi());
+    app.use(allocatorRouter(this.allocations));
+    app.use(resourceApi(this.cluster, this.service, this.allocations));
+    this.httpServer = createServer(app);
+    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams);
+    await new Promise<void>((resolve, reject) => {
+      this.httpServer!.once('error', reject);
+      this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
+    });
+    const address = this.httpServer.address();
+    return { port: typeof address === 'object' && address ? address.port : this.options.port, applied };
+  }
+
+  /** On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`. */
+  private clockApi(): express.Router {
+    const router = express.Router();
+    router.get('/fleetsim/v1/clock', (_req, res) => {
+      res.json({ kind: this.options.clock, now: new Date(this.clock.now()).toISOString() });
+    });
+    router.post('/fleetsim/v1/clock', express.json(), (req, res) => {
+      const seconds = (req.body as { advanceSeconds?: unknown } | undefined)?.advanceSeconds;
+      if (!(this.clock instanceof VirtualClock)) {
+        res.status(409).json({ message: 'the clock is the wall clock; start with --clock virtual to move it by hand' });
+        return;
+      }
+      if (typeof seconds !== 'number' || !(seconds >= 0)) {
+        res.status(400).json({ message: 'advanceSeconds: must be a number >= 0' });
+        return;
+      }
+      this.clock.advance(seconds * 1000);
+      res.json({ kind: 'virtual', now: new Date(this.clock.now()).toISOString() });
+    });
+    return router;
+  }
+
+  async close(): Promise<void> {
+    this.streams.endAll();
+    for (const controller of this.controllers) controller.stop();
+    this.allocator.stop();
+    for (const client of this.wss?.clients ?? []) client.terminate();
+    this.httpServer?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
+    this.cluster.close();
+  }
+}

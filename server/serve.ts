@@ -6,6 +6,8 @@ import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
 import { GameServerSetController } from './controllers/gameserverset-controller.js';
 import { FleetController } from './controllers/fleet-controller.js';
+import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
+import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { resourceApi } from './api/resource-api.js';
 import { type SidecarResolver, StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { ResourceService } from './resources/service.js';
@@ -62,6 +64,8 @@ export class FleetsimServer {
       new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
       new GameServerSetController(this.cluster, this.service),
       new FleetController(this.cluster, this.service),
+      // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
+      new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver }),
       new SimulatedProcesses(this.cluster, options.profiles),
     ];
   }

@@ -9,7 +9,7 @@ import { ApiError, apiErrors } from '../k8s/status.js';
 import type { Cluster } from '../runtime/cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
-import { type LabelSelector, matchesSelector, parseLabelSelector } from '../resources/selectors.js';
+import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
 import { mergePatch } from '../resources/patch.js';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
@@ -74,7 +74,18 @@ function writeOptions(req: Request): WriteOptions {
   if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
     throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
   }
-  return { dryRun: req.query.dryRun === 'All', fieldValidation: validation as FieldValidation };
+  return { dryRun: req.query.dryRun === 'All', fieldValidation: validation as FieldValidation, warnings: [] };
+}
+
+/** Sends what a write decided, with its warnings as `Warning: 299` headers (kubectl prints them). */
+function sendWritten(res: Response, status: number, body: unknown, options: WriteOptions): void {
+  if (options.warnings?.length) res.setHeader('Warning', options.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+  sendJson(res, status, body);
+}
+
+function fieldFilterOf(req: Request, kind: string): ((object: object) => boolean) | undefined {
+  const text = req.query.fieldSelector;
+  return typeof text === 'string' && text !== '' ? parseFieldSelector(text, kind) : undefined;
 }
 
 function selectorOf(req: Request): LabelSelector | undefined {
@@ -171,7 +182,9 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
     if (method === 'GET') {
       const watch = req.query.watch === 'true' || req.query.watch === '1';
       if (watch) return watchObjects(cluster, service, target, req, res);
-      const items = service.list(definition, target.namespace, selectorOf(req));
+      const fieldFilter = fieldFilterOf(req, definition.kind);
+      const listed = service.list(definition, target.namespace, selectorOf(req));
+      const items = fieldFilter ? listed.filter(fieldFilter) : listed;
       const resourceVersion = String(cluster.resourceVersion);
       if (wantsTable(req)) {
         return sendJson(res, 200, toTable(definition, items, cluster.clock.now(), { resourceVersion, includeObject: req.query.includeObject as string }));
@@ -179,8 +192,9 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
       return sendJson(res, 200, { apiVersion: apiVersionOf(definition), kind: definition.listKind, metadata: { resourceVersion }, items });
     }
     if (method === 'POST') {
-      const created = await service.create(definition, namespace, parseBody(req), writeOptions(req));
-      return sendJson(res, 201, created);
+      const options = writeOptions(req);
+      const created = await service.create(definition, namespace, parseBody(req), options);
+      return sendWritten(res, 201, created, options);
     }
     throw apiErrors.methodNotAllowed();
   }
@@ -193,10 +207,15 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
       }
       return sendJson(res, 200, object);
     }
-    case 'PUT':
-      return sendJson(res, 200, await service.update(definition, namespace, name, parseBody(req), writeOptions(req)));
-    case 'PATCH':
-      return sendJson(res, 200, await service.patch(definition, namespace, name, parseBody(req), req.headers['content-type'] ?? '', writeOptions(req)));
+    case 'PUT': {
+      const options = writeOptions(req);
+      return sendWritten(res, 200, await service.update(definition, namespace, name, parseBody(req), options), options);
+    }
+    case 'PATCH': {
+      const options = writeOptions(req);
+      const patched = await service.patch(definition, namespace, name, parseBody(req), req.headers['content-type'] ?? '', options);
+      return sendWritten(res, 200, patched, options);
+    }
     case 'DELETE': {
       const deleted = await service.delete(definition, namespace, name, writeOptions(req));
       return sendJson(res, 200, {
@@ -218,11 +237,12 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
   const selector = selectorOf(req);
   const table = wantsTable(req);
   const fromText = typeof req.query.resourceVersion === 'string' ? req.query.resourceVersion : '';
-  const fieldName = typeof req.query.fieldSelector === 'string' ? /metadata\.name=([^,]+)/.exec(req.query.fieldSelector)?.[1] : undefined;
+  const fieldFilter = fieldFilterOf(req, definition.kind);
   const inScope = (namespace: string, name: string) =>
     (target.namespace === undefined || !definition.namespaced || namespace === target.namespace) &&
-    (fieldName === undefined || name === fieldName) &&
     (target.name === undefined || name === target.name);
+  const wanted = (object: Resource) =>
+    (!selector || matchesSelector(selector, object.metadata.labels ?? {})) && (!fieldFilter || fieldFilter(object));
   const render = (object: Resource) =>
     table ? toTable(definition, [object], cluster.clock.now(), { includeObject: req.query.includeObject as string, withHeaders: false }) : object;
 
@@ -230,7 +250,9 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
   const initial: Resource[] = [];
   if (fromText === '' || fromText === '0') {
     // No resourceVersion: start with the current objects as ADDED, then what follows.
-    for (const object of service.list(definition, target.namespace, selector)) if (inScope(object.metadata.namespace, object.metadata.name)) initial.push(object);
+    for (const object of service.list(definition, target.namespace, selector)) {
+      if (inScope(object.metadata.namespace, object.metadata.name) && wanted(object)) initial.push(object);
+    }
     changes = cluster.changesSince(cluster.resourceVersion);
   } else {
     const from = Number(fromText);
@@ -247,17 +269,19 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
 
   const subscription: Subscription = changes!.subscribe((change: Change) => {
     if (change.kind !== definition.kind || !inScope(change.namespace, change.name)) return;
-    const object = cluster.get(change.kind, change.namespace, change.name);
-    if (change.type === 'DELETED' || !object) {
+    if (change.type === 'DELETED') {
+      // The object as it last was, at the deletion's resourceVersion.
+      const last = change.last as Resource | undefined;
       const gone = {
-        apiVersion: apiVersionOf(definition),
-        kind: definition.kind,
-        metadata: { name: change.name, namespace: change.namespace, resourceVersion: String(change.seq) },
+        ...(last ?? { apiVersion: apiVersionOf(definition), kind: definition.kind }),
+        metadata: { ...(last?.metadata ?? { name: change.name, namespace: change.namespace }), resourceVersion: String(change.seq) },
       } as Resource;
+      if (last && !wanted(gone)) return;
       write('DELETED', render(gone));
       return;
     }
-    if (selector && !matchesSelector(selector, object.metadata.labels ?? {})) return;
+    const object = cluster.get(change.kind, change.namespace, change.name);
+    if (!object || !wanted(object)) return;
     write(change.type, render(object));
   });
   const timeout = Number(req.query.timeoutSeconds ?? 0);

@@ -144,6 +144,22 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
   }
 }
 
+/** A copy of `value` without the fields `schema` does not know (the API server's pruning). */
+export function pruneUnknown(value: unknown, schema: Schema): unknown {
+  if (value === null || typeof value !== 'object' || schema['x-kubernetes-preserve-unknown-fields'] || schema['x-kubernetes-int-or-string']) {
+    return value;
+  }
+  if (Array.isArray(value)) return schema.items ? value.map((item) => pruneUnknown(item, schema.items!)) : value;
+  if (schema.type !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const childSchema = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (childSchema) out[key] = pruneUnknown(child, childSchema);
+    else if (schema.additionalProperties === true) out[key] = child;
+  }
+  return out;
+}
+
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }

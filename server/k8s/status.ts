@@ -49,7 +49,7 @@ export const apiErrors = {
   methodNotAllowed: (message = 'the server does not allow this method on the requested resource') =>
     status(405, 'MethodNotAllowed', message),
   unsupportedMediaType: (contentType: string) =>
-    status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got ${contentType}`),
+    status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json; got ${contentType}`),
   tooLarge: (limit: number) => status(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
   gone: (message: string) => status(410, 'Expired', message),
   pathNotFound: () => status(404, 'NotFound', 'the server could not find the requested resource'),

@@ -51,4 +51,4 @@ const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.cre
 export const AGE_COLUMN = AGE;
 
 /** Verbs of a kind that can be read, written and watched. */
-export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+export const ALL_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];

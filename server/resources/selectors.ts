@@ -58,3 +58,42 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
     }
   });
 }
+
+/** Fields a field selector may name, per kind (as the API server allows them). */
+const FIELD_LABELS: Record<string, string[]> = {
+  '*': ['metadata.name', 'metadata.namespace'],
+  Event: [
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'reason',
+    'type',
+    'source',
+  ],
+  GameServer: ['status.state'],
+};
+
+function fieldValue(object: Record<string, unknown>, path: string): string {
+  if (path === 'source') return String((object.source as { component?: string } | undefined)?.component ?? '');
+  let node: unknown = object;
+  for (const part of path.split('.')) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  return node === undefined || node === null ? '' : String(node);
+}
+
+/** Parses a `fieldSelector` (`a=b`, `a==b`, `a!=b`, comma-separated) into a predicate. */
+export function parseFieldSelector(text: string, kind: string): (object: object) => boolean {
+  const allowed = [...FIELD_LABELS['*']!, ...(FIELD_LABELS[kind] ?? [])];
+  const tests = text
+    .split(',')
+    .filter((p) => p.trim() !== '')
+    .map((part) => {
+      const m = /^\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*$/.exec(part);
+      if (!m) throw apiErrors.badRequest(`invalid field selector: "${part}"`);
+      const [, field, op, value] = m as unknown as [string, string, string, string];
+      if (!allowed.includes(field)) throw apiErrors.badRequest(`field label not supported: ${field}`);
+      return (object: object) => (fieldValue(object as Record<string, unknown>, field) === value) === (op !== '!=');
+    });
+  return (object) => tests.every((t) => t(object));
+}

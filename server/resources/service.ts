@@ -4,7 +4,7 @@ import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import { checkSchema, type SchemaReport } from '../k8s/schema.js';
+import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../runtime/cluster.js';
@@ -17,6 +17,8 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 export interface WriteOptions {
   dryRun?: boolean;
   fieldValidation?: FieldValidation;
+  /** Filled with warnings for the client (fieldValidation=Warn), sent as `Warning` headers. */
+  warnings?: string[];
 }
 
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
@@ -316,7 +318,11 @@ export class ResourceService {
   private applyPatch(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {
     const type = contentType.split(';')[0]!.trim();
     let result: unknown;
+    // Built-in kinds take strategic merge patches (kubectl always sends one for them); for the
+    // fields fleetsim stores of those kinds (maps, scalars) it is a merge patch without directives.
+    const builtIn = !current.apiVersion.includes('/');
     if (type === 'application/merge-patch+json') result = mergePatch(current, patch);
+    else if (type === 'application/strategic-merge-patch+json' && builtIn) result = mergePatch(current, withoutDirectives(patch));
     else if (type === 'application/json-patch+json') result = jsonPatch(current, patch);
     else throw apiErrors.unsupportedMediaType(type);
     if (!isObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
@@ -334,7 +340,8 @@ export class ResourceService {
     }
     const report: SchemaReport = { unknown: [], errors: [] };
     checkSchema(body, definition.schema, '', report);
-    if (report.unknown.length && (options.fieldValidation ?? 'Strict') === 'Strict') {
+    const validation = options.fieldValidation ?? 'Strict';
+    if (report.unknown.length && validation === 'Strict') {
       const fields = report.unknown.map((f) => `unknown field "${f}"`).join(', ');
       throw apiErrors.badRequest(`strict decoding error: ${fields}`);
     }
@@ -342,7 +349,10 @@ export class ResourceService {
       const name = isObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
       throw apiErrors.invalid(definition.kind, definition.group, name, report.errors);
     }
-    return body;
+    if (report.unknown.length === 0) return body;
+    // Warn and Ignore: unknown fields are dropped, as the API server prunes them.
+    if (validation === 'Warn') options.warnings?.push(...report.unknown.map((f) => `unknown field "${f}"`));
+    return pruneUnknown(body, definition.schema) as Record<string, unknown>;
   }
 
   private validate(definition: KindDefinition, object: Resource, old?: Resource): void {
@@ -363,6 +373,15 @@ export class ResourceService {
       if (!this.cluster.get(definition.kind, namespace, name) && !taken?.has(name)) return name;
     }
   }
+}
+
+/** Drops strategic-merge-patch directives (`$patch`, `$retainKeys`, …). */
+function withoutDirectives(patch: unknown): unknown {
+  if (Array.isArray(patch)) return patch.map(withoutDirectives);
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) if (!key.startsWith('$')) out[key] = withoutDirectives(value);
+  return out;
 }
 
 /** Fleets and sets store no status of their own: it is folded from their GameServers. */

@@ -16,6 +16,8 @@ export interface Change {
   name: string;
   seq: number;
   type: WatchEventType;
+  /** For DELETED: the object as it last was. */
+  last?: unknown;
 }
 
 const STORED_KINDS = [
@@ -119,7 +121,14 @@ function templateKeys(object: Resource): TemplateKeys {
 function watchChange<T>(event: StoredEvent, change: ObjectChange<T>): Change {
   const type: WatchEventType = change.object === undefined ? 'DELETED' : change.previous === undefined ? 'ADDED' : 'MODIFIED';
   const slash = change.key.indexOf('/');
-  return { kind: event.kind, namespace: change.key.slice(0, slash), name: change.key.slice(slash + 1), seq: event.seq, type };
+  return {
+    kind: event.kind,
+    namespace: change.key.slice(0, slash),
+    name: change.key.slice(slash + 1),
+    seq: event.seq,
+    type,
+    ...(type === 'DELETED' && { last: change.previous }),
+  };
 }
 
 function derived(kind: string, key: string, seq: number): Change {

@@ -1,0 +1,410 @@
+import type { Subscription } from 'rxjs';
+import {
+  type AutoscaledFleet,
+  type AutoscalerPolicy,
+  AutoscalerError,
+  type ScaleDecision,
+  type WebhookAnswer,
+  computeDesiredReplicas,
+} from '../../machines/autoscaler.js';
+import { type Priority, countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
+import {
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  type FleetAutoscaleRequest,
+  type ServiceResolver,
+  WebhookClient,
+  type WebhookConfiguration,
+  reviewStatus,
+} from '../autoscaler/webhook-client.js';
+import type { TimerHandle } from '../clock.js';
+import { FLEET_DEFINITION, FLEETAUTOSCALER_DEFINITION } from '../kinds/definitions.js';
+import type { GameServer, SchedulingStrategy } from '../kinds/gameserver.js';
+import { objectKey, rfc3339 } from '../kinds/meta.js';
+import type { Resource } from '../kinds/resource.js';
+import { ResourceService } from '../resources/service.js';
+import type { Cluster } from '../runtime/cluster.js';
+import { FLEET_LABEL } from '../runtime/set-status.js';
+import { type EventFields, EventRecorder } from './k8s-events.js';
+import { WorkQueue } from './work-queue.js';
+
+export const FLEETAUTOSCALER_KIND = 'FleetAutoscaler';
+const FLEET_KIND = 'Fleet';
+
+/** Agones's default sync period when the spec names none. */
+export const DEFAULT_SYNC_INTERVAL_SECONDS = 30;
+
+/** The fields of a FleetAutoscaler's spec the controller reads. */
+export interface FleetAutoscalerSpec {
+  fleetName?: string;
+  policy?: AutoscalerPolicy & { webhook?: WebhookConfiguration };
+  sync?: { type?: string; fixedInterval?: { seconds?: number } };
+}
+
+/** The status the controller writes (Agones's FleetAutoscalerStatus, as the spec lists it). */
+export interface FleetAutoscalerStatus {
+  currentReplicas: number;
+  desiredReplicas: number;
+  /** RFC 3339; null until the autoscaler first scales the fleet. */
+  lastScaleTime: string | null;
+  ableToScale: boolean;
+  scalingLimited: boolean;
+}
+
+interface FleetSpecView {
+  replicas?: number;
+  scheduling?: SchedulingStrategy;
+  priorities?: Priority[];
+}
+
+function specOf(fas: Resource): FleetAutoscalerSpec {
+  return (fas.spec ?? {}) as FleetAutoscalerSpec;
+}
+
+function fleetSpecOf(fleet: Resource): FleetSpecView {
+  return (fleet.spec ?? {}) as FleetSpecView;
+}
+
+function fleetStatusReplicas(fleet: Resource): number {
+  const status = fleet.status as { replicas?: number } | undefined;
+  return status?.replicas ?? 0;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The sync period in milliseconds: `spec.sync.fixedInterval.seconds`, 30 when absent or not positive. */
+export function syncIntervalMs(spec: FleetAutoscalerSpec): number {
+  const seconds = spec.sync?.fixedInterval?.seconds;
+  return (typeof seconds === 'number' && seconds > 0 ? seconds : DEFAULT_SYNC_INTERVAL_SECONDS) * 1000;
+}
+
+function sameStatus(a: unknown, b: FleetAutoscalerStatus): boolean {
+  if (typeof a !== 'object' || a === null) return false;
+  const s = a as Partial<FleetAutoscalerStatus>;
+  return (
+    s.currentReplicas === b.currentReplicas &&
+    s.desiredReplicas === b.desiredReplicas &&
+    (s.lastScaleTime ?? null) === b.lastScaleTime &&
+    s.ableToScale === b.ableToScale &&
+    s.scalingLimited === b.scalingLimited
+  );
+}
+
+function previousScaleTime(status: unknown): string | null {
+  const value = (status as { lastScaleTime?: unknown } | undefined)?.lastScaleTime;
+  return typeof value === 'string' ? value : null;
+}
+
+/** An error already recorded as a Warning Event; the sync is retried with the queue's back-off. */
+class SyncFailure extends Error {
+  override readonly name = 'SyncFailure';
+}
+
+/**
+ * One autoscaler's "thread" (Agones keeps one per autoscaler): its timer, its webhook client,
+ * and the identity (uid, generation) it was made for. A new generation gets a new thread.
+ */
+interface Thread {
+  key: string;
+  uid: string;
+  generation: number;
+  intervalMs: number;
+  timer: TimerHandle | undefined;
+  webhook: WebhookClient | undefined;
+  /** Cancels the webhook call in flight when the thread ends. */
+  abort: AbortController;
+  /** The last failure recorded as an Event, so a lasting failure is recorded once, not every retry. */
+  lastFailure: string | undefined;
+}
+
+export interface FleetAutoscalerControllerOptions {
+  /**
+   * Where a webhook `service` reference is reached. fleetsim has no Services: without a resolver
+   * the cluster DNS name `<name>.<namespace>.svc` is tried, which resolves only where such a DNS
+   * exists. `fleetsim serve` maps every service to 127.0.0.1:<port> (`loopbackServiceResolver`).
+   */
+  resolveService?: ServiceResolver;
+  /** Time limit of one webhook call, on the cluster's clock; default 15 s. */
+  webhookTimeoutMs?: number;
+}
+
+/**
+ * The FleetAutoscaler controller (Agones's pkg/fleetautoscalers, reference §7.4): for each
+ * autoscaler, a sync at once and then every `sync.fixedInterval.seconds` on the cluster's clock.
+ * A sync reads the fleet from the read model, computes the replicas with the pure formulas of
+ * machines/autoscaler (asking the webhook first for a Webhook policy), scales the fleet through
+ * the resource service when the number differs, records Kubernetes Events, and writes the
+ * autoscaler's status. A failure leaves the fleet alone, marks the autoscaler unable to scale,
+ * and is recorded as a Warning Event; other autoscalers carry on.
+ */
+export class FleetAutoscalerController {
+  private readonly service: ResourceService;
+  private readonly recorder: EventRecorder;
+  private readonly queue: WorkQueue<string>;
+  private readonly threads = new Map<string, Thread>();
+  private readonly subscriptions: Subscription[] = [];
+  private readonly webhookTimeoutMs: number;
+
+  /** `service`: what fleets are scaled through (the Fleet kind's defaults and validation apply). */
+  constructor(
+    private readonly cluster: Cluster,
+    service?: ResourceService,
+    private readonly options: FleetAutoscalerControllerOptions = {},
+  ) {
+    this.service = service ?? new ResourceService(cluster);
+    this.recorder = new EventRecorder(cluster, 'fleetautoscaler-controller');
+    this.webhookTimeoutMs = options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
+    // Failures are recorded as Events where they happen; the queue only retries.
+    this.queue = new WorkQueue(cluster.clock, (key) => this.sync(key), { onError: () => undefined });
+  }
+
+  start(): void {
+    this.subscriptions.push(
+      this.cluster.changes$.subscribe((change) => {
+        if (change.kind === FLEETAUTOSCALER_KIND) this.reconcileThread(objectKey(change.namespace, change.name));
+      }),
+    );
+    for (const key of [...(this.store()?.entries() ?? [])].map(([k]) => k)) this.reconcileThread(key);
+  }
+
+  stop(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions.length = 0;
+    for (const thread of [...this.threads.values()]) this.endThread(thread);
+    this.queue.shutDown();
+  }
+
+  /** Keys (`namespace/name`) of the autoscalers that have a running sync loop. */
+  get autoscalers(): string[] {
+    return [...this.threads.keys()];
+  }
+
+  /** Asks for a sync of one autoscaler now (on the next turn of the clock). */
+  enqueue(namespace: string, name: string): void {
+    this.queue.add(objectKey(namespace, name));
+  }
+
+  private store() {
+    return this.cluster.readModel.store(FLEETAUTOSCALER_KIND);
+  }
+
+  /** Starts, restarts (new uid or generation) or ends the thread of one autoscaler to match the store. */
+  private reconcileThread(key: string): void {
+    const fas = this.store()?.getByKey(key);
+    const existing = this.threads.get(key);
+    if (!fas) {
+      if (existing) this.endThread(existing);
+      return;
+    }
+    if (existing && existing.uid === fas.metadata.uid && existing.generation === fas.metadata.generation) return;
+    if (existing) this.endThread(existing);
+    const thread: Thread = {
+      key,
+      uid: fas.metadata.uid,
+      generation: fas.metadata.generation,
+      intervalMs: syncIntervalMs(specOf(fas)),
+      timer: undefined,
+      webhook: undefined,
+      abort: new AbortController(),
+      lastFailure: undefined,
+    };
+    this.threads.set(key, thread);
+    this.queue.add(key);
+    this.schedule(thread);
+  }
+
+  private schedule(thread: Thread): void {
+    thread.timer = this.cluster.clock.setTimeout(() => {
+      thread.timer = undefined;
+      if (this.threads.get(thread.key) !== thread) return;
+      this.queue.add(thread.key);
+      this.schedule(thread);
+    }, thread.intervalMs);
+  }
+
+  private endThread(thread: Thread): void {
+    this.cluster.clock.clearTimeout(thread.timer);
+    thread.timer = undefined;
+    thread.abort.abort();
+    if (this.threads.get(thread.key) === thread) this.threads.delete(thread.key);
+  }
+
+  /** The autoscaler as stored, if `thread` is still the one running for it. */
+  private current(thread: Thread): Resource | undefined {
+    const fas = this.store()?.getByKey(thread.key);
+    if (!fas || this.threads.get(thread.key) !== thread) return undefined;
+    if (fas.metadata.uid !== thread.uid || fas.metadata.generation !== thread.generation) return undefined;
+    return fas;
+  }
+
+  private async sync(key: string): Promise<void> {
+    let thread = this.threads.get(key);
+    const stored = this.store()?.getByKey(key);
+    if (!stored) return;
+    if (!thread || thread.uid !== stored.metadata.uid || thread.generation !== stored.metadata.generation) {
+      // A new generation not yet seen on changes$: restarting queues a sync of its own.
+      this.reconcileThread(key);
+      thread = this.threads.get(key);
+      if (!thread) return;
+    }
+    const fas = stored;
+    const { namespace } = fas.metadata;
+    const spec = specOf(fas);
+    const fleetName = spec.fleetName ?? '';
+
+    let fleet = this.cluster.readModel.get(FLEET_KIND, namespace, fleetName);
+    if (!fleet) return this.fleetMissing(thread, fas, fleetName);
+    if (fleet.metadata.deletionTimestamp !== undefined) return;
+
+    let decision: ScaleDecision;
+    try {
+      const answer = await this.askWebhook(thread, fas, fleet);
+      if (answer) {
+        // The fleet may have moved while the webhook thought; the autoscaler may be gone.
+        if (!this.current(thread)) return;
+        fleet = this.cluster.readModel.get(FLEET_KIND, namespace, fleetName);
+        if (!fleet) return this.fleetMissing(thread, fas, fleetName);
+        if (fleet.metadata.deletionTimestamp !== undefined) return;
+      }
+      const fleetNow = fleet;
+      decision = computeDesiredReplicas(spec.policy ?? {}, fleetNow as AutoscaledFleet, {
+        countsAndLists: this.cluster.gates.CountsAndLists,
+        gameServersInDeletionOrder: () => this.deletionOrder(fleetNow),
+        ...(answer && { webhook: answer }),
+      });
+    } catch (error) {
+      if (thread.abort.signal.aborted) return; // the autoscaler changed or went away mid-call
+      await this.fail(thread, fas, {
+        type: 'Warning',
+        reason: 'FleetAutoscaler',
+        message: `Error calculating desired fleet size on FleetAutoscaler ${fas.metadata.name}. Error: ${messageOf(error)}`,
+      });
+      throw new SyncFailure(messageOf(error));
+    }
+
+    const from = fleetSpecOf(fleet).replicas ?? 0;
+    const to = decision.replicas;
+    const scaled = to !== from;
+    if (scaled) {
+      try {
+        await this.service.patch(FLEET_DEFINITION, namespace, fleetName, { spec: { replicas: to } }, 'application/merge-patch+json');
+      } catch (error) {
+        await this.fail(thread, fas, {
+          type: 'Warning',
+          reason: 'AutoScalingFleetError',
+          message: `Error on scaling fleet ${fleetName} from ${from} to ${to}. Error: ${messageOf(error)}`,
+        });
+        throw new SyncFailure(messageOf(error));
+      }
+      await this.cluster.commit([
+        this.recorder.event(fas, { type: 'Normal', reason: 'AutoScalingFleet', message: `Scaling fleet ${fleetName} from ${from} to ${to}` }),
+      ]);
+    }
+    thread.lastFailure = undefined;
+    await this.writeStatus(thread, {
+      currentReplicas: fleetStatusReplicas(fleet),
+      desiredReplicas: to,
+      scaled,
+      limited: decision.limited,
+      fleetName,
+    });
+  }
+
+  /** For a Webhook policy: the webhook's answer to a review of the fleet; otherwise undefined. */
+  private async askWebhook(thread: Thread, fas: Resource, fleet: Resource): Promise<WebhookAnswer | undefined> {
+    const policy = specOf(fas).policy;
+    if (policy?.type !== 'Webhook') return undefined;
+    if (!policy.webhook) throw new AutoscalerError('webhook policy config params are missing');
+    thread.webhook ??= new WebhookClient(policy.webhook, {
+      clock: this.cluster.clock,
+      timeoutMs: this.webhookTimeoutMs,
+      ...(this.options.resolveService && { resolveService: this.options.resolveService }),
+    });
+    const request: FleetAutoscaleRequest = {
+      uid: this.cluster.rng.uid(),
+      name: fleet.metadata.name,
+      namespace: fleet.metadata.namespace,
+      status: reviewStatus(fleet.status),
+      ...(this.cluster.gates.FleetAutoscaleRequestMetaData && {
+        labels: { ...fleet.metadata.labels },
+        annotations: { ...fleet.metadata.annotations },
+      }),
+    };
+    const response = await thread.webhook.review(request, thread.abort.signal);
+    return { scale: response.scale, replicas: response.replicas };
+  }
+
+  /**
+   * Every GameServer of the fleet (any state, any set), in the order its sets delete them
+   * (Agones's SortGameServersByStrategy with cluster-wide node counts). Only a Counter or List
+   * scale-down asks for it.
+   */
+  private deletionOrder(fleet: Resource): GameServer[] {
+    const { namespace, name } = fleet.metadata;
+    const all = [...this.cluster.gameServers.values()];
+    const members = all.filter((gs) => gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name);
+    const spec = fleetSpecOf(fleet);
+    return sortForScaleDown(members, {
+      scheduling: spec.scheduling ?? 'Packed',
+      ...(spec.priorities && { priorities: spec.priorities }),
+      countsAndLists: this.cluster.gates.CountsAndLists,
+      nodeCounts: countPerNode(all),
+    });
+  }
+
+  private async fleetMissing(thread: Thread, fas: Resource, fleetName: string): Promise<void> {
+    // Agones records it and carries on: the next sync looks again.
+    await this.fail(thread, fas, { type: 'Warning', reason: 'FailedGetFleet', message: `could not fetch fleet: ${fleetName}` });
+  }
+
+  /** Records why the sync failed (once while the same failure lasts) and marks the autoscaler unable to scale. */
+  private async fail(thread: Thread, fas: Resource, fields: EventFields): Promise<void> {
+    if (!this.current(thread)) return;
+    const failure = `${fields.reason}|${fields.message}`;
+    if (thread.lastFailure !== failure) {
+      thread.lastFailure = failure;
+      await this.cluster.commit([this.recorder.event(fas, fields)]);
+    }
+    const latest = this.current(thread);
+    if (!latest) return;
+    const status: FleetAutoscalerStatus = {
+      currentReplicas: 0,
+      desiredReplicas: 0,
+      lastScaleTime: previousScaleTime(latest.status),
+      ableToScale: false,
+      scalingLimited: false,
+    };
+    if (sameStatus(latest.status, status)) return;
+    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, latest.metadata.namespace, latest.metadata.name, status);
+  }
+
+  /** Agones's updateStatus: written only when it changes; a limited result is also a Warning Event. */
+  private async writeStatus(
+    thread: Thread,
+    result: { currentReplicas: number; desiredReplicas: number; scaled: boolean; limited: boolean; fleetName: string },
+  ): Promise<void> {
+    const latest = this.current(thread);
+    if (!latest) return;
+    const status: FleetAutoscalerStatus = {
+      currentReplicas: result.currentReplicas,
+      desiredReplicas: result.desiredReplicas,
+      lastScaleTime: result.scaled ? rfc3339(this.cluster.clock.now()) : previousScaleTime(latest.status),
+      ableToScale: true,
+      scalingLimited: result.limited,
+    };
+    if (sameStatus(latest.status, status)) return;
+    const { namespace, name } = latest.metadata;
+    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, namespace, name, status);
+    if (result.limited) {
+      const bound = result.currentReplicas > result.desiredReplicas ? 'maximum' : 'minimum';
+      await this.cluster.commit([
+        this.recorder.event(latest, {
+          type: 'Warning',
+          reason: 'ScalingLimited',
+          message: `Scaling fleet ${result.fleetName} was limited to ${bound} size of ${result.desiredReplicas}`,
+        }),
+      ]);
+    }
+  }
+}

@@ -282,7 +282,17 @@ export function findGameServerForAllocation(
  * trailing zeros dropped, and no dot at all when it is zero. A fractional `ms` is kept to the
  * microsecond, about the precision a double holds for today's epoch milliseconds.
  */
+let lastNano: { ms: number; text: string } | undefined;
+
 export function rfc3339Nano(ms: number): string {
+  // Allocations in one batch share a time: format it once.
+  if (lastNano?.ms === ms) return lastNano.text;
+  const text = formatNano(ms);
+  lastNano = { ms, text };
+  return text;
+}
+
+function formatNano(ms: number): string {
   const seconds = Math.floor(ms / 1000);
   const base = new Date(seconds * 1000).toISOString().slice(0, 19);
   const micros = Math.min(999_999, Math.round((ms - seconds * 1000) * 1000));

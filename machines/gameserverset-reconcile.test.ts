@@ -6,8 +6,10 @@ import {
   computeAllocationOverflow,
   computeReconciliation,
   emptyReconcileCounts,
+  isScaleDownCandidate,
   reconcileFromCounts,
 } from './gameserverset-reconcile.js';
+import { countPerNode, sortForScaleDown } from './scale-down-order.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -158,29 +160,42 @@ describe('reconcileFromCounts', () => {
     };
     const states: GameServerState[] = ['PortAllocation', 'Creating', 'Starting', 'Scheduled', 'RequestReady', 'Ready', 'Reserved', 'Allocated', 'Shutdown', 'Unhealthy', 'Error'];
     let answered = 0;
+    let withVictims = 0;
     for (let round = 0; round < 2000; round++) {
       const size = random(120);
       const list = Array.from({ length: size }, (_, i) => {
         const state = states[random(round % 3 === 0 ? states.length : 9)]!;
-        return gameServer(`gs-${i}`, state, { deleting: random(20) === 0, erroredAt: '2026-01-01T11:59:50Z' });
+        return gameServer(`gs-${String(i).padStart(3, '0')}`, state, {
+          deleting: random(20) === 0,
+          erroredAt: '2026-01-01T11:59:50Z',
+          node: `n${random(6)}`,
+        });
       });
       const counts = emptyReconcileCounts();
       for (const gs of list) addToReconcileCounts(counts, gs, 1);
       const target = random(160);
-      const limits = { maxCreationsPerBatch: 1 + random(80), maxPodPending: 1 + random(150) };
+      const limits = { maxCreationsPerBatch: 1 + random(80), maxPodPending: 1 + random(150), maxDeletionsPerBatch: 1 + random(40) };
       const fast = reconcileFromCounts(counts, target, limits);
       if (!fast) continue;
       answered++;
-      expect(fast).toEqual(computeReconciliation(list, target, NOW, limits));
+      const full = computeReconciliation(list, target, NOW, limits);
+      expect(fast.toAdd).toBe(full.toAdd);
+      expect(fast.partial).toBe(full.partial);
+      const order = sortForScaleDown(list.filter(isScaleDownCandidate), { scheduling: 'Packed', nodeCounts: countPerNode(list) });
+      expect(names(order.slice(0, fast.victimsInBatch))).toEqual(names(full.toDelete));
+      if (fast.victims > 0) withVictims++;
     }
     expect(answered).toBeGreaterThan(200);
+    expect(withVictims).toBeGreaterThan(50);
   });
 
-  it('declines when a victim or a replacement must be chosen', () => {
+  it('declines only when Unhealthy or Error servers must be listed', () => {
     const counts = emptyReconcileCounts();
     for (const gs of many('r', 5, 'Ready')) addToReconcileCounts(counts, gs, 1);
-    expect(reconcileFromCounts(counts, 4)).toBeUndefined();
-    expect(reconcileFromCounts(counts, 5)).toEqual({ toAdd: 0, toDelete: [], partial: false });
+    for (const gs of many('a', 2, 'Allocated')) addToReconcileCounts(counts, gs, 1);
+    expect(reconcileFromCounts(counts, 4)).toEqual({ toAdd: 0, victims: 3, victimsInBatch: 3, partial: false });
+    expect(reconcileFromCounts(counts, 7)).toEqual({ toAdd: 0, victims: 0, victimsInBatch: 0, partial: false });
+    expect(reconcileFromCounts(counts, 1, { maxDeletionsPerBatch: 2 })).toEqual({ toAdd: 0, victims: 5, victimsInBatch: 2, partial: true });
     addToReconcileCounts(counts, gameServer('sick', 'Unhealthy'), 1);
     expect(reconcileFromCounts(counts, 10)).toBeUndefined();
   });

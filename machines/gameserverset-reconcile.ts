@@ -144,6 +144,16 @@ export function computeReconciliation(
 }
 
 /**
+ * A healthy server the scale-down may pick: deletable, not being deleted, not Unhealthy or Error
+ * (those are replaced, not chosen). With no Error servers these are exactly the servers
+ * `computeReconciliation` orders to choose its victims from.
+ */
+export function isScaleDownCandidate(gs: GameServer): boolean {
+  const state = gs.status.state;
+  return isDeletable(gs) && !isBeingDeleted(gs) && state !== 'Unhealthy' && state !== 'Error';
+}
+
+/**
  * How one GameServer counts towards its set's reconciliation, so a controller can keep running
  * totals and skip listing a large set when the totals already decide.
  */
@@ -155,10 +165,11 @@ export interface ReconcileCounts {
   unhealthy: number;
   error: number;
   allocated: number;
+  reserved: number;
 }
 
 export function emptyReconcileCounts(): ReconcileCounts {
-  return { live: 0, pending: 0, unhealthy: 0, error: 0, allocated: 0 };
+  return { live: 0, pending: 0, unhealthy: 0, error: 0, allocated: 0, reserved: 0 };
 }
 
 /** Adds (sign 1) or removes (sign -1) one GameServer's part of the totals. */
@@ -170,23 +181,46 @@ export function addToReconcileCounts(counts: ReconcileCounts, gs: GameServer, si
   else if (state === 'Unhealthy') counts.unhealthy += sign;
   else if (state === 'Error') counts.error += sign;
   else if (state === 'Allocated') counts.allocated += sign;
+  else if (state === 'Reserved') counts.reserved += sign;
+}
+
+/** The reconciliation as numbers: how many to create, and how many victims to pick. */
+export interface CountedReconciliation {
+  toAdd: number;
+  /** Healthy servers beyond the target, in all. */
+  victims: number;
+  /** Of those, how many this batch shuts down: the first ones in scale-down order. */
+  victimsInBatch: number;
+  partial: boolean;
 }
 
 /**
- * The reconciliation from the totals alone, when they decide it: no Unhealthy or Error servers
- * and no more live servers than wanted (so nothing is shut down and no victim has to be chosen).
- * Undefined otherwise: list the set and call `computeReconciliation`. Gives exactly what
- * `computeReconciliation` gives in the cases it answers.
+ * The reconciliation from the totals alone, when there is no Unhealthy or Error server (those
+ * must be listed to be replaced). Agrees with `computeReconciliation`: it creates `toAdd`, and its
+ * `toDelete` is the first `victimsInBatch` of the candidates (`isScaleDownCandidate`) in
+ * scale-down order. Undefined otherwise: list the set and call `computeReconciliation`.
  */
 export function reconcileFromCounts(
   counts: ReconcileCounts,
   targetReplicas: number,
   limits: Partial<ReconcileLimits> = {},
   setBeingDeleted = false,
-): Reconciliation | undefined {
-  if (counts.unhealthy !== 0 || counts.error !== 0 || counts.live > targetReplicas) return undefined;
-  const { toAdd, partial } = limitAdditions(counts.live, targetReplicas, counts.pending, { ...DEFAULT_RECONCILE_LIMITS, ...limits });
-  return { toAdd: setBeingDeleted ? 0 : toAdd, toDelete: [], partial };
+): CountedReconciliation | undefined {
+  if (counts.unhealthy !== 0 || counts.error !== 0) return undefined;
+  const limit: ReconcileLimits = { ...DEFAULT_RECONCILE_LIMITS, ...limits };
+  // Pass 1 counts the servers that cannot be deleted; pass 2 fills up to the target with the
+  // candidates and counts the rest as excess.
+  const kept = counts.allocated + counts.reserved;
+  const candidates = counts.live - kept;
+  const upCandidates = Math.min(candidates, Math.max(0, targetReplicas - kept));
+  const victims = candidates - upCandidates;
+  const { toAdd, partial } = limitAdditions(kept + upCandidates, targetReplicas, counts.pending, limit);
+  return {
+    toAdd: setBeingDeleted ? 0 : toAdd,
+    victims,
+    victimsInBatch: Math.min(victims, limit.maxDeletionsPerBatch),
+    partial: partial || victims > limit.maxDeletionsPerBatch,
+  };
 }
 
 export interface AllocationOverflow {

@@ -11,10 +11,12 @@ interface NodeCounts {
   allocated: number;
 }
 
-/** The servers of one bucket on one node. */
+/** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
 interface NodeSlot {
   node: string;
-  servers: Set<string>;
+  /** The node's counts (shared by every bucket), read when ordering. */
+  counts: NodeCounts;
+  servers: string[];
   /** Position in the bucket's node order. */
   index: number;
 }
@@ -80,7 +82,8 @@ export class AllocationIndex {
     pool: Pool,
     matchLabels: Record<string, string>,
     accept: (gs: GameServer) => boolean,
-    better: (a: GameServer, b: GameServer) => number,
+    /** Tie-breaks within a node beyond the name (players, priorities); omit when there are none. */
+    better?: (a: GameServer, b: GameServer) => number,
   ): GameServer | undefined {
     const bucket = this.smallestBucket(namespace, pool, matchLabels);
     if (!bucket) return undefined;
@@ -89,6 +92,8 @@ export class AllocationIndex {
       for (const key of slot.servers) {
         const gs = this.gameServers.getByKey(key);
         if (!gs || !accept(gs)) continue;
+        // Servers are in name order: without other tie-breaks the first match is the best.
+        if (!better) return gs;
         if (!best || better(gs, best) < 0) best = gs;
       }
       if (best) return best;
@@ -110,17 +115,12 @@ export class AllocationIndex {
     for (let attempt = 0; attempt < 8; attempt++) {
       let r = rng.int(bucket.size);
       for (const slot of bucket.order) {
-        if (r >= slot.servers.size) {
-          r -= slot.servers.size;
+        if (r >= slot.servers.length) {
+          r -= slot.servers.length;
           continue;
         }
-        let i = 0;
-        for (const key of slot.servers) {
-          if (i++ !== r) continue;
-          const gs = this.gameServers.getByKey(key);
-          if (gs && accept(gs)) return gs;
-          break;
-        }
+        const gs = this.gameServers.getByKey(slot.servers[r]!);
+        if (gs && accept(gs)) return gs;
         break;
       }
     }
@@ -190,13 +190,13 @@ export class AllocationIndex {
       }
       let slot = bucket.slots.get(node);
       if (!slot) {
-        slot = { node, servers: new Set(), index: bucket.order.length };
+        slot = { node, counts: this.countsOf(node), servers: [], index: bucket.order.length };
         bucket.slots.set(node, slot);
         bucket.order.push(slot);
         this.nodeBuckets(node).add(bucket);
         this.reposition(bucket, slot);
       }
-      slot.servers.add(key);
+      insertSorted(slot.servers, key);
       bucket.size++;
     }
   }
@@ -207,9 +207,9 @@ export class AllocationIndex {
     for (const bk of this.keysOf(gs, pool)) {
       const bucket = this.buckets.get(bk);
       const slot = bucket?.slots.get(node);
-      if (!bucket || !slot || !slot.servers.delete(key)) continue;
+      if (!bucket || !slot || !removeSorted(slot.servers, key)) continue;
       bucket.size--;
-      if (slot.servers.size === 0) {
+      if (slot.servers.length === 0) {
         bucket.order.splice(slot.index, 1);
         for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
         bucket.slots.delete(node);
@@ -220,12 +220,17 @@ export class AllocationIndex {
     this.count(node, pool, -1);
   }
 
-  private count(node: string, pool: Pool, delta: number): void {
+  private countsOf(node: string): NodeCounts {
     let counts = this.counts.get(node);
     if (!counts) {
       counts = { ready: 0, allocated: 0 };
       this.counts.set(node, counts);
     }
+    return counts;
+  }
+
+  private count(node: string, pool: Pool, delta: number): void {
+    const counts = this.countsOf(node);
     if (pool === 'Ready') counts.ready += delta;
     else counts.allocated += delta;
     for (const bucket of this.bucketsOfNode.get(node) ?? []) {
@@ -244,25 +249,23 @@ export class AllocationIndex {
   }
 
   /** Packed node order: known nodes first, most Allocated, then most Ready, then by name. */
-  private before(a: string, b: string): boolean {
-    if ((a === '') !== (b === '')) return b === '';
-    const ca = this.counts.get(a) ?? { ready: 0, allocated: 0 };
-    const cb = this.counts.get(b) ?? { ready: 0, allocated: 0 };
-    if (ca.allocated !== cb.allocated) return ca.allocated > cb.allocated;
-    if (ca.ready !== cb.ready) return ca.ready > cb.ready;
-    return a < b;
+  private before(a: NodeSlot, b: NodeSlot): boolean {
+    if ((a.node === '') !== (b.node === '')) return b.node === '';
+    if (a.counts.allocated !== b.counts.allocated) return a.counts.allocated > b.counts.allocated;
+    if (a.counts.ready !== b.counts.ready) return a.counts.ready > b.counts.ready;
+    return a.node < b.node;
   }
 
   /** Moves a slot to its place after its node's counts changed (usually zero or one step). */
   private reposition(bucket: Bucket, slot: NodeSlot): void {
     const order = bucket.order;
     let i = slot.index;
-    while (i > 0 && this.before(slot.node, order[i - 1]!.node)) {
+    while (i > 0 && this.before(slot, order[i - 1]!)) {
       order[i] = order[i - 1]!;
       order[i]!.index = i;
       i--;
     }
-    while (i < order.length - 1 && this.before(order[i + 1]!.node, slot.node)) {
+    while (i < order.length - 1 && this.before(order[i + 1]!, slot)) {
       order[i] = order[i + 1]!;
       order[i]!.index = i;
       i++;
@@ -270,6 +273,29 @@ export class AllocationIndex {
     order[i] = slot;
     slot.index = i;
   }
+}
+
+function position(sorted: string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function insertSorted(sorted: string[], key: string): void {
+  const i = position(sorted, key);
+  if (sorted[i] !== key) sorted.splice(i, 0, key);
+}
+
+function removeSorted(sorted: string[], key: string): boolean {
+  const i = position(sorted, key);
+  if (sorted[i] !== key) return false;
+  sorted.splice(i, 1);
+  return true;
 }
 
 function sameLabels(a: GameServer | undefined, b: GameServer | undefined): boolean {

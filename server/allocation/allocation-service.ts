@@ -63,9 +63,9 @@ export class AllocationService {
   }
 
   /** Allocates; the result carries the status (Allocated, UnAllocated or Contention). */
-  async allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
+  allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
     if (gsa.spec?.multiClusterSetting?.enabled) {
-      if (!this.multiCluster) throw apiErrors.internal('multi-cluster allocation is not available in this server');
+      if (!this.multiCluster) return Promise.reject(apiErrors.internal('multi-cluster allocation is not available in this server'));
       return this.multiCluster.allocate(gsa);
     }
     return this.allocator.allocate(gsa);

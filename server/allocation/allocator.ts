@@ -72,7 +72,7 @@ export class Allocator {
   }
 
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
-  private async allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
+  private allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
     const gates = this.cluster.gates;
     const spec = gsa.spec ?? {};
     const namespace = gsa.metadata?.namespace ?? 'default';
@@ -83,21 +83,24 @@ export class Allocator {
       const labels = selector.matchLabels ?? {};
       let chosen: GameServer | undefined;
       if (spec.scheduling !== 'Distributed') {
-        chosen = this.index.findPacked(namespace, pool, labels, accept, (a, b) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates));
+        // Within a node, Packed breaks ties by player room and priorities before the name.
+        const tieBreaks = gates.PlayerAllocationFilter || (priorities && priorities.length > 0);
+        const better = tieBreaks ? (a: GameServer, b: GameServer) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates) : undefined;
+        chosen = this.index.findPacked(namespace, pool, labels, accept, better);
       } else if (priorities && priorities.length > 0) {
         chosen = this.index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities));
       } else {
         chosen = this.index.findRandom(namespace, pool, labels, accept, this.cluster.rng);
       }
       if (!chosen) continue;
-      const result = await this.apply(chosen, gsa);
+      const result = this.apply(chosen, gsa);
       if (result) return result;
     }
-    return { status: failedAllocationStatus('UnAllocated') };
+    return Promise.resolve({ status: failedAllocationStatus('UnAllocated') });
   }
 
   /** One atomic event: state, metadata patch, last-allocated, counters and lists after the actions. */
-  private async apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult | undefined> {
+  private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
     const now = this.cluster.clock.now();
     const { gameServer: after, counterErrors, listErrors } = applyAllocationActions(gs, gsa, now, gates);
@@ -114,8 +117,7 @@ export class Allocator {
     const committed = this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, { type: 'allocator.allocate', event });
     if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
     const allocated = this.cluster.gameServers.get(gs.metadata.namespace, gs.metadata.name)!;
-    await committed;
-    return { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated };
+    return committed.then(() => ({ status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated }));
   }
 
   /** agones-batch: a request arriving while the dispatcher sleeps waits for it to wake. */

@@ -64,7 +64,7 @@ function withSpec(set: Resource, spec: SetSpec): Resource {
  * touches GameServers: the GameServerSet controller does.
  */
 export class FleetController {
-  private readonly queue: WorkQueue<string>;
+  private queue: WorkQueue<string>;
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
   private readonly subscriptions: Subscription[] = [];
@@ -84,6 +84,8 @@ export class FleetController {
   }
 
   start(): void {
+    this.queue.shutDown();
+    this.queue = new WorkQueue(this.cluster.clock, (key) => this.sync(key));
     this.setsOfFleet.clear();
     this.fleetOfSet.clear();
     for (const [key] of this.setStore()?.entries() ?? []) this.indexSet(key);

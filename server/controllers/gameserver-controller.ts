@@ -32,6 +32,9 @@ export class GameServerController {
   private subscription: Subscription | undefined;
   private readonly ports: PortAllocator;
   private readonly podsPerNode = new Map<string, number>();
+  /** Nodes by how many pods they run (index = pods), so choosing one does not scan them all. */
+  private readonly nodesByPods: Array<Set<string>> = [];
+  private knownNodes = 0;
   private readonly maxPods: number;
   private readonly deleteShutdown: boolean;
 
@@ -68,8 +71,31 @@ export class GameServerController {
     const before = previous?.status.nodeName;
     const after = next?.status.nodeName;
     if (before === after) return;
-    if (before) this.podsPerNode.set(before, (this.podsPerNode.get(before) ?? 1) - 1);
-    if (after) this.podsPerNode.set(after, (this.podsPerNode.get(after) ?? 0) + 1);
+    if (before) this.movePods(before, -1);
+    if (after) this.movePods(after, 1);
+  }
+
+  private movePods(node: string, delta: number): void {
+    this.syncNodes();
+    const pods = this.podsPerNode.get(node) ?? 0;
+    this.nodesByPods[pods]?.delete(node);
+    const next = Math.max(0, pods + delta);
+    this.podsPerNode.set(node, next);
+    (this.nodesByPods[next] ??= new Set()).add(node);
+  }
+
+  /** Picks up simulated nodes created since (they start with no pods). */
+  private syncNodes(): void {
+    const nodes = this.cluster.readModel.store('Node');
+    if (!nodes || nodes.size === this.knownNodes) return;
+    this.knownNodes = nodes.size;
+    for (const node of nodes.values()) {
+      const name = node.metadata.name;
+      if (!this.podsPerNode.has(name)) {
+        this.podsPerNode.set(name, 0);
+        (this.nodesByPods[0] ??= new Set()).add(name);
+      }
+    }
   }
 
   private observe(key: string, gs: GameServer): void {
@@ -129,15 +155,15 @@ export class GameServerController {
   private chooseNode(gs: GameServer):
     | { nodeName: string; address: string; addresses: NodeAddress[]; ports: GameServerStatusPort[] }
     | undefined {
+    this.syncNodes();
     const packed = gs.spec.scheduling !== 'Distributed';
-    let best: { name: string; addresses: NodeAddress[]; pods: number } | undefined;
-    for (const node of this.cluster.readModel.store('Node')?.values() ?? []) {
-      const pods = this.podsPerNode.get(node.metadata.name) ?? 0;
-      if (pods >= this.maxPods) continue;
-      if (!best || (packed ? pods > best.pods : pods < best.pods)) {
-        best = { name: node.metadata.name, addresses: (node.status as { addresses: NodeAddress[] }).addresses, pods };
-      }
+    let chosen: string | undefined;
+    for (let i = 0; i < this.maxPods && chosen === undefined; i++) {
+      const pods = packed ? this.maxPods - 1 - i : i;
+      chosen = firstOf(this.nodesByPods[pods]);
     }
+    const node = chosen === undefined ? undefined : this.cluster.get('Node', '', chosen);
+    const best = node && { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
     if (!best) return undefined;
     const podIp = `10.${100 + (this.cluster.rng.int(100))}.${this.cluster.rng.int(256)}.${1 + this.cluster.rng.int(254)}`;
     return {
@@ -150,6 +176,18 @@ export class GameServerController {
       })),
     };
   }
+}
+
+/** The smallest name in a set of nodes (deterministic, whatever the insertion order). */
+function firstOf(nodes: Set<string> | undefined): string | undefined {
+  let first: string | undefined;
+  for (const node of nodes ?? []) if (first === undefined || compareNodeNames(node, first) < 0) first = node;
+  return first;
+}
+
+/** node-2 before node-10. */
+function compareNodeNames(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 function isDynamic(port: GameServerPort): boolean {

@@ -10,6 +10,7 @@ import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../runtime/cluster.js';
 import { GameServerSetController } from './gameserverset-controller.js';
 import type { KubernetesEvent } from './k8s-events.js';
+import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -318,5 +319,75 @@ describe('GameServerSet controller', () => {
     const owned = h.gameServers('pre').filter((gs) => gs.metadata.ownerReferences?.[0]?.uid === set.metadata.uid);
     expect(owned).toHaveLength(2);
     expect(h.cluster.gameServers.get('default', 'stray')!.status.state).toBe('Creating');
+  });
+});
+
+describe('GameServerSet controller, large scale-downs', () => {
+  /** A set of `count` Ready GameServers placed by `node(i)`, made directly (no lifecycle). */
+  async function readySet(h: Harness, name: string, count: number, node: (i: number) => string, scheduling = 'Packed') {
+    h.controller.stop();
+    const set = await h.createSet(name, { replicas: count, scheduling, template: TEMPLATE });
+    const bodies = Array.from({ length: count }, (_, i) => ({
+      metadata: {
+        name: `${name}-${String(i).padStart(4, '0')}`,
+        labels: { 'agones.dev/gameserverset': name, 'agones.dev/fleet': '' },
+        ownerReferences: [{ apiVersion: 'agones.dev/v1', kind: 'GameServerSet', name, uid: set.metadata.uid, controller: true }],
+      },
+      spec: TEMPLATE.spec,
+      status: { state: 'Ready', nodeName: node(i) },
+    }));
+    await h.cluster.commit(h.service.prepareGameServerBatch('default', bodies).events);
+    const controller = new GameServerSetController(h.cluster, h.service);
+    harnesses.push({ cluster: h.cluster, controller, subscriptions: [] });
+    controller.start();
+    await h.settle();
+    return controller;
+  }
+
+  const nodeOf = (i: number) => `node-${[0, 0, 0, 1, 1, 2, 3, 3, 3, 3][i % 10]}-${Math.floor(i / 40)}`;
+
+  it('shuts down exactly the first servers of the scale-down order, 64 per batch', async () => {
+    const h = harness();
+    await readySet(h, 'big', 200, nodeOf);
+    const all = h.gameServers('big');
+    const expected = sortForScaleDown(all, { scheduling: 'Packed', nodeCounts: countPerNode(all) })
+      .slice(0, 150)
+      .map((gs) => gs.metadata.name)
+      .sort();
+    await h.scaleSet('big', 50);
+    await h.until(() => live(h.gameServers('big')).length === 50);
+    await h.settle();
+    const down = h.gameServers('big').filter((gs) => gs.status.state === 'Shutdown').map((gs) => gs.metadata.name).sort();
+    expect(down).toEqual(expected);
+    expect(h.events('SuccessfulDelete')).toHaveLength(150);
+  });
+
+  it('re-orders when something else changes mid-way, and never shuts down a server allocated meanwhile', async () => {
+    const h = harness();
+    await readySet(h, 'busy', 200, nodeOf);
+    const all = h.gameServers('busy');
+    const order = sortForScaleDown(all, { scheduling: 'Packed', nodeCounts: countPerNode(all) }).map((gs) => gs.metadata.name);
+    await h.scaleSet('busy', 50);
+    // One batch.
+    h.clock.advance(0);
+    await flush();
+    expect(h.gameServers('busy').filter((gs) => gs.status.state === 'Shutdown')).toHaveLength(64);
+    const allocated = order.slice(100, 103);
+    for (const name of allocated) h.cluster.actors.send('default', name, { type: 'sdk.allocate' });
+    await h.until(() => live(h.gameServers('busy')).length === 50);
+    await h.settle();
+    for (const name of allocated) expect(h.cluster.gameServers.get('default', name)!.status.state).toBe('Allocated');
+    expect(live(h.gameServers('busy'))).toHaveLength(50);
+  });
+
+  it('Distributed: the oldest go first across batches', async () => {
+    const h = harness();
+    await readySet(h, 'dist', 150, (i) => `node-${i % 7}`, 'Distributed');
+    await h.scaleSet('dist', 10);
+    await h.until(() => live(h.gameServers('dist')).length === 10);
+    // Same creation second: name is the tie-break, so the last ten names survive.
+    expect(live(h.gameServers('dist')).map((gs) => gs.metadata.name).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `dist-${String(140 + i).padStart(4, '0')}`),
+    );
   });
 });

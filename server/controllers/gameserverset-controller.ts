@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import {
   type AllocationOverflow,
+  type CountedReconciliation,
   type ReconcileCounts,
   type ReconcileLimits,
   type Reconciliation,
@@ -10,9 +11,16 @@ import {
   computeReconciliation,
   emptyReconcileCounts,
   hasOverflowMetadata,
+  isScaleDownCandidate,
   reconcileFromCounts,
 } from '../../machines/gameserverset-reconcile.js';
-import type { NodeCount, NodeCounts, Priority } from '../../machines/scale-down-order.js';
+import {
+  type NodeCount,
+  type NodeCounts,
+  type Priority,
+  type ScaleDownOrderOptions,
+  firstForScaleDown,
+} from '../../machines/scale-down-order.js';
 import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
@@ -57,6 +65,8 @@ function groupKey(namespace: string, setName: string, setUid: string): string {
 interface Group {
   keys: Set<string>;
   counts: ReconcileCounts;
+  /** Moves whenever a scale-down candidate of the set changes (see `candidatesVersion`). */
+  version: number;
 }
 
 function groupOf(gs: GameServer): string | undefined {
@@ -75,6 +85,9 @@ function groupOf(gs: GameServer): string | undefined {
 export class GameServerSetIndex {
   private readonly groups = new Map<string, Group>();
   private readonly nodes = new Map<string, NodeCount>();
+  /** Source of versions: one counter, so a version never repeats, even for a re-made group. */
+  private stamp = 0;
+  private nodesStamp = 0;
 
   constructor(private readonly store: ObjectStore<GameServer>) {}
 
@@ -100,12 +113,14 @@ export class GameServerSetIndex {
       previous.metadata.labels === next.metadata.labels &&
       previous.metadata.ownerReferences === next.metadata.ownerReferences;
     const after = sameOwner ? before : next && groupOf(next);
+    const candidate = (previous !== undefined && isScaleDownCandidate(previous)) || (next !== undefined && isScaleDownCandidate(next));
     if (previous) {
       this.countNode(previous, -1);
       if (before) {
         const group = this.groups.get(before);
         if (group) {
           addToReconcileCounts(group.counts, previous, -1);
+          if (candidate) group.version = ++this.stamp;
           // A GameServer that stays in its set keeps its place in the creation order.
           if (before !== after) {
             group.keys.delete(key);
@@ -119,13 +134,27 @@ export class GameServerSetIndex {
       if (after) {
         let group = this.groups.get(after);
         if (!group) {
-          group = { keys: new Set(), counts: emptyReconcileCounts() };
+          group = { keys: new Set(), counts: emptyReconcileCounts(), version: ++this.stamp };
           this.groups.set(after, group);
         }
         group.keys.add(key);
         addToReconcileCounts(group.counts, next, 1);
+        if (candidate) group.version = ++this.stamp;
       }
     }
+  }
+
+  /**
+   * Changes whenever one of the set's scale-down candidates is added, removed or changed, so a
+   * scale-down order computed earlier is still exact while this and `nodesVersion` hold.
+   */
+  candidatesVersion(namespace: string, setName: string, setUid: string): number {
+    return this.groups.get(groupKey(namespace, setName, setUid))?.version ?? 0;
+  }
+
+  /** Changes whenever a node's Ready or Allocated count does. */
+  get nodesVersion(): number {
+    return this.nodesStamp;
   }
 
   /** The set's GameServers, in the order they were created. */
@@ -154,7 +183,18 @@ export class GameServerSetIndex {
     }
     if (gs.status.state === 'Ready') count.ready = Math.max(0, count.ready + sign);
     else if (gs.status.state === 'Allocated') count.allocated = Math.max(0, count.allocated + sign);
+    else return;
+    this.nodesStamp++;
   }
+}
+
+interface VictimOrder {
+  order: GameServer[];
+  next: number;
+  /** What the order was computed against. */
+  setVersion: string;
+  candidatesVersion: number;
+  nodesVersion: number;
 }
 
 export interface GameServerSetControllerOptions {
@@ -170,13 +210,15 @@ export interface GameServerSetControllerOptions {
  */
 export class GameServerSetController {
   readonly index: GameServerSetIndex;
-  private readonly queue: WorkQueue<string>;
+  private queue: WorkQueue<string>;
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
   private readonly limits: ReconcileLimits;
   private readonly subscriptions: Subscription[] = [];
   /** What the overflow check last saw per set, so it runs again only when that changes. */
   private readonly overflowSeen = new Map<string, string>();
+  /** Per set, the rest of a scale-down order being worked through batch by batch. */
+  private readonly victimOrders = new Map<string, VictimOrder>();
 
   /** `service` builds GameServers with the GameServer kind's defaults and validation. */
   constructor(
@@ -192,6 +234,8 @@ export class GameServerSetController {
   }
 
   start(): void {
+    this.queue.shutDown();
+    this.queue = new WorkQueue(this.cluster.clock, (key) => this.sync(key));
     this.index.rebuild();
     this.subscriptions.push(
       this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => this.index.apply(key, previous, object)),
@@ -204,7 +248,8 @@ export class GameServerSetController {
         }
       }),
       this.cluster.changes$.subscribe((change) => {
-        if (change.kind === GAMESERVERSET_KIND && change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name));
+        // A deletion too: the sync then forgets what it kept for the set.
+        if (change.kind === GAMESERVERSET_KIND) this.queue.add(objectKey(change.namespace, change.name));
       }),
     );
     for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
@@ -230,6 +275,7 @@ export class GameServerSetController {
     const set = this.cluster.readModel.store(GAMESERVERSET_KIND)?.getByKey(key);
     if (!set) {
       this.overflowSeen.delete(key);
+      this.victimOrders.delete(key);
       return;
     }
     const { namespace, name, uid } = set.metadata;
@@ -239,27 +285,91 @@ export class GameServerSetController {
     const counts = this.index.counts(namespace, name, uid);
     let members: GameServer[] | undefined;
     const listMembers = () => (members ??= this.index.members(namespace, name, uid));
+    const order: ScaleDownOrderOptions = {
+      scheduling: spec.scheduling ?? 'Packed',
+      ...(spec.priorities && { priorities: spec.priorities }),
+      countsAndLists: this.cluster.gates.CountsAndLists,
+      nodeCounts: this.index.nodeCounts,
+    };
 
-    let plan: Reconciliation | undefined = reconcileFromCounts(counts, target, this.limits, beingDeleted);
-    if (!plan) {
-      plan = computeReconciliation(listMembers(), target, this.cluster.clock.now(), this.limits, {
-        scheduling: spec.scheduling ?? 'Packed',
-        ...(spec.priorities && { priorities: spec.priorities }),
-        countsAndLists: this.cluster.gates.CountsAndLists,
-        nodeCounts: this.index.nodeCounts,
-        setBeingDeleted: beingDeleted,
-      });
+    // The totals decide most syncs without listing the set; victims then come from a
+    // scale-down order kept across the batches of one large scale-down.
+    let plan: Reconciliation;
+    const counted = reconcileFromCounts(counts, target, this.limits, beingDeleted);
+    if (counted) {
+      const toDelete = counted.victimsInBatch > 0 ? this.victims(key, set, counted, order, listMembers) : [];
+      plan = { toAdd: counted.toAdd, toDelete, partial: counted.partial };
+    } else {
+      this.victimOrders.delete(key);
+      plan = computeReconciliation(listMembers(), target, this.cluster.clock.now(), this.limits, { ...order, setBeingDeleted: beingDeleted });
     }
 
     const commits: Promise<void>[] = [];
     if (plan.toAdd > 0) commits.push(this.create(set, plan.toAdd));
     if (plan.toDelete.length > 0) commits.push(this.shutDown(set, plan.toDelete));
-    const overflow = this.overflow(key, set, counts, target, listMembers);
+    const overflow = this.overflow(key, set, counts, target, listMembers, order);
     if (overflow) commits.push(overflow);
+    // Our own shutdowns are already in the read model: the kept order stays exact past them.
+    const kept = this.victimOrders.get(key);
+    if (kept) {
+      kept.candidatesVersion = this.index.candidatesVersion(namespace, name, uid);
+      kept.nodesVersion = this.index.nodesVersion;
+    }
     await Promise.all(commits);
 
     if (plan.partial) this.queue.add(key);
     if (plan.recheckAfterMs !== undefined) this.queue.addAfter(key, plan.recheckAfterMs);
+  }
+
+  /**
+   * The next `victimsInBatch` servers in scale-down order. When more batches will follow, the
+   * whole order is computed once and worked through: shutting down the first servers in the
+   * order never reorders the rest (their node only gets emptier), so it stays exact as long as
+   * nothing else changed the set's candidates or the node counts.
+   */
+  private victims(
+    key: string,
+    set: Resource,
+    counted: CountedReconciliation,
+    order: ScaleDownOrderOptions,
+    listMembers: () => GameServer[],
+  ): GameServer[] {
+    const { namespace, name, uid } = set.metadata;
+    let kept = this.victimOrders.get(key);
+    if (
+      kept &&
+      (kept.setVersion !== set.metadata.resourceVersion ||
+        kept.candidatesVersion !== this.index.candidatesVersion(namespace, name, uid) ||
+        (order.scheduling !== 'Distributed' && kept.nodesVersion !== this.index.nodesVersion))
+    ) {
+      kept = undefined;
+    }
+    if (!kept) {
+      this.victimOrders.delete(key);
+      const candidates = listMembers().filter(isScaleDownCandidate);
+      if (counted.victims <= counted.victimsInBatch) return firstForScaleDown(candidates, counted.victimsInBatch, order);
+      kept = {
+        order: firstForScaleDown(candidates, counted.victims, order),
+        next: 0,
+        setVersion: set.metadata.resourceVersion,
+        candidatesVersion: 0,
+        nodesVersion: 0,
+      };
+      this.victimOrders.set(key, kept);
+    }
+    const out: GameServer[] = [];
+    const store = this.cluster.gameServers;
+    while (out.length < counted.victimsInBatch && kept.next < kept.order.length) {
+      const gs = kept.order[kept.next++]!;
+      // Defensive: the versions say nothing moved, so each is the very object in the store.
+      if (store.get(gs.metadata.namespace, gs.metadata.name) !== gs) {
+        this.victimOrders.delete(key);
+        return this.victims(key, set, counted, order, listMembers);
+      }
+      out.push(gs);
+    }
+    if (kept.next >= kept.order.length) this.victimOrders.delete(key);
+    return out;
   }
 
   /**
@@ -317,7 +427,11 @@ export class GameServerSetController {
         type: 'controller.shutdown',
         message: `Deleted by GameServerSet ${set.metadata.name}`,
       });
-      if (!commit) continue; // The machine refused (already shutting down, say).
+      if (!commit) {
+        // The machine refused (already shutting down, say): order afresh next time.
+        this.victimOrders.delete(objectKey(set.metadata.namespace, set.metadata.name));
+        continue;
+      }
       commits.push(commit);
       events.push(this.recorder.event(set, { type: 'Normal', reason: 'SuccessfulDelete', message: `Deleted gameserver in state ${state}: ${name}` }));
     }
@@ -332,6 +446,7 @@ export class GameServerSetController {
     counts: ReconcileCounts,
     target: number,
     listMembers: () => GameServer[],
+    order: ScaleDownOrderOptions,
   ): Promise<void> | undefined {
     const spec = specOf(set);
     if (!this.cluster.gates.FleetAllocationOverflow || !hasOverflowMetadata(spec.allocationOverflow) || counts.allocated <= target) {
@@ -343,12 +458,7 @@ export class GameServerSetController {
     if (this.overflowSeen.get(key) === seen) return undefined;
     this.overflowSeen.set(key, seen);
     const overflow = spec.allocationOverflow;
-    const marked = computeAllocationOverflow(listMembers(), target, overflow, {
-      scheduling: spec.scheduling ?? 'Packed',
-      ...(spec.priorities && { priorities: spec.priorities }),
-      countsAndLists: this.cluster.gates.CountsAndLists,
-      nodeCounts: this.index.nodeCounts,
-    });
+    const marked = computeAllocationOverflow(listMembers(), target, overflow, order);
     if (marked.length === 0) return undefined;
     const events = marked.map((gs) =>
       gameServerEvent('GameServerMetadataPatched', gs.metadata.namespace, gs.metadata.name, {

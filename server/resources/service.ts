@@ -126,15 +126,26 @@ export class ResourceService {
   prepareGameServerBatch(namespace: string, bodies: unknown[]): { objects: GameServer[]; events: NewEvent[] } {
     const objects: GameServer[] = [];
     const taken = new Set<string>();
+    let first: { body: unknown; object: GameServer } | undefined;
     for (const body of bodies) {
-      const { object } = this.prepareCreate(GAMESERVER_DEFINITION, namespace, body, {}, taken);
+      let object: GameServer;
+      const generateName = isObject(body) && isObject(body.metadata) ? body.metadata.generateName : undefined;
+      if (first && body === first.body && typeof generateName === 'string' && !(isObject(body) && isObject(body.metadata) && body.metadata.name)) {
+        // The same body again: its defaults and validation are those of the first copy, and
+        // objects are never mutated, so the copies share everything but their identity.
+        const name = this.generateName(GAMESERVER_DEFINITION, namespace, generateName, taken);
+        object = { ...first.object, metadata: { ...first.object.metadata, name, uid: this.cluster.rng.uid() } };
+      } else {
+        object = this.prepareCreate(GAMESERVER_DEFINITION, namespace, body, {}, taken).object as unknown as GameServer;
+        first ??= { body, object };
+      }
       taken.add(object.metadata.name);
-      objects.push(object as unknown as GameServer);
+      objects.push(object);
     }
     if (objects.length === 0) return { objects, events: [] };
     const spec = objects[0]!.spec;
     const specJson = JSON.stringify(spec);
-    if (objects.some((o) => JSON.stringify(o.spec) !== specJson)) {
+    if (objects.some((o) => o.spec !== spec && JSON.stringify(o.spec) !== specJson)) {
       return { objects, events: objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o })) };
     }
     const withoutSpec = objects.map(({ spec: _spec, ...rest }) => rest);

@@ -11,6 +11,12 @@ interface Watch {
   handle: TimerHandle | undefined;
 }
 
+/** A process that pings every `periodMs` from `firstAt` on (a simulated one): no timer per ping. */
+interface Cadence {
+  firstAt: number;
+  periodMs: number;
+}
+
 function watched(gs: GameServer | undefined): boolean {
   return !!gs && !gs.spec.health.disabled && SIDECAR_RUNNING_STATES.has(gs.status.state);
 }
@@ -23,12 +29,16 @@ function watched(gs: GameServer | undefined): boolean {
  */
 export class HealthMonitor {
   private readonly watches = new Map<string, Watch>();
+  private readonly cadences = new Map<string, Cadence>();
 
   constructor(private readonly cluster: Cluster) {}
 
   start(): void {
     for (const [key, gs] of this.cluster.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
     this.cluster.gameServerApplied$.subscribe((change) => {
+      // Most changes (allocations, metadata, counters) leave health checking as it was.
+      const { previous, object } = change;
+      if (previous && object && previous.status.state === object.status.state && previous.spec === object.spec) return;
       const was = this.watches.has(change.key);
       const should = watched(change.object);
       if (should && !was) this.watch(change.key, change.object!);
@@ -42,12 +52,39 @@ export class HealthMonitor {
     if (watch) watch.lastPing = this.cluster.clock.now();
   }
 
+  /**
+   * Declares that a GameServer's process pings every `periodMs` from `firstAt` on, until
+   * `stopPinging`. The monitor reads the last such ping when a deadline comes, which is what
+   * pinging each period would have recorded, without a timer per ping.
+   */
+  pingEvery(key: string, firstAt: number, periodMs: number): void {
+    this.cadences.set(key, { firstAt, periodMs });
+  }
+
+  /** The process stops pinging: its last ping stands. */
+  stopPinging(key: string): void {
+    this.catchUp(key);
+    this.cadences.delete(key);
+  }
+
+  /** Folds a cadence's pings up to now into the watch's last ping. */
+  private catchUp(key: string): void {
+    const cadence = this.cadences.get(key);
+    const watch = this.watches.get(key);
+    if (!cadence || !watch) return;
+    const now = this.cluster.clock.now();
+    if (now < cadence.firstAt) return;
+    const last = cadence.firstAt + Math.floor((now - cadence.firstAt) / cadence.periodMs) * cadence.periodMs;
+    if (last > watch.lastPing) watch.lastPing = last;
+  }
+
   get size(): number {
     return this.watches.size;
   }
 
   stopAll(): void {
     for (const key of [...this.watches.keys()]) this.unwatch(key);
+    this.cadences.clear();
   }
 
   private watch(key: string, gs: GameServer): void {
@@ -68,6 +105,7 @@ export class HealthMonitor {
     if (!watch) return;
     const gs = this.cluster.gameServers.get(watch.namespace, watch.name);
     if (!gs || !watched(gs)) return this.unwatch(key);
+    this.catchUp(key);
     const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
     if (deadline > this.cluster.clock.now()) return this.arm(key, watch, gs);
     this.unwatch(key);
@@ -77,6 +115,7 @@ export class HealthMonitor {
   private unwatch(key: string): void {
     const watch = this.watches.get(key);
     if (!watch) return;
+    this.cadences.delete(key);
     this.cluster.clock.clearTimeout(watch.handle);
     this.watches.delete(key);
   }

@@ -59,8 +59,8 @@ export class ReadModel {
         changes.push(watchChange(event, change));
         if (change.object) this.gameServerEvents.apply(event, change.object);
         const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-        if (touched.set) changes.push(derived('GameServerSet', touched.set, event.seq));
-        if (touched.fleet) changes.push(derived('Fleet', touched.fleet, event.seq));
+        if (touched.set) changes.push({ kind: 'GameServerSet', namespace: touched.namespace!, name: touched.set, seq: event.seq, type: 'MODIFIED' });
+        if (touched.fleet) changes.push({ kind: 'Fleet', namespace: touched.namespace!, name: touched.fleet, seq: event.seq, type: 'MODIFIED' });
       }
       return { gameServers, changes };
     }
@@ -131,7 +131,3 @@ function watchChange<T>(event: StoredEvent, change: ObjectChange<T>): Change {
   };
 }
 
-function derived(kind: string, key: string, seq: number): Change {
-  const slash = key.indexOf('/');
-  return { kind, namespace: key.slice(0, slash), name: key.slice(slash + 1), seq, type: 'MODIFIED' };
-}

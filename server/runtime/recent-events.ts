@@ -20,8 +20,20 @@ interface Involved {
  * They live in a bounded window, so they cost nothing per GameServer, and a replay shows the
  * same ones.
  */
+interface Recorded {
+  event: StoredEvent;
+  involved: Involved;
+  reason: string;
+  message: string;
+  type: 'Normal' | 'Warning';
+  component: string;
+  part: number;
+  suffix: string;
+}
+
 export class RecentGameServerEvents {
-  private readonly ring: Resource[] = [];
+  /** Kept as the facts only: the Event objects are built when someone lists them. */
+  private readonly ring: Recorded[] = [];
   private next = 0;
 
   apply(event: StoredEvent, gs: GameServer): void {
@@ -50,16 +62,17 @@ export class RecentGameServerEvents {
   }
 
   values(): Resource[] {
-    return this.ring.length < RECENT_EVENTS ? [...this.ring] : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    const ordered = this.ring.length < RECENT_EVENTS ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    return ordered.map(toObject);
   }
 
   get(namespace: string, name: string): Resource | undefined {
-    return this.ring.find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
+    return this.values().find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
   }
 
-  private push(object: Resource): void {
-    if (this.ring.length < RECENT_EVENTS) this.ring.push(object);
-    else this.ring[this.next] = object;
+  private push(recorded: Recorded): void {
+    if (this.ring.length < RECENT_EVENTS) this.ring.push(recorded);
+    else this.ring[this.next] = recorded;
     this.next = (this.next + 1) % RECENT_EVENTS;
   }
 
@@ -72,7 +85,12 @@ export class RecentGameServerEvents {
     component: string,
     part: number,
     suffix = '',
-  ): Resource {
+  ): Recorded {
+    return { event, involved, reason, message, type, component, part, suffix };
+  }
+}
+
+function toObject({ event, involved, reason, message, type, component, part, suffix }: Recorded): Resource {
     const time = rfc3339(event.time);
     return {
       apiVersion: 'v1',
@@ -96,7 +114,6 @@ export class RecentGameServerEvents {
       lastTimestamp: time,
       count: 1,
     };
-  }
 }
 
 function sourceOf(cause: string): string {

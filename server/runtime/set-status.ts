@@ -101,9 +101,9 @@ export class SetStatusProjection {
   private readonly sets = new Map<string, Totals>();
   private readonly fleets = new Map<string, Totals>();
 
-  /** Applies one GameServer change; returns the keys of the set and fleet whose status moved. */
-  apply(previous: GameServer | undefined, next: GameServer | undefined, seq: number): { set?: string; fleet?: string } {
-    const touched: { set?: string; fleet?: string } = {};
+  /** Applies one GameServer change; returns the names of the set and fleet whose status moved. */
+  apply(previous: GameServer | undefined, next: GameServer | undefined, seq: number): { namespace?: string; set?: string; fleet?: string } {
+    const touched: { namespace?: string; set?: string; fleet?: string } = {};
     for (const [gs, sign] of [
       [previous, -1],
       [next, 1],
@@ -112,17 +112,18 @@ export class SetStatusProjection {
       const namespace = gs.metadata.namespace;
       const setName = gs.metadata.labels[GAMESERVERSET_LABEL];
       const fleetName = gs.metadata.labels[FLEET_LABEL];
+      touched.namespace = namespace;
       if (setName) {
-        const key = objectKey(namespace, setName);
-        contribute(this.totals(this.sets, key), gs, sign);
-        this.sets.get(key)!.seq = seq;
-        touched.set = key;
+        const totals = this.totals(this.sets, objectKey(namespace, setName));
+        contribute(totals, gs, sign);
+        totals.seq = seq;
+        touched.set = setName;
       }
       if (fleetName) {
-        const key = objectKey(namespace, fleetName);
-        contribute(this.totals(this.fleets, key), gs, sign);
-        this.fleets.get(key)!.seq = seq;
-        touched.fleet = key;
+        const totals = this.totals(this.fleets, objectKey(namespace, fleetName));
+        contribute(totals, gs, sign);
+        totals.seq = seq;
+        touched.fleet = fleetName;
       }
     }
     return touched;

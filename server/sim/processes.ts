@@ -10,7 +10,6 @@ interface Process {
   profile: ProcessProfile;
   state: GameServerState | undefined;
   stageTimer: TimerHandle | undefined;
-  pingTimer: TimerHandle | undefined;
   pinging: boolean;
 }
 
@@ -63,7 +62,7 @@ export class SimulatedProcesses {
       if (!SIDECAR_RUNNING_STATES.has(state)) return;
       const profile = this.profileOf(gs);
       if (!profile) return;
-      process = { profile, state: undefined, stageTimer: undefined, pingTimer: undefined, pinging: profile.ping };
+      process = { profile, state: undefined, stageTimer: undefined, pinging: profile.ping };
       this.processes.set(key, process);
       if (process.pinging && !gs.spec.health.disabled) this.schedulePing(key, gs, process);
     }
@@ -86,15 +85,11 @@ export class SimulatedProcesses {
     }, delay);
   }
 
-  private schedulePing(key: string, gs: GameServer, process: Process): void {
+  private schedulePing(key: string, gs: GameServer, _process: Process): void {
     // A ping each period keeps every check satisfied (a check fails only when lastPing + period < now).
+    // The health monitor reads the cadence at its deadlines rather than taking a timer per ping.
     const period = gs.spec.health.periodSeconds * 1000;
-    const ping = () => {
-      if (!process.pinging || !this.processes.has(key)) return;
-      this.cluster.health.ping(key);
-      process.pingTimer = this.cluster.clock.setTimeout(ping, period);
-    };
-    process.pingTimer = this.cluster.clock.setTimeout(ping, period * this.cluster.rng.next());
+    this.cluster.health.pingEvery(key, this.cluster.clock.now() + period * this.cluster.rng.next(), period);
   }
 
   private async act(key: string, gs: GameServer, action: ProcessAction, seconds: number | undefined): Promise<void> {
@@ -117,10 +112,8 @@ export class SimulatedProcesses {
         return;
       case 'stopPinging': {
         const process = this.processes.get(key);
-        if (process) {
-          process.pinging = false;
-          this.cluster.clock.clearTimeout(process.pingTimer);
-        }
+        if (process) process.pinging = false;
+        this.cluster.health.stopPinging(key);
         return;
       }
       case 'nothing':
@@ -132,7 +125,7 @@ export class SimulatedProcesses {
     const process = this.processes.get(key);
     if (!process) return;
     this.cluster.clock.clearTimeout(process.stageTimer);
-    this.cluster.clock.clearTimeout(process.pingTimer);
+    this.cluster.health.stopPinging(key);
     this.processes.delete(key);
   }
 }

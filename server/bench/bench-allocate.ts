@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VirtualClock } from '../clock.js';
+import { parseFeatureGates } from '../features.js';
+import { Allocator } from '../allocation/allocator.js';
+import { AllocationService } from '../allocation/allocation-service.js';
+import type { GameServerAllocation } from '../allocation/gameserverallocation.js';
+import { type GameServer, gameServerEvent } from '../kinds/gameserver.js';
+import { defaultGameServer } from '../kinds/rules/gameserver.js';
+import { Cluster } from '../runtime/cluster.js';
+import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
+
+/**
+ * `npm run bench:allocate`: in-process allocations per second with one label selector, Packed,
+ * against fleets of 1,000, 10,000 and 100,000 Ready GameServers (on a real SQLite file).
+ * Targets: >= 100,000 allocations/s at 10,000, and the rate at 100,000 >= 0.8 x the rate at
+ * 1,000 (no scan of the fleet per request).
+ *
+ * Each round allocates a batch, then (untimed) sends those servers back to Ready, so every
+ * round sees the same fleet size.
+ */
+
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const ALLOCATIONS = Number(process.env.BENCH_ALLOCATIONS ?? 100_000);
+const BATCH = 500;
+
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService }> {
+  const clock = new VirtualClock();
+  const gates = parseFeatureGates('');
+  const cluster = new Cluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
+  await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE));
+  const template = {
+    ports: [{ name: 'default', containerPort: 7654 }],
+    template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+  };
+  for (let start = 0; start < size; start += 1000) {
+    const events = [];
+    for (let i = start; i < Math.min(size, start + 1000); i++) {
+      const gs = defaultGameServer(
+        {
+          apiVersion: 'agones.dev/v1',
+          kind: 'GameServer',
+          metadata: {
+            name: `bench-${i}`,
+            namespace: 'default',
+            uid: `uid-${i}`,
+            resourceVersion: '0',
+            generation: 1,
+            creationTimestamp: '2026-01-01T00:00:00Z',
+            labels: { 'agones.dev/fleet': 'bench', 'agones.dev/gameserverset': 'bench-abcde' },
+            annotations: {},
+          },
+          spec: template,
+        },
+        { gates, now: clock.now() },
+      ) as unknown as GameServer;
+      const node = nodeName(Math.floor(i / MAX_PODS_PER_NODE));
+      gs.status = { ...gs.status, state: 'Ready', nodeName: node, address: '127.0.0.1', ports: [{ name: 'default', port: 7000 + (i % 1000) }] };
+      events.push(gameServerEvent('GameServerCreated', 'default', gs.metadata.name, { object: gs }));
+    }
+    await cluster.commit(events);
+  }
+  const service = new AllocationService(cluster, new Allocator(cluster));
+  return { cluster, service };
+}
+
+const REQUEST: GameServerAllocation = {
+  apiVersion: 'allocation.agones.dev/v1',
+  kind: 'GameServerAllocation',
+  metadata: { namespace: 'default' },
+  spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'bench' }, gameServerState: 'Ready' }], scheduling: 'Packed' },
+};
+
+async function measure(size: number, dir: string): Promise<number> {
+  const { cluster, service } = await fleetOf(size, dir);
+  const gsa = service.prepare('default', REQUEST);
+  const batch = Math.min(BATCH, Math.floor(size / 2));
+  let allocated = 0;
+  let elapsed = 0n;
+  while (allocated < ALLOCATIONS) {
+    const start = process.hrtime.bigint();
+    const results = await Promise.all(Array.from({ length: batch }, () => service.allocate(gsa)));
+    elapsed += process.hrtime.bigint() - start;
+    const names = results.map((r) => {
+      if (r.status.state !== 'Allocated') throw new Error(`fleet of ${size}: ${r.status.state}`);
+      return r.status.gameServerName!;
+    });
+    if (new Set(names).size !== names.length) throw new Error('a GameServer was allocated twice');
+    allocated += names.length;
+    // Untimed: back to Ready, so the next round sees the same fleet.
+    for (const name of names) void cluster.actors.send('default', name, { type: 'sdk.ready' });
+    for (const name of names) void cluster.actors.send('default', name, { type: 'controller.ready' });
+    await flush();
+  }
+  cluster.close();
+  return allocated / (Number(elapsed) / 1e9);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-bench-allocate-'));
+  const rates = new Map<number, number>();
+  try {
+    for (const size of SIZES) {
+      const rate = await measure(size, dir);
+      rates.set(size, rate);
+      console.log(`fleet of ${size} Ready: ${Math.round(rate)} allocations/s (${ALLOCATIONS} allocations, one label selector, Packed)`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  let ok = true;
+  const at10k = rates.get(10_000);
+  if (at10k !== undefined) {
+    console.log(`rate at 10,000: ${Math.round(at10k)}/s (target >= 100,000) ${at10k >= 100_000 ? 'PASS' : 'FAIL'}`);
+    ok &&= at10k >= 100_000;
+  }
+  const small = rates.get(1000);
+  const large = rates.get(100_000);
+  if (small !== undefined && large !== undefined) {
+    const ratio = large / small;
+    console.log(`rate at 100,000 / rate at 1,000: ${ratio.toFixed(2)} (target >= 0.8) ${ratio >= 0.8 ? 'PASS' : 'FAIL'}`);
+    ok &&= ratio >= 0.8;
+  }
+  console.log(ok ? 'result: PASS' : 'result: FAIL');
+  if (!ok) process.exitCode = 1;
+}
+
+await main();

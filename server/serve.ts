@@ -20,6 +20,10 @@ import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import { Allocator, type AllocatorModel } from './allocation/allocator.js';
 import { AllocationService } from './allocation/allocation-service.js';
 import { allocatorRouter } from './api/allocator-http.js';
+// -- multi-cluster allocation and the allocator's TLS listener (server/allocation/multi-cluster.ts, server/api/allocator-tls.ts)
+import { MultiClusterAllocator } from './allocation/multi-cluster.js';
+import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, startAllocatorTls } from './api/allocator-tls.js';
+// -- end multi-cluster / allocator TLS
 
 export interface ServeOptions {
   port: number;
@@ -36,6 +40,9 @@ export interface ServeOptions {
   /** Start a small default fleet when the log is empty and no manifest is given. */
   defaultFleet: boolean;
   allocatorModel?: AllocatorModel;
+  // -- allocator TLS: `POST /gameserverallocation` also on its own HTTPS port (mutual TLS with a client CA)
+  allocatorTls?: { material: AllocatorTlsMaterial; port: number };
+  // -- end allocator TLS
 }
 
 /**
@@ -49,6 +56,10 @@ export class FleetsimServer {
   readonly clock: Clock;
   readonly allocator: Allocator;
   readonly allocations: AllocationService;
+  // -- multi-cluster / allocator TLS
+  readonly multiCluster: MultiClusterAllocator;
+  private allocatorTls: AllocatorTlsListener | undefined;
+  // -- end multi-cluster / allocator TLS
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   private readonly streams = new StreamRegistry();
   private httpServer: Server | undefined;
@@ -60,6 +71,10 @@ export class FleetsimServer {
     this.service = new ResourceService(this.cluster);
     this.allocator = new Allocator(this.cluster, { model: options.allocatorModel });
     this.allocations = new AllocationService(this.cluster, this.allocator);
+    // -- multi-cluster
+    this.multiCluster = new MultiClusterAllocator(this.cluster, this.allocator);
+    this.allocations.multiCluster = this.multiCluster;
+    // -- end multi-cluster
     this.controllers = [
       new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
       new GameServerSetController(this.cluster, this.service),
@@ -70,7 +85,7 @@ export class FleetsimServer {
     ];
   }
 
-  async start(): Promise<{ port: number; applied: string[] }> {
+  async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {
     await ensureNodes(this.cluster, this.options.nodes);
     for (const controller of this.controllers) controller.start();
     const applied: string[] = [];
@@ -100,7 +115,15 @@ export class FleetsimServer {
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
     });
     const address = this.httpServer.address();
-    return { port: typeof address === 'object' && address ? address.port : this.options.port, applied };
+    // -- allocator TLS
+    if (this.options.allocatorTls) {
+      this.allocatorTls = await startAllocatorTls(allocatorApp(this.allocations), this.options.allocatorTls.material, {
+        port: this.options.allocatorTls.port,
+        host: this.options.host,
+      });
+    }
+    // -- end allocator TLS
+    return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocatorTls?.port };
   }
 
   /** On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`. */
@@ -129,6 +152,10 @@ export class FleetsimServer {
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
     this.allocator.stop();
+    // -- multi-cluster / allocator TLS
+    await this.allocatorTls?.close();
+    this.multiCluster.close();
+    // -- end multi-cluster / allocator TLS
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));

@@ -59,6 +59,11 @@ export class AllocationIndex {
   private readonly counts = new Map<string, NodeCounts>();
   /** Buckets holding a slot for each node, to reorder them when the node's counts move. */
   private readonly bucketsOfNode = new Map<string, Set<Bucket>>();
+  /**
+   * Namespaces whose Allocated servers are bucketed. Re-allocation is rare, so that pool is
+   * built the first time a request asks for it (node counts track it all along).
+   */
+  private readonly allocatedPools = new Set<string>();
 
   constructor(private readonly gameServers: ObjectStore<GameServer>) {
     for (const gs of gameServers.values()) this.update(undefined, gs);
@@ -160,6 +165,7 @@ export class AllocationIndex {
 
   /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
   private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): Bucket | undefined {
+    if (pool === 'Allocated' && !this.allocatedPools.has(namespace)) this.buildAllocatedPool(namespace);
     const entries = Object.entries(matchLabels);
     if (entries.length === 0) return this.buckets.get(bucketKey(namespace, pool, ALL));
     let smallest: Bucket | undefined;
@@ -171,6 +177,17 @@ export class AllocationIndex {
     return smallest;
   }
 
+  private buildAllocatedPool(namespace: string): void {
+    this.allocatedPools.add(namespace);
+    for (const gs of this.gameServers.values()) {
+      if (gs.metadata.namespace === namespace && poolOf(gs) === 'Allocated') this.bucket(gs, 'Allocated');
+    }
+  }
+
+  private bucketed(gs: GameServer, pool: Pool): boolean {
+    return pool === 'Ready' || this.allocatedPools.has(gs.metadata.namespace);
+  }
+
   private keysOf(gs: GameServer, pool: Pool): string[] {
     const ns = gs.metadata.namespace;
     const keys = [bucketKey(ns, pool, ALL)];
@@ -179,9 +196,13 @@ export class AllocationIndex {
   }
 
   private add(gs: GameServer, pool: Pool): void {
+    this.count(gs.status.nodeName, pool, 1);
+    if (this.bucketed(gs, pool)) this.bucket(gs, pool);
+  }
+
+  private bucket(gs: GameServer, pool: Pool): void {
     const node = gs.status.nodeName;
     const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
-    this.count(node, pool, 1);
     for (const bk of this.keysOf(gs, pool)) {
       let bucket = this.buckets.get(bk);
       if (!bucket) {
@@ -202,6 +223,11 @@ export class AllocationIndex {
   }
 
   private remove(gs: GameServer, pool: Pool): void {
+    if (this.bucketed(gs, pool)) this.unbucket(gs, pool);
+    this.count(gs.status.nodeName, pool, -1);
+  }
+
+  private unbucket(gs: GameServer, pool: Pool): void {
     const node = gs.status.nodeName;
     const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
     for (const bk of this.keysOf(gs, pool)) {
@@ -217,7 +243,6 @@ export class AllocationIndex {
       }
       if (bucket.size === 0) this.buckets.delete(bk);
     }
-    this.count(node, pool, -1);
   }
 
   private countsOf(node: string): NodeCounts {

@@ -1,4 +1,4 @@
-import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector } from '../../machines/allocation.js';
+import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector, rfc3339Nano } from '../../machines/allocation.js';
 import type { TimerHandle } from '../clock.js';
 import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver.js';
 import type { Cluster } from '../runtime/cluster.js';
@@ -103,15 +103,19 @@ export class Allocator {
   private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
     const now = this.cluster.clock.now();
-    const { gameServer: after, counterErrors, listErrors } = applyAllocationActions(gs, gsa, now, gates);
-    const patch = gsa.spec?.metadata ?? {};
+    const spec = gsa.spec ?? {};
+    const patch = spec.metadata ?? {};
+    const hasActions = gates.CountsAndLists && (Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0);
+    // Counter and list actions need the whole transformation; a plain allocation only its stamp.
+    const outcome = hasActions ? applyAllocationActions(gs, gsa, now, gates) : undefined;
+    const after = outcome?.gameServer;
     const event = gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
       labels: { ...(patch.labels ?? {}) },
-      annotations: { ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: after.metadata.annotations[LAST_ALLOCATED_ANNOTATION]! },
-      ...(after.status.counters && after.status.counters !== gs.status.counters && { counters: after.status.counters }),
-      ...(after.status.lists && after.status.lists !== gs.status.lists && { lists: after.status.lists }),
-      ...(counterErrors.length && { counterErrors }),
-      ...(listErrors.length && { listErrors }),
+      annotations: { ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) },
+      ...(after?.status.counters && after.status.counters !== gs.status.counters && { counters: after.status.counters }),
+      ...(after?.status.lists && after.status.lists !== gs.status.lists && { lists: after.status.lists }),
+      ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),
+      ...(outcome?.listErrors.length && { listErrors: outcome.listErrors }),
       source: LOCAL_ALLOCATION_SOURCE,
     });
     const committed = this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, { type: 'allocator.allocate', event });

@@ -2,6 +2,9 @@ import { parseFeatureGates } from '../features.js';
 import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+// -- allocator TLS
+import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';
+// -- end allocator TLS
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
@@ -16,6 +19,12 @@ const FLAGS: FlagSpec[] = [
   { name: 'port-range', type: 'string', default: '7000-8000', help: 'dynamic host port range' },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   { name: 'allocator-model', type: 'string', default: 'exact', help: 'exact, or agones-batch (the real allocator\'s batches and 500 ms idle wait)' },
+  // -- allocator TLS
+  { name: 'allocator-tls-cert', type: 'string', help: 'PEM certificate: also serve POST /gameserverallocation over HTTPS on --allocator-port' },
+  { name: 'allocator-tls-key', type: 'string', help: 'PEM private key of --allocator-tls-cert' },
+  { name: 'allocator-client-ca', type: 'string', help: 'PEM CA bundle: require client certificates it signed (mutual TLS)' },
+  { name: 'allocator-port', type: 'number', default: DEFAULT_ALLOCATOR_TLS_PORT, help: 'HTTPS port of the allocator (with --allocator-tls-cert)' },
+  // -- end allocator TLS
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -36,6 +45,23 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
   if (!range) throw new FlagError(`--port-range must look like 7000-8000`);
+  // -- allocator TLS
+  const tlsCert = values['allocator-tls-cert'] ? String(values['allocator-tls-cert']) : undefined;
+  const tlsKey = values['allocator-tls-key'] ? String(values['allocator-tls-key']) : undefined;
+  const clientCa = values['allocator-client-ca'] ? String(values['allocator-client-ca']) : undefined;
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new FlagError('--allocator-tls-cert and --allocator-tls-key go together');
+  if (clientCa !== undefined && tlsCert === undefined) throw new FlagError('--allocator-client-ca needs --allocator-tls-cert and --allocator-tls-key');
+  const allocatorPort = Number(values['allocator-port']);
+  if (!Number.isInteger(allocatorPort) || allocatorPort < 0 || allocatorPort > 65535) throw new FlagError('--allocator-port must be a port number');
+  let allocatorTls: { material: ReturnType<typeof readAllocatorTls>; port: number } | undefined;
+  if (tlsCert !== undefined && tlsKey !== undefined) {
+    try {
+      allocatorTls = { material: readAllocatorTls({ certFile: tlsCert, keyFile: tlsKey, clientCaFile: clientCa }), port: allocatorPort };
+    } catch (error) {
+      throw new FlagError((error as Error).message);
+    }
+  }
+  // -- end allocator TLS
   const server = new FleetsimServer({
     port: Number(values.port),
     host: String(values.host) || undefined,
@@ -50,10 +76,17 @@ export async function serveCommand(argv: string[]): Promise<number> {
     seed: Number(values.seed),
     defaultFleet: !values['no-default-fleet'],
     allocatorModel,
+    allocatorTls,
   });
-  const { port, applied } = await server.start();
+  const { port, applied, allocatorPort: tlsPort } = await server.start();
   const host = String(values.host) || '0.0.0.0';
   for (const line of applied) console.log(line);
+  // -- allocator TLS
+  if (tlsPort !== undefined) {
+    const mode = clientCa ? `mutual TLS, client CA ${clientCa}` : 'TLS, no client certificates';
+    console.log(`fleetsim allocator serving on https://${host}:${tlsPort}/gameserverallocation (${mode})`);
+  }
+  // -- end allocator TLS
   console.log(`fleetsim serving on http://${host}:${port} (log ${String(values.db)}, clock ${clock})`);
   console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
   console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);

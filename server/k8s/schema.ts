@@ -113,6 +113,9 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         report.errors.push(typeInvalid(path, value, `${path} in body must be of type string: "${actual}"`));
         return;
       }
+      if (schema.format === 'byte' && !isBase64(value as string)) {
+        report.errors.push(invalid(path, '<value omitted>', `${path} in body must be of type byte: "${truncate(value as string)}"`));
+      }
       if (schema.maxLength !== undefined && (value as string).length > schema.maxLength) {
         report.errors.push({ type: 'FieldValueTooLong', field: path, badValue: value, detail: `may not be more than ${schema.maxLength} bytes` });
       }
@@ -158,6 +161,15 @@ export function pruneUnknown(value: unknown, schema: Schema): unknown {
     else if (schema.additionalProperties === true) out[key] = child;
   }
   return out;
+}
+
+/** Standard base64 (what Kubernetes expects of `format: byte`), padding optional. */
+function isBase64(text: string): boolean {
+  return /^[A-Za-z0-9+/]*={0,2}$/.test(text.replace(/\s+/g, '')) && text.replace(/\s+/g, '').replace(/=+$/, '').length % 4 !== 1;
+}
+
+function truncate(text: string): string {
+  return text.length > 20 ? `${text.slice(0, 20)}...` : text;
 }
 
 function join(path: string, key: string): string {

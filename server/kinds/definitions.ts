@@ -1,5 +1,6 @@
 import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
+import type { Resource } from './resource.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../allocation/allocation-kind.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules/fleet.js';
 import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules/fleetautoscaler.js';
@@ -153,6 +154,15 @@ export const SECRET_DEFINITION: KindDefinition = {
     stringData: { type: 'object', additionalProperties: { type: 'string' } },
     immutable: { type: 'boolean' },
   }),
+  // stringData is write-only: it is merged into data (base64), as the API server does.
+  defaults: (object) => {
+    const stringData = object.stringData as Record<string, string> | undefined;
+    if (!stringData) return object.type ? object : { ...object, type: 'Opaque' };
+    const data = { ...((object.data as Record<string, string> | undefined) ?? {}) };
+    for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(value, 'utf8').toString('base64');
+    const { stringData: _written, ...rest } = object;
+    return { ...rest, type: (object.type as string | undefined) ?? 'Opaque', data } as Resource;
+  },
 };
 
 /** Simulated nodes: read-only through the API. */

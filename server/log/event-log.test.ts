@@ -1,7 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { EventLog } from './event-log.js';
 
 const event = (name: string, n: number) => ({
@@ -12,8 +12,13 @@ const event = (name: string, n: number) => ({
   payload: { n },
 });
 
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 function tempDb(): string {
-  return join(mkdtempSync(join(tmpdir(), 'fleetsim-log-')), 'events.db');
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-log-'));
+  dirs.push(dir);
+  return join(dir, 'events.db');
 }
 
 describe('EventLog', () => {

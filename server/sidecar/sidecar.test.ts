@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
@@ -15,6 +15,14 @@ import { Sidecar } from './sidecar.js';
 
 const ALL_GATES = parseFeatureGates('CountsAndLists=true&PlayerTracking=true');
 const clusters: Cluster[] = [];
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDb(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return join(dir, 'events.db');
+}
 
 async function setup(options: { gates?: string; db?: string } = {}) {
   const gates = options.gates === undefined ? ALL_GATES : parseFeatureGates(options.gates);
@@ -187,7 +195,7 @@ describe('feature gates', () => {
 
 describe('replay', () => {
   it('rebuilds exactly the live state from the log file', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'fleetsim-replay-')), 'events.db');
+    const db = tempDb('fleetsim-replay-');
     const { cluster, clock, sidecar } = await setup({ db });
     await sidecar.setLabel('a', 'b');
     await sidecar.reserve(5);
@@ -206,7 +214,7 @@ describe('replay', () => {
   });
 
   it('restarts from the file and carries on where it stopped, timers included', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'fleetsim-restart-')), 'events.db');
+    const db = tempDb('fleetsim-restart-');
     const first = await setup({ db });
     await first.sidecar.reserve(10);
     const before = first.cluster.gameServers.get('default', 'local');

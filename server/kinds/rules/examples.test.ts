@@ -56,10 +56,16 @@ interface Example {
   definition: KindDefinition;
 }
 
+/** A throwaway self-signed CA certificate (base64 PEM), generated for these tests. */
+const TEST_CA_BUNDLE =
+  'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJpekNDQVRHZ0F3SUJBZ0lVSi9oVCt0Z3Y4MGI4YmU0cVBxeENWSE1mb1VNd0NnWUlLb1pJemowRUF3SXcKR3pFWk1CY0dBMVVFQXd3UVpteGxaWFJ6YVcwdGRHVnpkQzFqWVRBZUZ3MHlOakV4TWpJd05UUTNNVGhhRncwegpOakV4TVRrd05UUTNNVGhhTUJzeEdUQVhCZ05WQkFNTUVHWnNaV1YwYzJsdExYUmxjM1F0WTJFd1dUQVRCZ2NxCmhrak9QUUlCQmdncWhrak9QUU1CQndOQ0FBVDg1ckRVZnJWeEsvZEQwdmFqQ2hmRTZhRU8zYVMrVklUOWVjZ20KVEllT0paRzdjd0xYY2lRQ3FFTmx4UFo5RnB5V2NLVlpWZGxKYVhWUDd0RlBUeEovbzFNd1VUQWRCZ05WSFE0RQpGZ1FVQ2UzdDd3UG9JRTh0R045NjQzL1lsYnlHek9zd0h3WURWUjBqQkJnd0ZvQVVDZTN0N3dQb0lFOHRHTjk2CjQzL1lsYnlHek9zd0R3WURWUjBUQVFIL0JBVXdBd0VCL3pBS0JnZ3Foa2pPUFFRREFnTklBREJGQWlBU0lqQjQKbVd1TXNyVTRzSitqNnVnTDlXVEhJUGp5Uys0cGlobVhMSldDQndJaEFMazVUTUh1eXJobDNIZUlIcnpRdTB3RApHUllkRk80anR4Ky9hMW1uKzc5NgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==';
+
 function loadExamples(): Example[] {
   const examples: Example[] = [];
   for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(`${EXAMPLES}${file}`, 'utf8'))) {
+    // Some examples are templates (`caBundle: $CA_BUNDLE`): fill the placeholder with a valid value.
+    const text = readFileSync(`${EXAMPLES}${file}`, 'utf8').replace('$CA_BUNDLE', TEST_CA_BUNDLE);
+    for (const doc of parseAllDocuments(text)) {
       const body = doc.toJS() as Record<string, unknown> | null;
       const definition = body && definitionOfKind(String(body.kind));
       // GameServerAllocation is not a stored kind; its rules live in server/allocation.

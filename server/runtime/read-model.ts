@@ -98,13 +98,13 @@ export class ReadModel {
 
   present(object: Resource): Resource {
     if (object.kind !== 'GameServerSet' && object.kind !== 'Fleet') return object;
-    const key = objectKey(object.metadata.namespace, object.metadata.name);
+    const { namespace, name } = object.metadata;
     const isSet = object.kind === 'GameServerSet';
     const keys = templateKeys(object);
     const status = isSet
-      ? this.setStatus.setStatus(key, keys, this.gates)
-      : this.setStatus.fleetStatus(key, keys, this.gates);
-    const seq = isSet ? this.setStatus.setSeq(key) : this.setStatus.fleetSeq(key);
+      ? this.setStatus.setStatus(namespace, name, keys, this.gates)
+      : this.setStatus.fleetStatus(namespace, name, keys, this.gates);
+    const seq = isSet ? this.setStatus.setSeq(namespace, name) : this.setStatus.fleetSeq(namespace, name);
     const resourceVersion = String(Math.max(Number(object.metadata.resourceVersion), seq));
     return { ...object, metadata: { ...object.metadata, resourceVersion }, status };
   }

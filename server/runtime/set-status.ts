@@ -1,6 +1,5 @@
 import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver.js';
-import { objectKey } from '../kinds/meta.js';
 
 /** Label a GameServer carries with its set's name, and with its fleet's. */
 export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
@@ -98,8 +97,9 @@ function contribute(totals: Totals, gs: GameServer, sign: number): void {
  * grow with the fleet.
  */
 export class SetStatusProjection {
-  private readonly sets = new Map<string, Totals>();
-  private readonly fleets = new Map<string, Totals>();
+  /** namespace -> name -> totals: nested, so no key is built per event. */
+  private readonly sets = new Map<string, Map<string, Totals>>();
+  private readonly fleets = new Map<string, Map<string, Totals>>();
 
   /** Applies one GameServer change; returns the names of the set and fleet whose status moved. */
   apply(previous: GameServer | undefined, next: GameServer | undefined, seq: number): { namespace?: string; set?: string; fleet?: string } {
@@ -114,13 +114,13 @@ export class SetStatusProjection {
       const fleetName = gs.metadata.labels[FLEET_LABEL];
       touched.namespace = namespace;
       if (setName) {
-        const totals = this.totals(this.sets, objectKey(namespace, setName));
+        const totals = this.totals(this.sets, namespace, setName);
         contribute(totals, gs, sign);
         totals.seq = seq;
         touched.set = setName;
       }
       if (fleetName) {
-        const totals = this.totals(this.fleets, objectKey(namespace, fleetName));
+        const totals = this.totals(this.fleets, namespace, fleetName);
         contribute(totals, gs, sign);
         totals.seq = seq;
         touched.fleet = fleetName;
@@ -129,27 +129,32 @@ export class SetStatusProjection {
     return touched;
   }
 
-  setStatus(key: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
-    return render(this.sets.get(key), templateKeys, gates, true);
+  setStatus(namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
+    return render(this.sets.get(namespace)?.get(name), templateKeys, gates, true);
   }
 
-  fleetStatus(key: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
-    return render(this.fleets.get(key), templateKeys, gates, false);
+  fleetStatus(namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
+    return render(this.fleets.get(namespace)?.get(name), templateKeys, gates, false);
   }
 
-  setSeq(key: string): number {
-    return this.sets.get(key)?.seq ?? 0;
+  setSeq(namespace: string, name: string): number {
+    return this.sets.get(namespace)?.get(name)?.seq ?? 0;
   }
 
-  fleetSeq(key: string): number {
-    return this.fleets.get(key)?.seq ?? 0;
+  fleetSeq(namespace: string, name: string): number {
+    return this.fleets.get(namespace)?.get(name)?.seq ?? 0;
   }
 
-  private totals(map: Map<string, Totals>, key: string): Totals {
-    let totals = map.get(key);
+  private totals(map: Map<string, Map<string, Totals>>, namespace: string, name: string): Totals {
+    let names = map.get(namespace);
+    if (!names) {
+      names = new Map();
+      map.set(namespace, names);
+    }
+    let totals = names.get(name);
     if (!totals) {
       totals = emptyTotals();
-      map.set(key, totals);
+      names.set(name, totals);
     }
     return totals;
   }

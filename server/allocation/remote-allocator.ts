@@ -4,6 +4,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { Resource } from '../kinds/resource.js';
 import type { AllocationResult } from './allocator.js';
+import { isCertificateError } from '../k8s/certificate-errors.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationStatus,
@@ -309,22 +310,6 @@ export function fromAllocationResponse(response: unknown, source: string): GameS
 // HTTPS transport
 // ---------------------------------------------------------------------------------------------
 
-const SERVER_CERTIFICATE_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'INVALID_PURPOSE',
-  'INVALID_CA',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
 /** An error a transport raises, with the cause already in words. */
 class CallError extends Error {}
 
@@ -332,7 +317,7 @@ class CallError extends Error {}
 export function describeCallError(error: Error & { code?: string }, context: { handshakeDone: boolean; tls: ClientTls }): string {
   const code = error.code ?? '';
   const detail = code ? `${code}: ${error.message}` : error.message;
-  if (SERVER_CERTIFICATE_CODES.has(code)) {
+  if (isCertificateError(code)) {
     const trust = context.tls.ca ? "the policy's serverCa" : 'the system roots';
     return `the server certificate does not verify against ${trust} (${detail})`;
   }

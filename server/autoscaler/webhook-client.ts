@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Clock } from '../clock.js';
 import { caBundleHasCertificate } from '../kinds/rules/webhook-url.js';
+import { isCertificateError } from '../k8s/certificate-errors.js';
 
 /**
  * The Webhook policy's HTTP exchange (reference §7.7; spec "Webhook exchange shapes"): POSTs a
@@ -178,28 +179,12 @@ export function reviewStatus(status: unknown): ReviewFleetStatus {
   };
 }
 
-/** Node's codes for a server certificate that does not verify. */
-const CERTIFICATE_ERRORS = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'INVALID_CA',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
 /** A transport error in words a user can act on. */
 function describeFailure(error: unknown, target: WebhookTarget): WebhookError {
   if (error instanceof WebhookError) return error;
   const code = isObject(error) && typeof error.code === 'string' ? error.code : '';
   const message = error instanceof Error ? error.message : String(error);
-  if (CERTIFICATE_ERRORS.has(code)) {
+  if (isCertificateError(code)) {
     return new WebhookError(`the certificate of the webhook ${target.url} is not trusted (${code}): ${message}`);
   }
   if (code === 'ECONNREFUSED') return new WebhookError(`could not connect to the webhook ${target.url}: connection refused by ${target.host}:${target.port}`);

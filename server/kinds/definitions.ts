@@ -1,10 +1,10 @@
-import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
+import type { Schema } from '../k8s/schema.js';
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
 import type { Resource } from './resource.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../allocation/allocation-kind.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules/fleet.js';
 import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules/fleetautoscaler.js';
-import { defaultGameServer, gameServerSchema, validateGameServer } from './rules/gameserver.js';
+import { bodySchema, defaultGameServer, gameServerSchema, validateGameServer } from './rules/gameserver.js';
 import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './rules/gameserverallocationpolicy.js';
 import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules/gameserverset.js';
 
@@ -16,17 +16,6 @@ import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from
 /** Placeholder body schema until a kind's full schema is attached: accepts any fields. */
 export const OPEN_OBJECT: Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 
-export function objectSchema(body: Record<string, Schema>): Schema {
-  return {
-    type: 'object',
-    properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: OBJECT_META_SCHEMA,
-      ...body,
-    },
-  };
-}
 
 const SETS_COLUMNS = [
   { name: 'Scheduling', type: 'string', jsonPath: '.spec.scheduling' },
@@ -148,7 +137,7 @@ export const SECRET_DEFINITION: KindDefinition = {
     { name: 'Type', type: 'string', jsonPath: '.type' },
     AGE_COLUMN,
   ],
-  schema: objectSchema({
+  schema: bodySchema({
     type: { type: 'string' },
     data: { type: 'object', additionalProperties: { type: 'string', format: 'byte' } },
     stringData: { type: 'object', additionalProperties: { type: 'string' } },
@@ -182,7 +171,7 @@ export const NODE_DEFINITION: KindDefinition = {
     { name: 'Internal-IP', type: 'string', jsonPath: '.status.addresses[0].address' },
     AGE_COLUMN,
   ],
-  schema: objectSchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  schema: bodySchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
 };
 
 /** Kubernetes Events, recorded with Agones's reasons; read-only through the API. */

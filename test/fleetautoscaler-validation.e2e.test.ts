@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+
+/**
+ * The spec's Limits 3, 4 and 5 for FleetAutoscalers, through the resource API: each bad value is
+ * a 422 whose causes name the field, and nothing is created.
+ */
+
+const PATH = '/apis/autoscaling.agones.dev/v1/namespaces/default/fleetautoscalers';
+let serve: ServeProcess;
+
+beforeAll(async () => {
+  serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--feature-gates', 'CountsAndLists=true']);
+});
+afterAll(() => killAll());
+
+function autoscaler(name: string, policy: Record<string, unknown>) {
+  return { apiVersion: 'autoscaling.agones.dev/v1', kind: 'FleetAutoscaler', metadata: { name }, spec: { fleetName: 'f', policy } };
+}
+
+const buffer = (b: Record<string, unknown>) => ({ type: 'Buffer', buffer: b });
+const counter = (c: Record<string, unknown>) => ({ type: 'Counter', counter: { key: 'rooms', ...c } });
+const list = (l: Record<string, unknown>) => ({ type: 'List', list: { key: 'players', ...l } });
+const webhook = (url: string) => ({ type: 'Webhook', webhook: { url } });
+
+const INVALID: Array<[string, Record<string, unknown>, string]> = [
+  // Limit 3: Buffer.
+  ['buffer-max-not-above-min', buffer({ bufferSize: 5, minReplicas: 20, maxReplicas: 10 }), 'spec.policy.buffer.minReplicas'],
+  ['buffer-max-not-above-buffer', buffer({ bufferSize: 20, maxReplicas: 10 }), 'spec.policy.buffer.maxReplicas'],
+  ['buffer-min-not-above-buffer', buffer({ bufferSize: 5, minReplicas: 3, maxReplicas: 10 }), 'spec.policy.buffer.minReplicas'],
+  ['buffer-size-zero', buffer({ bufferSize: 0, maxReplicas: 10 }), 'spec.policy.buffer.bufferSize'],
+  ['buffer-percent-out-of-range', buffer({ bufferSize: '150%', minReplicas: 1, maxReplicas: 10 }), 'spec.policy.buffer.bufferSize'],
+  // Limit 4: Counter and List.
+  ['counter-max-not-above-min', counter({ bufferSize: 5, minCapacity: 200, maxCapacity: 100 }), 'spec.policy.counter.minCapacity'],
+  ['counter-max-not-above-buffer', counter({ bufferSize: 200, maxCapacity: 100 }), 'spec.policy.counter.maxCapacity'],
+  ['counter-min-not-above-buffer', counter({ bufferSize: 10, minCapacity: 5, maxCapacity: 100 }), 'spec.policy.counter.minCapacity'],
+  ['counter-size-zero', counter({ bufferSize: 0, maxCapacity: 100 }), 'spec.policy.counter.bufferSize'],
+  ['list-max-not-above-buffer', list({ bufferSize: 200, maxCapacity: 100 }), 'spec.policy.list.maxCapacity'],
+  ['list-min-not-above-buffer', list({ bufferSize: 10, minCapacity: 5, maxCapacity: 100 }), 'spec.policy.list.minCapacity'],
+  // Limit 5: webhook URL.
+  ['webhook-http', webhook('http://scaler.example.com/scale'), 'spec.policy.webhook.url'],
+  ['webhook-userinfo', webhook('https://user:secret@scaler.example.com/scale'), 'spec.policy.webhook.url'],
+  ['webhook-query', webhook('https://scaler.example.com/scale?x=1'), 'spec.policy.webhook.url'],
+  ['webhook-fragment', webhook('https://scaler.example.com/scale#top'), 'spec.policy.webhook.url'],
+];
+
+describe('FleetAutoscaler validation through the resource API (spec Limits 3-5)', () => {
+  it.each(INVALID)('%s: 422 naming %s, nothing created', async (name, policy, field) => {
+    const res = await apiRequest(serve.baseUrl, 'POST', PATH, { body: autoscaler(name, policy) });
+    expect(res.status).toBe(422);
+    const status = res.json as { reason: string; details: { causes: Array<{ field: string }> } };
+    expect(status.reason).toBe('Invalid');
+    expect(status.details.causes.map((c) => c.field)).toContain(field);
+    expect((await apiRequest(serve.baseUrl, 'GET', `${PATH}/${name}`)).status).toBe(404);
+  });
+
+  it('accepts the valid forms of each policy', async () => {
+    for (const [name, policy] of [
+      ['buffer-ok', buffer({ bufferSize: 5, minReplicas: 10, maxReplicas: 20 })],
+      ['buffer-percent-ok', buffer({ bufferSize: '20%', minReplicas: 1, maxReplicas: 20 })],
+      ['counter-ok', counter({ bufferSize: 5, minCapacity: 10, maxCapacity: 100 })],
+      ['list-ok', list({ bufferSize: 5, maxCapacity: 100 })],
+      ['webhook-ok', webhook('https://scaler.example.com/scale')],
+    ] as const) {
+      const res = await apiRequest(serve.baseUrl, 'POST', PATH, { body: autoscaler(name, policy) });
+      expect(res.status, `${name}: ${res.text}`).toBe(201);
+    }
+  });
+});

@@ -231,8 +231,53 @@ export function gameServerEvent<T extends GameServerEventType>(
 // ---------------------------------------------------------------------------------------------
 // Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
 
+/** A status with some fields changed: fields listed, not spread, so every version has one shape. */
+function withStatus(status: GameServerStatus, change: Partial<GameServerStatus>): GameServerStatus {
+  const next: GameServerStatus = {
+    state: change.state ?? status.state,
+    ports: change.ports ?? status.ports,
+    address: change.address ?? status.address,
+    addresses: change.addresses ?? status.addresses,
+    nodeName: change.nodeName ?? status.nodeName,
+    reservedUntil: change.reservedUntil !== undefined ? change.reservedUntil : status.reservedUntil,
+  };
+  const players = change.players ?? status.players;
+  const counters = change.counters ?? status.counters;
+  const lists = change.lists ?? status.lists;
+  const eviction = change.eviction ?? status.eviction;
+  if (players !== undefined) next.players = players;
+  if (counters !== undefined) next.counters = counters;
+  if (lists !== undefined) next.lists = lists;
+  if (eviction !== undefined) next.eviction = eviction;
+  return next;
+}
+
+function withMetadata(metadata: ObjectMeta, labels: Record<string, string>, annotations: Record<string, string>): ObjectMeta {
+  return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
+}
+
+/** The next version of a GameServer: fields listed, not spread, so every version has one shape. */
 function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata = gs.metadata): GameServer {
-  return { ...gs, metadata: { ...metadata, resourceVersion: String(seq) }, status };
+  return {
+    apiVersion: gs.apiVersion,
+    kind: gs.kind,
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: String(seq),
+      generation: metadata.generation,
+      creationTimestamp: metadata.creationTimestamp,
+      ...(metadata.deletionTimestamp !== undefined && { deletionTimestamp: metadata.deletionTimestamp }),
+      ...(metadata.generateName !== undefined && { generateName: metadata.generateName }),
+      labels: metadata.labels,
+      annotations: metadata.annotations,
+      ...(metadata.ownerReferences !== undefined && { ownerReferences: metadata.ownerReferences }),
+      ...(metadata.finalizers !== undefined && { finalizers: metadata.finalizers }),
+    },
+    spec: gs.spec,
+    status,
+  };
 }
 
 /** The objects a batch creation makes, each as its own GameServer sharing the batch's spec. */
@@ -255,17 +300,16 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
   switch (event.type as GameServerEventType) {
     case 'GameServerStateChanged': {
       const p = event.payload as GameServerStateChanged;
-      const status: GameServerStatus = {
-        ...gs.status,
+      const status = withStatus(gs.status, {
         state: p.state,
         reservedUntil: p.reservedUntil ?? null,
-        ...(p.address !== undefined && { address: p.address }),
-        ...(p.addresses !== undefined && { addresses: p.addresses }),
-        ...(p.nodeName !== undefined && { nodeName: p.nodeName }),
-        ...(p.ports !== undefined && { ports: p.ports }),
-      };
-      const annotations = patchMap(gs.metadata.annotations, p.annotations);
-      const next = touched(gs, event.seq, status, { ...gs.metadata, annotations });
+        address: p.address,
+        addresses: p.addresses,
+        nodeName: p.nodeName,
+        ports: p.ports,
+      });
+      const metadata = withMetadata(gs.metadata, gs.metadata.labels, patchMap(gs.metadata.annotations, p.annotations));
+      const next = touched(gs, event.seq, status, metadata);
       return p.specPorts ? { ...next, spec: { ...next.spec, ports: p.specPorts } } : next;
     }
     case 'GameServerSpecUpdated': {
@@ -274,42 +318,28 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     }
     case 'GameServerAllocated': {
       const p = event.payload as GameServerAllocated;
-      const status: GameServerStatus = {
-        ...gs.status,
-        state: 'Allocated',
-        reservedUntil: null,
-        ...(p.counters && { counters: p.counters }),
-        ...(p.lists && { lists: p.lists }),
-      };
-      const metadata = {
-        ...gs.metadata,
-        labels: patchMap(gs.metadata.labels, p.labels),
-        annotations: patchMap(gs.metadata.annotations, p.annotations),
-      };
+      const status = withStatus(gs.status, { state: 'Allocated', reservedUntil: null, counters: p.counters, lists: p.lists });
+      const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
       return touched(gs, event.seq, status, metadata);
     }
     case 'GameServerMetadataPatched': {
       const p = event.payload as GameServerMetadataPatched;
-      const metadata = {
-        ...gs.metadata,
-        labels: patchMap(gs.metadata.labels, p.labels),
-        annotations: patchMap(gs.metadata.annotations, p.annotations),
-      };
+      const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
       return touched(gs, event.seq, gs.status, metadata);
     }
     case 'GameServerCounterSet': {
       const p = event.payload as GameServerCounterSet;
       const counters = { ...gs.status.counters, [p.counter]: { count: p.count, capacity: p.capacity } };
-      return touched(gs, event.seq, { ...gs.status, counters });
+      return touched(gs, event.seq, withStatus(gs.status, { counters }));
     }
     case 'GameServerListSet': {
       const p = event.payload as GameServerListSet;
       const lists = { ...gs.status.lists, [p.list]: { capacity: p.capacity, values: p.values } };
-      return touched(gs, event.seq, { ...gs.status, lists });
+      return touched(gs, event.seq, withStatus(gs.status, { lists }));
     }
     case 'GameServerPlayersSet': {
       const p = event.payload as GameServerPlayersSet;
-      return touched(gs, event.seq, { ...gs.status, players: { count: p.count, capacity: p.capacity, ids: p.ids } });
+      return touched(gs, event.seq, withStatus(gs.status, { players: { count: p.count, capacity: p.capacity, ids: p.ids } }));
     }
     default:
       return gs;

@@ -207,6 +207,8 @@ export interface GameServerAllocated {
 
 export interface GameServerEventPayloads {
   GameServerCreated: GameServerCreated;
+  /** The standalone sidecar's manifest was rewritten: the whole GameServer is replaced. */
+  GameServerReloaded: GameServerCreated;
   GameServersCreated: GameServersCreated;
   GameServerSpecUpdated: GameServerSpecUpdated;
   GameServerAllocated: GameServerAllocated;
@@ -289,7 +291,8 @@ export function gameServersOfBatch(event: StoredEvent): GameServer[] {
 
 export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent): GameServer | undefined {
   switch (event.type as GameServerEventType) {
-    case 'GameServerCreated': {
+    case 'GameServerCreated':
+    case 'GameServerReloaded': {
       const { object } = event.payload as GameServerCreated;
       return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) } };
     }

@@ -1,3 +1,4 @@
+import { unwatchFile, watchFile } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import type { Subscription } from 'rxjs';
@@ -39,6 +40,7 @@ export class StandaloneSidecar {
   private wss: WebSocketServer | undefined;
   private grpc: SidecarGrpcServer | undefined;
   private expirySubscription: Subscription | undefined;
+  private manifestWatcher: (() => void) | undefined;
   private namespace = 'default';
   private name = 'local';
 
@@ -61,6 +63,7 @@ export class StandaloneSidecar {
       await cluster.commit([gameServerEvent('GameServerCreated', this.namespace, this.name, { object: gs })]);
     }
     this.controller.start();
+    if (options.file) this.watchManifest(options.file, local);
     if (this.recorder) {
       // Agones's test server records the Ready its reservation timer calls.
       const recorder = this.recorder;
@@ -88,8 +91,29 @@ export class StandaloneSidecar {
     return { httpPort, grpcPort: this.grpc.port };
   }
 
+  /**
+   * As Agones's local mode: when the manifest is written, it replaces the whole GameServer (SDK
+   * changes included) and watchers get the new one. A file that does not parse is reported and
+   * ignored.
+   */
+  private watchManifest(path: string, local: { uid: string; now: number; gates: FeatureGates }): void {
+    this.manifestWatcher = () => {
+      try {
+        const gs = gameServerFromManifest(path, { ...local, now: this.cluster.clock.now() });
+        if (gs.metadata.namespace !== this.namespace || gs.metadata.name !== this.name) {
+          throw new Error(`the manifest now names ${gs.metadata.namespace}/${gs.metadata.name}, not ${this.namespace}/${this.name}`);
+        }
+        void this.cluster.commit([gameServerEvent('GameServerReloaded', this.namespace, this.name, { object: gs })]);
+      } catch (error) {
+        console.error(`fleetsim sidecar: could not reload ${path}: ${(error as Error).message}`);
+      }
+    };
+    watchFile(path, { interval: 250 }, this.manifestWatcher);
+  }
+
   /** Ends every watch cleanly, stops listening, flushes the log; returns the conformance verdict. */
   async close(): Promise<Verdict | undefined> {
+    if (this.manifestWatcher && this.options.file) unwatchFile(this.options.file, this.manifestWatcher);
     this.streams.endAll();
     this.controller.stop();
     this.expirySubscription?.unsubscribe();

@@ -1,0 +1,216 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatMs, formatRate } from './format.js';
+import { RUN_REPORT_FILES, renderRun } from './render.js';
+import type { RunData } from './run-data.js';
+import { bucketCounts, readRun } from './run-file.js';
+import { sampleRun } from './run-fixture.js';
+import type { RunSummary } from './summary.js';
+
+const HOSTILE_SCENARIO = '<script>alert("x")</script> & burst';
+
+/** Writes the run as the harness would (JSON: Infinity becomes null) into a fresh folder. */
+function runDir(run: RunData): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-report-'));
+  writeFileSync(join(dir, 'run.json'), JSON.stringify(run, null, 2));
+  return dir;
+}
+
+/** Each `<svg>…</svg>` of the page, keyed by its aria-label. */
+function charts(html: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const match of html.matchAll(/<svg\b[^>]*aria-label="([^"]*)"[^>]*>[\s\S]*?<\/svg>/g)) found.set(match[1]!, match[0]);
+  return found;
+}
+
+function seriesNames(svg: string, element: 'path' | 'rect'): string[] {
+  return [...svg.matchAll(new RegExp(`<${element} class="(?:series|bar)" data-series="([^"]*)"`, 'g'))].map((m) => m[1]!);
+}
+
+function pathOf(svg: string, series: string): string {
+  const match = svg.match(new RegExp(`<path class="series" data-series="${series}" d="([^"]*)"`));
+  if (!match) throw new Error(`no path for ${series}`);
+  return match[1]!;
+}
+
+describe('renderRun', () => {
+  const run = sampleRun({ scenario: HOSTILE_SCENARIO });
+
+  it('writes index.html, summary.json and summary.md beside run.json', async () => {
+    const dir = runDir(run);
+    await renderRun(dir);
+    for (const file of RUN_REPORT_FILES) await access(join(dir, file));
+    expect(RUN_REPORT_FILES).toEqual(['index.html', 'summary.json', 'summary.md']);
+  });
+
+  it('draws one inline SVG per chart, with a line or bars per series', async () => {
+    const dir = runDir(run);
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    const svgs = charts(html);
+    expect(html.match(/<svg\b/g)).toHaveLength(7);
+    expect([...svgs.keys()]).toEqual([
+      'Request rate over time',
+      'Request latency percentiles over time',
+      'Fleet size over time',
+      'Allocation outcomes',
+      'Watch delivery latency distribution',
+      'Allocation latency inside the server',
+      'Server memory over time',
+    ]);
+
+    const rate = svgs.get('Request rate over time')!;
+    expect(seriesNames(rate, 'path')).toEqual(['fleetsim', 'baseline']);
+    // One point per second of the run: a move and then a line to each following point.
+    expect(pathOf(rate, 'fleetsim').match(/[ML]/g)).toHaveLength(run.fleetsim.series.requestRate.length);
+    expect(rate).toContain('stroke-dasharray'); // the baseline is dashed
+
+    expect(seriesNames(svgs.get('Request latency percentiles over time')!, 'path')).toEqual([
+      'fleetsim p50',
+      'fleetsim p95',
+      'fleetsim p99',
+      'baseline p50',
+      'baseline p95',
+      'baseline p99',
+    ]);
+    expect(seriesNames(svgs.get('Fleet size over time')!, 'path')).toEqual(['replicas', 'ready', 'allocated']);
+    expect(seriesNames(svgs.get('Server memory over time')!, 'path')).toEqual(['resident memory']);
+
+    const outcomes = svgs.get('Allocation outcomes')!;
+    expect(seriesNames(outcomes, 'rect')).toEqual([...Array(4).fill('fleetsim'), ...Array(4).fill('baseline')]);
+    for (const name of ['Allocated', 'UnAllocated', 'Contention', 'error']) expect(outcomes).toContain(`>${name}</text>`);
+
+    const watch = svgs.get('Watch delivery latency distribution')!;
+    expect(seriesNames(watch, 'rect')).toHaveLength(run.watchDelivery!.histogram.length);
+    expect(watch).toContain('>&gt;100</text>'); // the +Inf bucket, written as null in run.json
+    expect(watch.match(/class="marker"/g)).toHaveLength(3);
+    expect(watch).toContain(`p99 ${formatMs(run.watchDelivery!.p99)}`);
+
+    // Axes: tick labels and titles.
+    expect(rate).toContain('>requests / s</text>');
+    expect(rate).toContain('>time since start</text>');
+    expect(rate).toContain('>1m 30s</text>');
+  });
+
+  it('is one self-contained page: inline styles, no scripts, nothing to fetch', async () => {
+    const dir = runDir(run);
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).toContain('<style>');
+    expect(html).not.toMatch(/<script|<link|<img|\bsrc=|\bhref=|url\(/i);
+    expect(html.match(/https?:\/\/[^"]*/g)).toEqual(Array(7).fill('http://www.w3.org/2000/svg'));
+  });
+
+  it('escapes every piece of text it was given', async () => {
+    const dir = runDir({
+      ...run,
+      fleetsim: { ...run.fleetsim, outcomes: { ...run.fleetsim.outcomes, '<b>odd</b>': 1 } },
+      options: { note: '"quoted" <i>' },
+    });
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    expect(html).not.toContain('<script>');
+    expect(html).not.toContain('<b>odd');
+    expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; burst');
+    expect(html).toContain('&lt;b&gt;odd&lt;/b&gt;');
+    expect(html).toContain('&quot;quoted&quot; &lt;i&gt;');
+    const markdown = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(markdown).toContain('# Load test `<script>alert("x")</script> & burst`'); // a code span shows it literally
+    expect(markdown).toContain('| outcome \\<b\\>odd\\</b\\> | 1 | 0 |');
+  });
+
+  it('summarises the key figures in summary.json and summary.md', async () => {
+    const dir = runDir(run);
+    await renderRun(dir);
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    expect(summary).toMatchObject({
+      scenario: HOSTILE_SCENARIO,
+      durationSeconds: 180,
+      ok: true,
+      baselineRatio: run.baselineRatio,
+      thresholds: { passed: 5, failed: 0 },
+      fleetsim: {
+        requestRate: run.fleetsim.requestRate,
+        latencyMs: { p50: run.fleetsim.latency.p50, p95: run.fleetsim.latency.p95, p99: run.fleetsim.latency.p99 },
+        outcomes: run.fleetsim.outcomes,
+      },
+      baseline: { requestRate: run.baseline!.requestRate },
+      server: { cpuSeconds: 97.3, cpuCores: 97.3 / 180, eventsCommitted: 1_612_345 },
+      watchDeliveryMs: { p50: run.watchDelivery!.p50, p95: run.watchDelivery!.p95, p99: run.watchDelivery!.p99 },
+    });
+    expect(summary.server!.memoryPeakBytes).toBe(Math.max(...run.server!.memory.map(([, bytes]) => bytes)));
+
+    const markdown = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(markdown).toContain('**PASS**');
+    expect(markdown).toContain('|  | fleetsim | baseline |');
+    expect(markdown).toContain(`| request rate | ${formatRate(run.fleetsim.requestRate)} | ${formatRate(run.baseline!.requestRate)} |`);
+    expect(markdown).toContain(`| latency p99 | ${formatMs(run.fleetsim.latency.p99)} | ${formatMs(run.baseline!.latency.p99)} |`);
+    expect(markdown).toContain('| events committed | 1.61M |  |');
+    expect(markdown).toContain('| fleetsim | `http_req_duration` | `p(95)<25` | pass |');
+  });
+
+  it('leaves out what a run did not record', async () => {
+    const bare = sampleRun({ baseline: false, watch: false });
+    delete bare.server;
+    bare.fleetsim.outcomes = {}; // a scenario that does not allocate
+    const dir = runDir(bare);
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    expect([...charts(html).keys()]).toEqual(['Request rate over time', 'Request latency percentiles over time', 'Fleet size over time']);
+    expect(html).not.toContain('>baseline<');
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    expect(summary).toMatchObject({ baseline: null, baselineRatio: null, server: null, watchDeliveryMs: null });
+    expect(readFileSync(join(dir, 'summary.md'), 'utf8')).toContain('|  | fleetsim |\n');
+  });
+
+  it('shows a failed run and its failed thresholds', async () => {
+    const failed = sampleRun();
+    failed.ok = false;
+    failed.fleetsim.thresholds[1]!.ok = false;
+    const dir = runDir(failed);
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    expect(html).toContain('<span class="badge fail">FAIL</span>');
+    expect(html).toContain('<td class="bad">✗ FAIL</td>');
+    expect(readFileSync(join(dir, 'summary.md'), 'utf8')).toContain('| fleetsim | `http_req_duration` | `p(99)<60` | **FAIL** |');
+  });
+});
+
+describe('readRun', () => {
+  it('names the field a malformed run.json gets wrong', async () => {
+    const run = sampleRun() as unknown as Record<string, unknown>;
+    const dir = runDir({ ...run, fleetsim: { ...(run.fleetsim as object), requestRate: 'fast' } } as unknown as RunData);
+    await expect(readRun(dir)).rejects.toThrow(/fleetsim\.requestRate should be a number, but is a string/);
+    await expect(readRun(join(dir, 'missing'))).rejects.toThrow(/cannot read .*run\.json/);
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 2 }));
+    await expect(readRun(dir)).rejects.toThrow(/schema version 2/);
+  });
+
+  it('reads null histogram bounds as +Inf and null numbers as NaN', async () => {
+    const run = sampleRun();
+    run.fleetsim.latency.p99 = Number.NaN;
+    const read = await readRun(runDir(run));
+    expect(read.watchDelivery!.histogram.at(-1)!.le).toBe(Infinity);
+    expect(read.fleetsim.latency.p99).toBeNaN();
+  });
+});
+
+describe('bucketCounts', () => {
+  it('keeps per-bucket counts, sorted by bound', () => {
+    expect(bucketCounts([{ le: 10, count: 1 }, { le: 1, count: 5 }, { le: Infinity, count: 2 }], 8)).toEqual([
+      { le: 1, count: 5 },
+      { le: 10, count: 1 },
+      { le: Infinity, count: 2 },
+    ]);
+  });
+
+  it('differences cumulative (Prometheus-style) counts when the total shows them to be', () => {
+    const cumulative = [{ le: 1, count: 5 }, { le: 10, count: 6 }, { le: Infinity, count: 8 }];
+    expect(bucketCounts(cumulative, 8).map((b) => b.count)).toEqual([5, 1, 2]);
+    expect(bucketCounts(cumulative).map((b) => b.count)).toEqual([5, 6, 8]); // no total: taken as given
+  });
+});

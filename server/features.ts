@@ -48,7 +48,3 @@ export function parseFeatureGates(text: string | undefined): FeatureGates {
   }
   return gates;
 }
-
-export function formatFeatureGates(gates: FeatureGates): string {
-  return (Object.keys(gates) as FeatureGate[]).map((g) => `${g}=${gates[g]}`).join('&');
-}

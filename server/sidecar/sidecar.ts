@@ -1,4 +1,4 @@
-import { Observable, concat, defer, map, of, takeWhile } from 'rxjs';
+import { type Observable, concat, map, of, takeWhile } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import {
   type CounterStatus,
@@ -360,9 +360,4 @@ function unique(values: readonly string[]): string[] {
 
 function sameValues(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-/** Lazily evaluated so a missing GameServer fails the watch at subscription, not at import. */
-export function deferWatch(sidecar: Sidecar): Observable<SdkGameServer> {
-  return defer(() => sidecar.watchGameServer());
 }

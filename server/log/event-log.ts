@@ -85,7 +85,8 @@ export class EventLog {
   private readonly insertBatch: (events: StoredEvent[]) => void;
   private nextSeq: number;
   private pending: StoredEvent[] = [];
-  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** The promise every append of the batch being gathered shares (one per transaction). */
+  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
   private closed = false;
 
@@ -159,7 +160,16 @@ export class EventLog {
       schemaVersion: SCHEMA_VERSION,
     }));
     for (const r of records) this.pending.push(r);
-    const committed = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.batch) {
+      let resolve!: () => void;
+      let reject!: (e: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.batch = { promise, resolve, reject };
+    }
+    const committed = this.batch.promise;
     if (this.pending.length >= MAX_BATCH) this.flush();
     else this.scheduleFlush();
     return { records, committed };
@@ -169,19 +179,19 @@ export class EventLog {
   flush(): void {
     this.flushScheduled = false;
     if (this.pending.length === 0) return;
-    const batch = this.pending;
-    const waiters = this.waiters;
+    const events = this.pending;
+    const batch = this.batch;
     this.pending = [];
-    this.waiters = [];
+    this.batch = undefined;
     try {
-      this.insertBatch(batch);
+      this.insertBatch(events);
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
-      for (const w of waiters) w.reject(error);
+      batch?.reject(error);
       throw error;
     }
-    for (const w of waiters) w.resolve();
+    batch?.resolve();
   }
 
   /** Events in sequence order, optionally bounded and filtered to one object. */

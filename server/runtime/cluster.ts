@@ -22,6 +22,14 @@ export interface ClusterOptions {
 
 export type GameServerChange = ObjectChange<GameServer>;
 
+/** What one group commit changed, released to watchers once it is durable. */
+interface ReleaseBatch {
+  committed: Promise<void>;
+  gameServerChanges: GameServerChange[];
+  changes: Change[];
+  lastSeq: number;
+}
+
 /** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
 const WATCH_WINDOW = 100_000;
 
@@ -56,6 +64,7 @@ export class Cluster {
   private readonly committedChanges = new Subject<Change>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
   private readonly recent: Change[] = [];
+  private released: ReleaseBatch | undefined;
   private committedSeq = 0;
 
   constructor(options: ClusterOptions) {
@@ -86,30 +95,40 @@ export class Cluster {
   commit(events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const { records, committed } = this.log.append(events, this.clock.now());
-    const gameServerChanges: GameServerChange[] = [];
-    const changes: Change[] = [];
+    // Every commit of one group commit shares its promise: the batch's notifications are
+    // released once, before any caller waiting on the commit resumes.
+    if (this.released?.committed !== committed) {
+      const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], lastSeq: 0 };
+      this.released = batch;
+      committed.then(() => this.release(batch), () => undefined);
+    }
+    const batch = this.released;
     for (const record of records) {
       const applied = this.readModel.apply(record);
       for (const change of applied.gameServers) {
-        gameServerChanges.push(change);
+        batch.gameServerChanges.push(change);
         this.gameServerApplied$.next(change);
       }
-      for (const change of applied.changes) changes.push(change);
+      for (const change of applied.changes) batch.changes.push(change);
       this.applied$.next(record);
     }
-    const lastSeq = records[records.length - 1]!.seq;
-    return committed.then(() => {
-      this.committedSeq = Math.max(this.committedSeq, lastSeq);
-      for (const change of gameServerChanges) {
-        this.committedGameServers.next(change);
-        this.watchers.get(change.key)?.next(change);
-      }
-      for (const change of changes) {
-        this.recent.push(change);
-        this.committedChanges.next(change);
-      }
-      if (this.recent.length > WATCH_WINDOW * 2) this.recent.splice(0, this.recent.length - WATCH_WINDOW);
-    });
+    batch.lastSeq = records[records.length - 1]!.seq;
+    return committed;
+  }
+
+  /** After a transaction commits: what it changed goes out to watchers, in order. */
+  private release(batch: ReleaseBatch): void {
+    if (this.released === batch) this.released = undefined;
+    this.committedSeq = Math.max(this.committedSeq, batch.lastSeq);
+    for (const change of batch.gameServerChanges) {
+      this.committedGameServers.next(change);
+      this.watchers.get(change.key)?.next(change);
+    }
+    for (const change of batch.changes) {
+      this.recent.push(change);
+      this.committedChanges.next(change);
+    }
+    if (this.recent.length > WATCH_WINDOW * 2) this.recent.splice(0, this.recent.length - WATCH_WINDOW);
   }
 
   /** Sequence number of the last committed event: the list resourceVersion. */

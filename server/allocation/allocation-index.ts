@@ -64,6 +64,7 @@ export class AllocationIndex {
    * built the first time a request asks for it (node counts track it all along).
    */
   private readonly allocatedPools = new Set<string>();
+  private readonly keyCache = new WeakMap<Record<string, string>, { namespace: string; Ready?: string[]; Allocated?: string[] }>();
 
   constructor(private readonly gameServers: ObjectStore<GameServer>) {
     for (const gs of gameServers.values()) this.update(undefined, gs);
@@ -188,10 +189,21 @@ export class AllocationIndex {
     return pool === 'Ready' || this.allocatedPools.has(gs.metadata.namespace);
   }
 
+  /** Bucket keys of a server, cached per labels object (versions and batch copies share it). */
   private keysOf(gs: GameServer, pool: Pool): string[] {
     const ns = gs.metadata.namespace;
-    const keys = [bucketKey(ns, pool, ALL)];
-    for (const [k, v] of Object.entries(gs.metadata.labels)) keys.push(bucketKey(ns, pool, labelKey(k, v)));
+    const labels = gs.metadata.labels;
+    let cached = this.keyCache.get(labels);
+    if (!cached || cached.namespace !== ns) {
+      cached = { namespace: ns };
+      this.keyCache.set(labels, cached);
+    }
+    let keys = cached[pool];
+    if (!keys) {
+      keys = [bucketKey(ns, pool, ALL)];
+      for (const [k, v] of Object.entries(labels)) keys.push(bucketKey(ns, pool, labelKey(k, v)));
+      cached[pool] = keys;
+    }
     return keys;
   }
 

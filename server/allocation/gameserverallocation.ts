@@ -481,7 +481,8 @@ export function allocationStatus(gs: GameServer, source: string, gates: FeatureG
     addresses: gs.status.addresses.map((a) => ({ type: a.type, address: a.address })),
     nodeName: gs.status.nodeName,
     source,
-    metadata: { labels: { ...gs.metadata.labels }, annotations: { ...gs.metadata.annotations } },
+    // Objects are never mutated, so the answer can share the GameServer's maps.
+    metadata: { labels: gs.metadata.labels, annotations: gs.metadata.annotations },
   };
   if (gates.CountsAndLists) {
     if (gs.status.counters) status.counters = copyCounters(gs.status.counters);

@@ -38,7 +38,7 @@ export class HealthMonitor {
     this.cluster.gameServerApplied$.subscribe((change) => {
       // Most changes (allocations, metadata, counters) leave health checking as it was.
       const { previous, object } = change;
-      if (previous && object && previous.status.state === object.status.state && previous.spec === object.spec) return;
+      if (previous && object && previous.spec === object.spec && watched(previous) === watched(object)) return;
       const was = this.watches.has(change.key);
       const should = watched(change.object);
       if (should && !was) this.watch(change.key, change.object!);

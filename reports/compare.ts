@@ -139,7 +139,7 @@ function comparisonCharts(a: RunRef, b: RunRef): Chart[] {
   const fleets = both((r) => (r.fleet.length > 0 ? r.fleet : undefined));
   if (fleets.length > 0) charts.push({ title: 'Fleet', note, wide: true, draw: (w) => fleetChart(fleets, w, until) });
   const outcomes = both((r) => (Object.keys(r.fleetsim.outcomes).length > 0 ? r.fleetsim.outcomes : undefined));
-  if (outcomes.length > 0) charts.push({ title: 'Allocation outcomes', note: 'fleetsim', wide: false, draw: (w) => outcomesChart(outcomes, w) });
+  if (outcomes.length > 0) charts.push({ title: 'Outcomes', note: 'fleetsim', wide: false, draw: (w) => outcomesChart(outcomes, w) });
   const watch = both((r) => (r.watchDelivery && r.watchDelivery.histogram.length > 0 ? { buckets: bucketCounts(r.watchDelivery.histogram, r.watchDelivery.count) } : undefined));
   if (watch.length > 0) {
     charts.push({ title: 'Watch delivery latency', wide: false, draw: (w) => latencyHistogramChart('Watch delivery latency distribution', 'changes', watch, w) });

@@ -56,9 +56,9 @@ describe('renderRun', () => {
       'Request rate over time',
       'Request latency percentiles over time',
       'Fleet size over time',
-      'Allocation outcomes',
+      'Outcomes',
       'Watch delivery latency distribution',
-      'Allocation latency inside the server',
+      'Allocation request latency',
       'Server memory over time',
     ]);
 
@@ -79,7 +79,7 @@ describe('renderRun', () => {
     expect(seriesNames(svgs.get('Fleet size over time')!, 'path')).toEqual(['replicas', 'ready', 'allocated']);
     expect(seriesNames(svgs.get('Server memory over time')!, 'path')).toEqual(['resident memory']);
 
-    const outcomes = svgs.get('Allocation outcomes')!;
+    const outcomes = svgs.get('Outcomes')!;
     expect(seriesNames(outcomes, 'rect')).toEqual([...Array(4).fill('fleetsim'), ...Array(4).fill('baseline')]);
     for (const name of ['Allocated', 'UnAllocated', 'Contention', 'error']) expect(outcomes).toContain(`>${name}</text>`);
 

@@ -61,7 +61,7 @@ export function runCharts(run: RunData): Chart[] {
   }
   const outcomes = targets.map((t) => ({ ...t, data: t.data.outcomes }));
   if (outcomes.some((o) => Object.keys(o.data).length > 0)) {
-    charts.push({ title: 'Allocation outcomes', note: 'by status', wide: false, draw: (w) => outcomesChart(outcomes, w) });
+    charts.push({ title: 'Outcomes', note: "by status (allocations, or the scenario's own counters)", wide: false, draw: (w) => outcomesChart(outcomes, w) });
   }
   if (run.watchDelivery && run.watchDelivery.histogram.length > 0) {
     const watch = run.watchDelivery;
@@ -77,10 +77,10 @@ export function runCharts(run: RunData): Chart[] {
   if (server && server.allocationLatencyHistogram.length > 0) {
     const side = { name: 'allocations', color: FLEETSIM_COLOR, dashed: false, data: { buckets: bucketCounts(server.allocationLatencyHistogram) } };
     charts.push({
-      title: 'Allocation latency in the server',
-      note: 'measured inside fleetsim',
+      title: 'Allocation request latency',
+      note: 'each allocation request, as k6 measured it',
       wide: false,
-      draw: (w) => latencyHistogramChart('Allocation latency inside the server', 'allocations', [side], w),
+      draw: (w) => latencyHistogramChart('Allocation request latency', 'allocations', [side], w),
     });
   }
   if (server && server.memory.length > 0) {

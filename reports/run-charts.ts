@@ -62,7 +62,7 @@ export function latencyChart(sides: ReadonlyArray<Side<TargetResult>>, width: nu
 export function outcomesChart(sides: ReadonlyArray<Side<Record<string, number>>>, width: number): string {
   const categories = outcomeNames(...sides.map((s) => s.data));
   return barChart({
-    label: 'Allocation outcomes',
+    label: 'Outcomes',
     width,
     height: 300,
     categories,

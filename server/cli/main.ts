@@ -1,5 +1,6 @@
 import { FlagError } from './flags.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
+import { reportCommand } from '../../reports/report-command.js';
 import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
 import { SERVE_USAGE, serveCommand } from './serve-command.js';
 
@@ -9,6 +10,7 @@ Commands:
   serve     run the simulated cluster (the main job)
   sidecar   run one GameServer's sidecar (REST, WebSocket, gRPC), like sdk-server --local
   replay    rebuild state from an event log file
+  bench     run a k6 load-test scenario against a fresh fleetsim and write a report (fleetsim bench --help)
 
 ${SERVE_USAGE}
 
@@ -26,6 +28,9 @@ export async function main(argv: string[]): Promise<number> {
         return await sidecarCommand(rest);
       case 'replay':
         return replayCommand(rest);
+      case 'bench':
+        return await (await import('../../loadtest/bench-command.js')).benchCommand(rest);
+      case 'report': return await reportCommand(rest);
       case undefined:
       case 'help':
       case '--help':

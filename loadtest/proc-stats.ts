@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Series } from '../reports/run-data.js';
+
+/**
+ * CPU time and resident memory of a process, read from Linux's /proc while it runs — the
+ * server's own figures come from the outside, so nothing is added to the server.
+ */
+
+/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`, 100 nearly everywhere). */
+function clockTicks(): number {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return ticks > 0 ? ticks : 100;
+  } catch {
+    return 100;
+  }
+}
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * User + system CPU seconds from the text of /proc/<pid>/stat. The command name (field 2) can
+ * hold spaces and parentheses, so fields are counted from the last ')'.
+ */
+export function cpuSecondsFromStat(stat: string, ticks: number): number {
+  const close = stat.lastIndexOf(')');
+  if (close < 0) throw new Error('not a /proc/<pid>/stat line');
+  const fields = stat.slice(close + 2).trim().split(/\s+/);
+  // After the name: state(3) ppid(4) … utime(14) stime(15), so utime is index 11 here.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('no utime/stime in /proc/<pid>/stat');
+  return (utime + stime) / ticks;
+}
+
+/** Resident set size in bytes from the text of /proc/<pid>/status (`VmRSS:  123 kB`). */
+export function rssBytesFromStatus(status: string): number {
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!m) throw new Error('no VmRSS in /proc/<pid>/status');
+  return Number(m[1]) * 1024;
+}
+
+export function readCpuSeconds(pid: number): number {
+  ticksPerSecond ??= clockTicks();
+  return cpuSecondsFromStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), ticksPerSecond);
+}
+
+export function readRssBytes(pid: number): number {
+  return rssBytesFromStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
+}
+
+/**
+ * CPU seconds the whole machine has spent busy (all cores: everything but idle and iowait) from
+ * the first line of /proc/stat — to tell how much of a run's CPU went to other programs.
+ */
+export function machineBusySecondsFromStat(stat: string, ticks: number): number {
+  const line = stat.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) throw new Error('no cpu line in /proc/stat');
+  const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / ticks;
+}
+
+export function readMachineBusySeconds(): number {
+  ticksPerSecond ??= clockTicks();
+  return machineBusySecondsFromStat(readFileSync('/proc/stat', 'utf8'), ticksPerSecond);
+}
+
+/** Samples a process once a second between start() and stop(). */
+export class ProcessSampler {
+  private timer: NodeJS.Timeout | undefined;
+  private cpuAtStart = 0;
+  private cpuAtLast = 0;
+  private readonly memory: Series = [];
+  private t0 = 0;
+
+  constructor(
+    private readonly pid: number,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  start(t0Ms: number = Date.now()): void {
+    this.t0 = t0Ms;
+    this.cpuAtStart = this.cpuAtLast = this.safeCpu() ?? 0;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** CPU seconds used since start(), and the memory samples. */
+  stop(): { cpuSeconds: number; memory: Series } {
+    clearInterval(this.timer);
+    this.sample();
+    return { cpuSeconds: Math.max(0, this.cpuAtLast - this.cpuAtStart), memory: this.memory };
+  }
+
+  /** Reads once more now (for a process about to exit). */
+  touch(): void {
+    const cpu = this.safeCpu();
+    if (cpu !== undefined) this.cpuAtLast = cpu;
+  }
+
+  private safeCpu(): number | undefined {
+    try {
+      return readCpuSeconds(this.pid);
+    } catch {
+      return undefined; // the process has gone: keep the last reading
+    }
+  }
+
+  private sample(): void {
+    const cpu = this.safeCpu();
+    if (cpu !== undefined) this.cpuAtLast = cpu;
+    try {
+      this.memory.push([Math.round((Date.now() - this.t0) / 100) / 10, readRssBytes(this.pid)]);
+    } catch {
+      // gone
+    }
+  }
+}

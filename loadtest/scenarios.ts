@@ -1,0 +1,366 @@
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { BaselineConfig, CannedResponse, SidecarGameServer } from './baseline-server.js';
+import { type AgonesStage, stageRate } from './durations.js';
+import { SCENARIOS_DIR } from './paths.js';
+import { type HttpAnswer, request } from './servers.js';
+
+/**
+ * What the harness knows about each k6 scenario in scenarios/: its defaults, the fixture
+ * fleetsim starts with, the settings the script reads from its environment, which k6 metrics
+ * make the run's request rate and latency, and how to record fleetsim's answers for the baseline.
+ */
+
+export const SCENARIO_NAMES = ['allocation-throughput', 'watch-fanout', 'sidecar-lifecycle', 'agones-scenario'] as const;
+export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+export function isScenarioName(name: string): name is ScenarioName {
+  return (SCENARIO_NAMES as readonly string[]).includes(name);
+}
+
+/** A run's settings, defaults filled in. */
+export interface BenchSettings {
+  scenario: ScenarioName;
+  /** Length of the load phase (k6 duration text) and in seconds. */
+  duration: string;
+  durationSeconds: number;
+  rate: number;
+  vus: number;
+  fleetSize: number;
+  /** Seconds an allocated game server plays before it shuts down (or a lifecycle VU's session). */
+  session: number;
+  /** The p99 (ms) the scenario's latency threshold allows. */
+  p99Ms: number;
+  baseline: boolean;
+  keepRaw: boolean;
+  /** agones-scenario: the file and the factor its durations are scaled by. */
+  scenarioFile?: string;
+  stages?: AgonesStage[];
+  timeScale?: number;
+}
+
+export interface Fixture {
+  /** Manifests (YAML) applied with `fleetsim serve -f`. */
+  manifests?: string;
+  /** ProcessProfiles (YAML) for `fleetsim serve --profiles`. */
+  profiles?: string;
+}
+
+/** A k6 metric and the samples of it that count (by the `endpoint` tag; undefined: any). */
+export interface MetricSelector {
+  metric: string;
+  endpoints?: readonly string[];
+}
+
+export interface ScenarioDefinition {
+  name: ScenarioName;
+  summary: string;
+  defaults: { duration: string; rate: number; vus: number; fleetSize: number; session: number; p99Ms: number };
+  featureGates: string;
+  fleet?: { name: string; waitFor: 'ready' | 'exists' };
+  /** The scenario addresses game servers by name: the harness writes them to a file for k6. */
+  needsNames: boolean;
+  fixture(settings: BenchSettings): Fixture;
+  nodes(settings: BenchSettings): number;
+  k6Env(settings: BenchSettings): Record<string, string>;
+  /** Samples counted for the request rate (one per request or delivery). */
+  requests: MetricSelector;
+  /** Samples whose values make the latency figures. */
+  latency: MetricSelector;
+  /** Whether latency samples are allocation requests (they then also fill the allocation histogram). */
+  allocation: boolean;
+  /** Summary metrics whose counts are the outcomes, by label. */
+  outcomes: Record<string, string>;
+  /** Seconds k6 should take, setup and grace included, to bound the run. */
+  expectedSeconds(settings: BenchSettings): number;
+  /** Records fleetsim's answers to each route the script uses, for the baseline to repeat. */
+  capture(baseUrl: string, settings: BenchSettings, names: readonly string[]): Promise<BaselineConfig>;
+  /** What baselineRatio compares, in words, for the console and the report. */
+  ratioMeaning: string;
+}
+
+export const MAX_PODS_PER_NODE = 110;
+
+const canned = (answer: HttpAnswer): CannedResponse => ({ status: answer.status, body: answer.body });
+
+function expectStatus(what: string, answer: HttpAnswer, ...statuses: number[]): HttpAnswer {
+  if (!statuses.includes(answer.status)) throw new Error(`recording fleetsim's answer to ${what}: ${answer.status} ${answer.body.slice(0, 300)}`);
+  return answer;
+}
+
+// -- fixtures ------------------------------------------------------------------------------------
+
+export const SESSION_PROFILE = 'bench-session';
+
+/** Game servers that become Ready in about a second and shut down `session` s after allocation. */
+export function sessionProfile(session: number): string {
+  return stringify({
+    apiVersion: 'fleetsim.dev/v1alpha1',
+    kind: 'ProcessProfile',
+    metadata: { name: SESSION_PROFILE },
+    spec: {
+      health: { ping: false },
+      stages: [
+        { when: 'Scheduled', delay: { min: '500ms', max: '1500ms' }, next: [{ action: 'ready' }] },
+        { when: 'Allocated', delay: `${session}s`, next: [{ action: 'shutdown' }] },
+      ],
+    },
+  });
+}
+
+function fleetManifest(name: string, replicas: number, annotations: Record<string, string>): Record<string, unknown> {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'Fleet',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      replicas,
+      template: {
+        metadata: { annotations },
+        spec: {
+          ports: [{ name: 'default', containerPort: 7654 }],
+          // Simulated processes send no pings here: health checking is not what these runs measure.
+          health: { disabled: true },
+          template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A churning fleet: `size` Ready game servers, a Buffer FleetAutoscaler that asks for half that
+ * many more than are allocated (never fewer than `size`, at most twice it), and allocated servers
+ * that shut down after their session and are replaced. The buffer is large because replacements
+ * take a moment to start: at thousands of allocations a second, thousands are on their way.
+ */
+export function churningFleet(name: string, size: number): string {
+  const autoscaler = {
+    apiVersion: 'autoscaling.agones.dev/v1',
+    kind: 'FleetAutoscaler',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      fleetName: name,
+      policy: {
+        type: 'Buffer',
+        buffer: { bufferSize: Math.max(5, Math.ceil(size / 2)), minReplicas: size, maxReplicas: size * 2 },
+      },
+      sync: { type: 'FixedInterval', fixedInterval: { seconds: 1 } },
+    },
+  };
+  return [fleetManifest(name, size, { 'fleetsim.dev/process-profile': SESSION_PROFILE }), autoscaler].map((d) => stringify(d)).join('---\n');
+}
+
+const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
+
+// -- allocation (allocation-throughput and agones-scenario) -------------------------------------
+
+const ALLOCATOR_BODY = (fleet: string) => ({ namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] });
+const RESOURCE_API_BODY = (fleet: string) => ({
+  apiVersion: 'allocation.agones.dev/v1',
+  kind: 'GameServerAllocation',
+  spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] },
+});
+const RESOURCE_API_ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
+
+async function captureAllocations(baseUrl: string, fleet: string, resourceApi: boolean): Promise<BaselineConfig> {
+  const routes: Record<string, CannedResponse> = {};
+  routes['POST /gameserverallocation'] = canned(
+    expectStatus('POST /gameserverallocation', await request(baseUrl, 'POST', '/gameserverallocation', ALLOCATOR_BODY(fleet)), 200),
+  );
+  if (resourceApi) {
+    const answer = expectStatus('a GameServerAllocation', await request(baseUrl, 'POST', RESOURCE_API_ALLOCATIONS, RESOURCE_API_BODY(fleet)), 201);
+    if (!answer.body.includes('"state":"Allocated"')) throw new Error(`recording a GameServerAllocation: not Allocated: ${answer.body.slice(0, 300)}`);
+    routes[`POST ${RESOURCE_API_ALLOCATIONS}`] = canned(answer);
+  }
+  return { routes, sidecar: {} };
+}
+
+const ALLOCATION_OUTCOMES = { Allocated: 'alloc_allocated', UnAllocated: 'alloc_unallocated', Contention: 'alloc_contention', error: 'alloc_error' };
+
+const allocationThroughput: ScenarioDefinition = {
+  name: 'allocation-throughput',
+  summary: 'open-model allocations through the resource API and POST /gameserverallocation against a churning, autoscaled fleet',
+  defaults: { duration: '30s', rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50 },
+  featureGates: '',
+  fleet: { name: 'bench-allocation', waitFor: 'ready' },
+  needsNames: false,
+  fixture: (s) => ({ manifests: churningFleet('bench-allocation', s.fleetSize), profiles: sessionProfile(s.session) }),
+  nodes: (s) => nodesFor(s.fleetSize * 2),
+  k6Env: (s) => ({ FLEET: 'bench-allocation', RATE: String(s.rate), VUS: String(s.vus), DURATION: s.duration, P99_MS: String(s.p99Ms) }),
+  requests: { metric: 'http_reqs', endpoints: ['resource-api', 'allocator'] },
+  latency: { metric: 'http_req_duration', endpoints: ['resource-api', 'allocator'] },
+  allocation: true,
+  outcomes: ALLOCATION_OUTCOMES,
+  expectedSeconds: (s) => s.durationSeconds + 15,
+  capture: (baseUrl) => captureAllocations(baseUrl, 'bench-allocation', true),
+  ratioMeaning: 'allocation requests completed per second (any outcome), fleetsim / baseline',
+};
+
+const agonesScenario: ScenarioDefinition = {
+  name: 'agones-scenario',
+  summary: "Agones's allocation load-test scenario file (duration,clients,intervalMs per line) through POST /gameserverallocation",
+  defaults: { duration: '', rate: 0, vus: 200, fleetSize: 1000, session: 10, p99Ms: 500 },
+  featureGates: '',
+  fleet: { name: 'bench-agones', waitFor: 'ready' },
+  needsNames: false,
+  fixture: (s) => ({ manifests: churningFleet('bench-agones', s.fleetSize), profiles: sessionProfile(s.session) }),
+  nodes: (s) => nodesFor(s.fleetSize * 2),
+  k6Env: (s) => ({
+    FLEET: 'bench-agones',
+    SCENARIO_FILE: s.scenarioFile ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt'),
+    TIME_SCALE: String(s.timeScale ?? 1),
+    VUS: String(s.vus),
+    P99_MS: String(s.p99Ms),
+  }),
+  requests: { metric: 'http_reqs', endpoints: ['allocator'] },
+  latency: { metric: 'http_req_duration', endpoints: ['allocator'] },
+  allocation: true,
+  outcomes: ALLOCATION_OUTCOMES,
+  expectedSeconds: (s) => s.durationSeconds + 15,
+  capture: (baseUrl) => captureAllocations(baseUrl, 'bench-agones', false),
+  ratioMeaning: 'allocation requests completed per second (any outcome), fleetsim / baseline',
+};
+
+/** The highest allocation rate an Agones scenario asks for (to size k6's VUs in the summary). */
+export function peakStageRate(stages: readonly AgonesStage[]): number {
+  return Math.max(...stages.map(stageRate));
+}
+
+// -- watch fan-out -------------------------------------------------------------------------------
+
+export const WATCHERS_PER_VU = 50;
+export const DRAIN_SECONDS = 2;
+/** Time the watchers get to connect before the driver starts changing game servers. */
+export const connectSeconds = (watchers: number) => Math.min(15, 1 + Math.ceil(watchers / 1000));
+
+const watchFanout: ScenarioDefinition = {
+  name: 'watch-fanout',
+  summary: 'WebSocket watches on GameServer sidecars while a driver changes those GameServers at a set rate',
+  defaults: { duration: '30s', rate: 20, vus: 100, fleetSize: 50, session: 0, p99Ms: 250 },
+  featureGates: '',
+  fleet: { name: 'bench-watch', waitFor: 'ready' },
+  needsNames: true,
+  fixture: (s) => ({ manifests: stringify(fleetManifest('bench-watch', s.fleetSize, {})) }),
+  nodes: (s) => nodesFor(s.fleetSize),
+  k6Env: (s) => ({
+    WATCHERS: String(s.vus),
+    WATCHERS_PER_VU: String(WATCHERS_PER_VU),
+    RATE: String(s.rate),
+    DURATION: s.duration,
+    CONNECT_SECONDS: String(connectSeconds(s.vus)),
+    DRAIN_SECONDS: String(DRAIN_SECONDS),
+    P99_MS: String(s.p99Ms),
+  }),
+  requests: { metric: 'watch_delivered' },
+  latency: { metric: 'watch_delivery_ms' },
+  allocation: false,
+  outcomes: { changes: 'watch_changes', delivered: 'watch_delivered', socketErrors: 'watch_socket_errors', earlyCloses: 'watch_early_closes' },
+  expectedSeconds: (s) => connectSeconds(s.vus) + s.durationSeconds + DRAIN_SECONDS + 15,
+  capture: async (baseUrl, _s, names) => {
+    const name = names[0];
+    if (!name) throw new Error('the watch fleet has no GameServers');
+    const sdk = `/sdk/default/${encodeURIComponent(name)}`;
+    // Set the driver's annotation once first, so the recorded GameServer is as large as the ones
+    // the watchers receive during the run.
+    const put = expectStatus('PUT metadata/annotation', await request(baseUrl, 'PUT', `${sdk}/metadata/annotation`, { key: 'bench-sent', value: `${Date.now()}-0` }), 200);
+    const gs = expectStatus('GET gameserver', await request(baseUrl, 'GET', `${sdk}/gameserver`), 200);
+    return {
+      routes: {},
+      sidecar: { 'PUT /metadata/annotation': canned(put) },
+      watchGameServer: JSON.parse(gs.body) as SidecarGameServer,
+    };
+  },
+  ratioMeaning: 'watch deliveries per second, fleetsim / baseline (the p99 delivery latency of each is printed beside it)',
+};
+
+// -- sidecar lifecycle ---------------------------------------------------------------------------
+
+/** The GameServer each lifecycle VU creates (scenarios/sidecar-lifecycle.ts sends the same). */
+export function lifecycleGameServer(name: string, players: number): Record<string, unknown> {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'GameServer',
+    metadata: { name, annotations: { 'fleetsim.dev/process-profile': 'none' }, labels: { 'fleetsim.dev/bench': 'sidecar-lifecycle' } },
+    spec: {
+      ports: [{ name: 'default', containerPort: 7654 }],
+      health: { periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
+      players: { initialCapacity: Math.max(players, 1) },
+      counters: { sessions: { count: 0, capacity: 1000 } },
+      template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+    },
+  };
+}
+
+const LIFECYCLE_PLAYERS = 4;
+
+const sidecarLifecycle: ScenarioDefinition = {
+  name: 'sidecar-lifecycle',
+  summary: 'VUs act as game servers through sidecar REST: create, Ready, health pings, players, counters, Shutdown',
+  defaults: { duration: '30s', rate: 2, vus: 10, fleetSize: 0, session: 5, p99Ms: 100 },
+  featureGates: 'PlayerTracking=true&CountsAndLists=true',
+  needsNames: false,
+  fixture: () => ({}),
+  nodes: (s) => nodesFor(s.vus * 4),
+  k6Env: (s) => ({
+    VUS: String(s.vus),
+    DURATION: s.duration,
+    SESSION_SECONDS: String(s.session),
+    RATE: String(s.rate),
+    PLAYERS: String(LIFECYCLE_PLAYERS),
+    P99_MS: String(s.p99Ms),
+  }),
+  requests: { metric: 'http_reqs', endpoints: ['sidecar', 'resource-api'] },
+  latency: { metric: 'http_req_duration', endpoints: ['sidecar'] },
+  allocation: false,
+  outcomes: { completed: 'lifecycle_completed', failed: 'lifecycle_failed' },
+  expectedSeconds: (s) => s.durationSeconds + s.session + 25,
+  capture: async (baseUrl) => {
+    const name = 'bench-capture';
+    const created = expectStatus(
+      'creating a GameServer',
+      await request(baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/gameservers', lifecycleGameServer(name, LIFECYCLE_PLAYERS)),
+      201,
+    );
+    const sdk = `/sdk/default/${name}`;
+    let ready = await request(baseUrl, 'POST', `${sdk}/ready`, {});
+    for (let attempt = 0; attempt < 100 && ready.status !== 200; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      ready = await request(baseUrl, 'POST', `${sdk}/ready`, {});
+    }
+    expectStatus('Ready', ready, 200);
+    const health = expectStatus('health', await request(baseUrl, 'POST', `${sdk}/health`, {}), 200);
+    const allocate = expectStatus('allocate', await request(baseUrl, 'POST', `${sdk}/allocate`, {}), 200);
+    const connect = expectStatus('player connect', await request(baseUrl, 'POST', `${sdk}/alpha/player/connect`, { playerID: 'player-1' }), 200);
+    const counter = expectStatus('counter', await request(baseUrl, 'PATCH', `${sdk}/v1beta1/counters/sessions`, { countDiff: 1 }), 200);
+    const gs = expectStatus('GET gameserver', await request(baseUrl, 'GET', `${sdk}/gameserver`), 200);
+    const disconnect = expectStatus('player disconnect', await request(baseUrl, 'POST', `${sdk}/alpha/player/disconnect`, { playerID: 'player-1' }), 200);
+    const shutdown = expectStatus('shutdown', await request(baseUrl, 'POST', `${sdk}/shutdown`, {}), 200);
+    return {
+      routes: { 'POST /apis/agones.dev/v1/namespaces/default/gameservers': canned(created) },
+      sidecar: {
+        'POST /ready': canned(ready),
+        'POST /health': canned(health),
+        'POST /allocate': canned(allocate),
+        'POST /alpha/player/connect': canned(connect),
+        'POST /alpha/player/disconnect': canned(disconnect),
+        // The baseline keeps the count, as the script checks it.
+        'PATCH /v1beta1/counters/{name}': { status: counter.status, body: counter.body.replace(/"count":"\d+"/, '"count":"0"') },
+        'GET /gameserver': canned(gs),
+        'POST /shutdown': canned(shutdown),
+      },
+    };
+  },
+  ratioMeaning: 'sidecar and create requests completed per second, fleetsim / baseline',
+};
+
+export const SCENARIOS: Record<ScenarioName, ScenarioDefinition> = {
+  'allocation-throughput': allocationThroughput,
+  'watch-fanout': watchFanout,
+  'sidecar-lifecycle': sidecarLifecycle,
+  'agones-scenario': agonesScenario,
+};
+
+export function scriptPath(name: ScenarioName): string {
+  return join(SCENARIOS_DIR, `${name}.ts`);
+}

@@ -1,0 +1,190 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CLI, REPO_ROOT } from './paths.js';
+
+/**
+ * The servers a run talks to, each a child process on loopback: `fleetsim serve` (started fresh
+ * for every run, its event log in the run's folder) and the baseline server.
+ */
+
+export const SERVING_LINE = /^fleetsim serving on http:\/\/(\S+):(\d+) /m;
+
+/** Environment variables that would change `fleetsim serve`'s flags behind the harness's back. */
+const SERVE_ENV = ['FLEETSIM_PORT', 'FLEETSIM_HOST', 'FLEETSIM_DB', 'FLEETSIM_NODES', 'FLEETSIM_SEED', 'FEATURE_GATES'];
+
+export class ServerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private out = '';
+  private done = false;
+
+  constructor(command: string, args: string[], logPath: string, env: NodeJS.ProcessEnv) {
+    const log = createWriteStream(logPath);
+    this.child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (this.out.length < 65_536) this.out += chunk;
+      log.write(chunk);
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => log.write(chunk));
+    this.exited = new Promise((resolve) => {
+      this.child.once('close', (code, signal) => {
+        this.done = true;
+        log.end();
+        resolve({ code, signal });
+      });
+      this.child.once('error', (error) => {
+        this.done = true;
+        log.end(`\n[spawn error] ${error.message}\n`);
+        resolve({ code: null, signal: null });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  /** Resolves with the first match of `pattern` in stdout; rejects if the process ends first. */
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const deadline = Date.now() + timeoutMs;
+      const check = () => {
+        const match = pattern.exec(this.out);
+        if (match) return resolve(match);
+        if (this.done) return reject(new Error(`the process exited before printing ${pattern}:\n${this.out}`));
+        if (Date.now() > deadline) return reject(new Error(`no ${pattern} within ${timeoutMs} ms:\n${this.out}`));
+        setTimeout(check, 50);
+      };
+      check();
+    });
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
+  async stop(graceMs = 15_000): Promise<void> {
+    if (this.done) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+export interface ServeSettings {
+  dbPath: string;
+  logPath: string;
+  manifests?: string;
+  profiles?: string;
+  nodes: number;
+  maxPods: number;
+  featureGates: string;
+}
+
+export interface RunningFleetsim {
+  process: ServerProcess;
+  baseUrl: string;
+}
+
+export function serveArguments(settings: ServeSettings): string[] {
+  const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', settings.dbPath, '--no-default-fleet'];
+  args.push('--nodes', String(settings.nodes), '--max-pods', String(settings.maxPods));
+  if (settings.featureGates) args.push('--feature-gates', settings.featureGates);
+  if (settings.manifests) args.push('-f', settings.manifests);
+  if (settings.profiles) args.push('--profiles', settings.profiles);
+  return args;
+}
+
+/** A fresh `fleetsim serve` on 127.0.0.1 and a kernel-chosen port. */
+export async function startFleetsim(settings: ServeSettings): Promise<RunningFleetsim> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SERVE_ENV) delete env[name];
+  const server = new ServerProcess(process.execPath, [CLI, ...serveArguments(settings)], settings.logPath, env);
+  try {
+    const match = await server.waitForLine(SERVING_LINE, 120_000);
+    return { process: server, baseUrl: `http://127.0.0.1:${match[2]}` };
+  } catch (error) {
+    await server.stop(1000);
+    throw error;
+  }
+}
+
+export async function startBaselineProcess(configPath: string, logPath: string): Promise<RunningFleetsim> {
+  const script = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
+  const server = new ServerProcess(process.execPath, [script, configPath], logPath, { ...process.env });
+  try {
+    const match = await server.waitForLine(/^baseline serving on http:\/\/127\.0\.0\.1:(\d+)$/m, 20_000);
+    return { process: server, baseUrl: `http://127.0.0.1:${match[1]}` };
+  } catch (error) {
+    await server.stop(1000);
+    throw error;
+  }
+}
+
+// -- talking to fleetsim over HTTP -------------------------------------------------------------
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+}
+
+export async function request(baseUrl: string, method: string, path: string, body?: unknown, timeoutMs = 30_000): Promise<HttpAnswer> {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+export async function requestJson<T>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {
+  const answer = await request(baseUrl, method, path, body);
+  if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${path}: ${answer.status} ${answer.body.slice(0, 300)}`);
+  return JSON.parse(answer.body) as T;
+}
+
+interface FleetObject {
+  status?: { replicas?: number; readyReplicas?: number; allocatedReplicas?: number };
+}
+
+/**
+ * Polls the Fleet until it has `size` game servers that are Ready (or, for game servers that
+ * wait for a client to call Ready, that exist at all).
+ */
+export async function waitForFleet(
+  baseUrl: string,
+  fleet: string,
+  size: number,
+  waitFor: 'ready' | 'exists',
+  timeoutMs: number,
+  onProgress?: (status: string) => void,
+): Promise<number> {
+  const started = Date.now();
+  let lastReport = 0;
+  for (;;) {
+    const answer = await request(baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/default/fleets/${fleet}`);
+    if (answer.status === 200) {
+      const status = (JSON.parse(answer.body) as FleetObject).status ?? {};
+      const have = waitFor === 'ready' ? (status.readyReplicas ?? 0) : (status.replicas ?? 0);
+      if (have >= size) return Date.now() - started;
+      if (onProgress && Date.now() - lastReport > 5000) {
+        lastReport = Date.now();
+        onProgress(`replicas ${status.replicas ?? 0}, ready ${status.readyReplicas ?? 0}`);
+      }
+    }
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`fleet ${fleet} did not reach ${size} ${waitFor === 'ready' ? 'Ready' : ''} game servers within ${timeoutMs} ms: ${answer.body.slice(0, 300)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Names of the fleet's GameServers (for scenarios that address game servers one by one). */
+export async function gameServerNames(baseUrl: string, fleet: string): Promise<string[]> {
+  const selector = encodeURIComponent(`agones.dev/fleet=${fleet}`);
+  const list = await requestJson<{ items: Array<{ metadata: { name: string } }> }>(
+    baseUrl,
+    'GET',
+    `/apis/agones.dev/v1/namespaces/default/gameservers?labelSelector=${selector}`,
+  );
+  return list.items.map((gs) => gs.metadata.name).sort();
+}

@@ -1,0 +1,84 @@
+/**
+ * Allocation requests through both of fleetsim's front doors, and the count of their outcomes.
+ *
+ *  - the resource API, as kubectl or a Kubernetes client would:
+ *    `POST /apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations` -> 201 with
+ *    `status.state` Allocated, UnAllocated or Contention;
+ *  - the allocator service's REST gateway, as a matchmaker would: `POST /gameserverallocation`
+ *    -> 200 (Allocated), 429 (UnAllocated), 409 (Contention).
+ */
+import http, { type RefinedResponse, type ResponseType } from 'k6/http';
+import { Counter } from 'k6/metrics';
+import { baseUrl, jsonParams } from './common.ts';
+
+export type Outcome = 'Allocated' | 'UnAllocated' | 'Contention' | 'error';
+
+/** One counter per outcome, so `--summary-export` holds each total as its own metric. */
+const outcomeCounters: Record<Outcome, Counter> = {
+  Allocated: new Counter('alloc_allocated'),
+  UnAllocated: new Counter('alloc_unallocated'),
+  Contention: new Counter('alloc_contention'),
+  error: new Counter('alloc_error'),
+};
+
+export const ENDPOINT_RESOURCE_API = 'resource-api';
+export const ENDPOINT_ALLOCATOR = 'allocator';
+
+const STATE = /"state":"(\w+)"/;
+
+/** The outcome a response stands for (exported for the harness's own checks of the wording). */
+export function outcomeOf(endpoint: string, status: number, body: string): Outcome {
+  if (endpoint === ENDPOINT_RESOURCE_API) {
+    if (status !== 201) return 'error';
+    // The request's selectors say `gameServerState`, so the first `"state":` is the status's.
+    const state = STATE.exec(body)?.[1];
+    if (state === 'Allocated' || state === 'UnAllocated' || state === 'Contention') return state;
+    return 'error';
+  }
+  if (status === 200) return 'Allocated';
+  if (status === 429) return 'UnAllocated';
+  if (status === 409) return 'Contention';
+  return 'error';
+}
+
+function record(endpoint: string, response: RefinedResponse<ResponseType | undefined>): Outcome {
+  const body = typeof response.body === 'string' ? response.body : '';
+  const outcome = outcomeOf(endpoint, response.status, body);
+  outcomeCounters[outcome].add(1, { endpoint });
+  return outcome;
+}
+
+export function resourceApiBody(fleet: string): string {
+  return JSON.stringify({
+    apiVersion: 'allocation.agones.dev/v1',
+    kind: 'GameServerAllocation',
+    spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] },
+  });
+}
+
+export function allocatorBody(fleet: string): string {
+  return JSON.stringify({ namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] });
+}
+
+export function allocateThroughResourceApi(body: string, tags: Record<string, string> = {}): Outcome {
+  const response = http.post(
+    `${baseUrl()}/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations`,
+    body,
+    jsonParams(ENDPOINT_RESOURCE_API, tags),
+  );
+  return record(ENDPOINT_RESOURCE_API, response);
+}
+
+export function allocateThroughAllocator(body: string, tags: Record<string, string> = {}): Outcome {
+  const response = http.post(`${baseUrl()}/gameserverallocation`, body, jsonParams(ENDPOINT_ALLOCATOR, tags));
+  return record(ENDPOINT_ALLOCATOR, response);
+}
+
+/**
+ * A rate per second as k6's integer `rate` per `timeUnit`: fractional rates (12.5/s) are kept by
+ * counting per 100 s; arrival-rate executors space iterations evenly either way.
+ */
+export function arrivalRate(perSecond: number): { rate: number; timeUnit: string } {
+  if (Number.isInteger(perSecond)) return { rate: perSecond, timeUnit: '1s' };
+  return { rate: Math.max(1, Math.round(perSecond * 100)), timeUnit: '100s' };
+}

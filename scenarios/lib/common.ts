@@ -1,0 +1,108 @@
+/**
+ * Helpers shared by the k6 scenarios. The harness (`fleetsim bench`, loadtest/) passes every
+ * setting as an environment variable (`k6 run -e NAME=value`), so each script can also be run by
+ * hand against any fleetsim:
+ *
+ *   k6 run -e BASE_URL=http://127.0.0.1:8080 -e RATE=50 -e DURATION=10s scenarios/allocation-throughput.ts
+ */
+import http from 'k6/http';
+import { SharedArray } from 'k6/data';
+import type { Options } from 'k6/options';
+
+/** `http://127.0.0.1:PORT`: fleetsim or the baseline server. Load tests target loopback only. */
+export function baseUrl(): string {
+  const url = (__ENV.BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  if (!/^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(url)) {
+    throw new Error(`BASE_URL must be a loopback address (127.0.0.0/8, localhost or [::1]), not "${url}"`);
+  }
+  return url;
+}
+
+/** `ws://…` for the same server. */
+export function wsUrl(): string {
+  return baseUrl().replace(/^http/, 'ws');
+}
+
+export function envNumber(name: string, fallback: number): number {
+  const raw = __ENV[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new Error(`${name}: "${raw}" is not a number`);
+  return value;
+}
+
+export function envString(name: string, fallback: string): string {
+  const raw = __ENV[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+/** Seconds in a k6-style duration: `500ms`, `30s`, `10m`, `1h`, `1m30s`, or a bare number of seconds. */
+export function durationSeconds(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+  let total = 0;
+  let rest = trimmed;
+  while (rest !== '') {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
+    if (!m) throw new Error(`"${text}" is not a duration (use 500ms, 30s, 10m, 1h30m)`);
+    total += Number(m[1]) * unit[m[2]!]!;
+    rest = rest.slice(m[0].length);
+  }
+  return total;
+}
+
+/** A duration for k6's options, in whole milliseconds. */
+export function msDuration(seconds: number): string {
+  return `${Math.max(1, Math.round(seconds * 1000))}ms`;
+}
+
+/** Which server this run talks to; every sample is tagged with it. */
+export function target(): string {
+  return envString('TARGET', 'fleetsim');
+}
+
+/**
+ * GameServer names the harness wrote (one per line) to the file named by NAMES_FILE. A
+ * SharedArray keeps one copy for all VUs however many there are.
+ */
+export function gameServerNames(): string[] {
+  const file = __ENV.NAMES_FILE;
+  return new SharedArray<string>('gameserver-names', () => {
+    if (!file) return [];
+    return open(file)
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
+  });
+}
+
+/** JSON request parameters, tagged by endpoint (and anything else given). */
+export function jsonParams(endpoint: string, extraTags: Record<string, string> = {}): { headers: Record<string, string>; tags: Record<string, string> } {
+  return { headers: { 'Content-Type': 'application/json' }, tags: { endpoint, ...extraTags } };
+}
+
+/**
+ * Allocation answers that are outcomes, not failures: 429 (UnAllocated from the allocator
+ * service) and 409 (Contention) are what Agones sends when there is nothing to allocate.
+ */
+export function allocationStatusesAreExpected(): void {
+  http.setResponseCallback(http.expectedStatuses({ min: 200, max: 299 }, 409, 429));
+}
+
+/** The Content-Length-independent size of a body, for checks. */
+export function bodyText(body: unknown): string {
+  return typeof body === 'string' ? body : '';
+}
+
+/**
+ * Options every scenario shares: fewer system tags (k6's JSON output holds one line per sample,
+ * and the URL tags alone would double it), the percentiles the harness reads from
+ * `--summary-export`, and the target as a tag on every sample. (The harness also passes
+ * `--no-usage-report`: load tests talk to loopback only.)
+ */
+export const COMMON_OPTIONS: Options = {
+  systemTags: ['status', 'method', 'scenario', 'expected_response', 'error_code'],
+  summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'],
+  tags: { target: target() },
+};

@@ -6,6 +6,7 @@ import { AllocationIndex, type Pool } from './allocation-index.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationStatus,
+  type GameServerSelector,
   LOCAL_ALLOCATION_SOURCE,
   allocationStatus,
   failedAllocationStatus,
@@ -44,6 +45,7 @@ export class Allocator {
   private readonly batchWaitMs: number;
   private readonly queue: Array<{ gsa: GameServerAllocation; resolve: (r: AllocationResult) => void; reject: (e: unknown) => void }> = [];
   private sleepingSince: number | undefined;
+  private readonly selectorCache = new WeakMap<GameServerAllocation, GameServerSelector[]>();
   private wake: TimerHandle | undefined;
 
   constructor(
@@ -77,7 +79,7 @@ export class Allocator {
     const spec = gsa.spec ?? {};
     const namespace = gsa.metadata?.namespace ?? 'default';
     const priorities = gates.CountsAndLists ? (spec.priorities ?? undefined) : undefined;
-    for (const selector of toSelectors(gsa)) {
+    for (const selector of this.selectorsOf(gsa)) {
       const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
       const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
       const labels = selector.matchLabels ?? {};
@@ -97,6 +99,16 @@ export class Allocator {
       if (result) return result;
     }
     return Promise.resolve({ status: failedAllocationStatus('UnAllocated') });
+  }
+
+  /** The request's selectors, converted once per request object (a benchmark or k6 reuses one). */
+  private selectorsOf(gsa: GameServerAllocation): GameServerSelector[] {
+    let selectors = this.selectorCache.get(gsa);
+    if (!selectors) {
+      selectors = toSelectors(gsa);
+      this.selectorCache.set(gsa, selectors);
+    }
+    return selectors;
   }
 
   /** One atomic event: state, metadata patch, last-allocated, counters and lists after the actions. */

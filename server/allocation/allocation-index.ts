@@ -64,6 +64,7 @@ export class AllocationIndex {
    * built the first time a request asks for it (node counts track it all along).
    */
   private readonly allocatedPools = new Set<string>();
+  private readonly selectorKeyCache = new WeakMap<Record<string, string>, { namespace: string; pool: Pool; keys: string[] }>();
   private readonly keyCache = new WeakMap<Record<string, string>, { namespace: string; Ready?: string[]; Allocated?: string[] }>();
 
   constructor(private readonly gameServers: ObjectStore<GameServer>) {
@@ -167,15 +168,24 @@ export class AllocationIndex {
   /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
   private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): Bucket | undefined {
     if (pool === 'Allocated' && !this.allocatedPools.has(namespace)) this.buildAllocatedPool(namespace);
-    const entries = Object.entries(matchLabels);
-    if (entries.length === 0) return this.buckets.get(bucketKey(namespace, pool, ALL));
+    const keys = this.selectorKeys(namespace, pool, matchLabels);
+    if (keys.length === 0) return this.buckets.get(bucketKey(namespace, pool, ALL));
     let smallest: Bucket | undefined;
-    for (const [k, v] of entries) {
-      const bucket = this.buckets.get(bucketKey(namespace, pool, labelKey(k, v)));
+    for (const key of keys) {
+      const bucket = this.buckets.get(key);
       if (!bucket || bucket.size === 0) return undefined;
       if (!smallest || bucket.size < smallest.size) smallest = bucket;
     }
     return smallest;
+  }
+
+  /** Bucket keys of a selector's labels, cached per labels object (requests are often reused). */
+  private selectorKeys(namespace: string, pool: Pool, matchLabels: Record<string, string>): string[] {
+    const cached = this.selectorKeyCache.get(matchLabels);
+    if (cached && cached.namespace === namespace && cached.pool === pool) return cached.keys;
+    const keys = Object.entries(matchLabels).map(([k, v]) => bucketKey(namespace, pool, labelKey(k, v)));
+    this.selectorKeyCache.set(matchLabels, { namespace, pool, keys });
+    return keys;
   }
 
   private buildAllocatedPool(namespace: string): void {

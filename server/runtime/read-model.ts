@@ -120,11 +120,12 @@ function templateKeys(object: Resource): TemplateKeys {
 
 function watchChange<T>(event: StoredEvent, change: ObjectChange<T>): Change {
   const type: WatchEventType = change.object === undefined ? 'DELETED' : change.previous === undefined ? 'ADDED' : 'MODIFIED';
-  const slash = change.key.indexOf('/');
+  // A batch event names no single object: its objects' keys do.
+  const slash = event.name === '' ? change.key.indexOf('/') : -1;
   return {
     kind: event.kind,
-    namespace: change.key.slice(0, slash),
-    name: change.key.slice(slash + 1),
+    namespace: slash < 0 ? event.namespace : change.key.slice(0, slash),
+    name: slash < 0 ? event.name : change.key.slice(slash + 1),
     seq: event.seq,
     type,
     ...(type === 'DELETED' && { last: change.previous }),

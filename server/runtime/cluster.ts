@@ -27,6 +27,8 @@ interface ReleaseBatch {
   committed: Promise<void>;
   gameServerChanges: GameServerChange[];
   changes: Change[];
+  /** Status changes of sets and fleets, one per object per batch (the last one). */
+  derived: Map<string, Change>;
   lastSeq: number;
 }
 
@@ -98,7 +100,7 @@ export class Cluster {
     // Every commit of one group commit shares its promise: the batch's notifications are
     // released once, before any caller waiting on the commit resumes.
     if (this.released?.committed !== committed) {
-      const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], lastSeq: 0 };
+      const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0 };
       this.released = batch;
       committed.then(() => this.release(batch), () => undefined);
     }
@@ -109,7 +111,11 @@ export class Cluster {
         batch.gameServerChanges.push(change);
         this.gameServerApplied$.next(change);
       }
-      for (const change of applied.changes) batch.changes.push(change);
+      for (const change of applied.changes) {
+        // A set's status moves with each of its GameServers: watchers need its last state once.
+        if (change.derived) batch.derived.set(`${change.kind}/${change.namespace}/${change.name}`, change);
+        else batch.changes.push(change);
+      }
       this.applied$.next(record);
     }
     batch.lastSeq = records[records.length - 1]!.seq;
@@ -125,6 +131,10 @@ export class Cluster {
       this.watchers.get(change.key)?.next(change);
     }
     for (const change of batch.changes) {
+      this.recent.push(change);
+      this.committedChanges.next(change);
+    }
+    for (const change of batch.derived.values()) {
       this.recent.push(change);
       this.committedChanges.next(change);
     }

@@ -87,6 +87,18 @@ describe('GameServerController', () => {
     expect(new Set(ports.slice(10)).size).toBe(5);
   });
 
+  it('never places more pods on a node than it takes, even when many are placed at once', async () => {
+    const { settle, create, gs } = await setup(2, 4);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => create(`burst-${i}`)));
+    await settle();
+    const nodes = Array.from({ length: 10 }, (_, i) => gs(`burst-${i}`).status.nodeName).filter((n) => n !== '');
+    const perNode = new Map<string, number>();
+    for (const n of nodes) perNode.set(n, (perNode.get(n) ?? 0) + 1);
+    expect([...perNode.values()].every((count) => count <= 4)).toBe(true);
+    expect(nodes).toHaveLength(8);
+    expect(Array.from({ length: 10 }, (_, i) => gs(`burst-${i}`).status.state).filter((s) => s === 'Starting')).toHaveLength(2);
+  });
+
   it('packs onto the busiest node and spreads Distributed ones; leaves a pod pending when nodes are full', async () => {
     const { settle, create, gs } = await setup(2, 3);
     for (let i = 0; i < 3; i++) await create(`packed-${i}`);

@@ -29,7 +29,9 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
 export class GameServerController {
   private readonly queue = new Set<string>();
   private scheduled = false;
-  private subscription: Subscription | undefined;
+  private readonly subscriptions: Subscription[] = [];
+  /** Packed's last choice: still the busiest node with room until a pod leaves a node. */
+  private packedBest: string | undefined;
   private readonly ports: PortAllocator;
   private readonly podsPerNode = new Map<string, number>();
   /** Nodes by how many pods they run (index = pods), so choosing one does not scan them all. */
@@ -55,15 +57,21 @@ export class GameServerController {
       if (hostPorts.length) this.ports.claim(key, hostPorts);
       this.observe(key, gs);
     }
-    this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
-      this.account(change.previous, change.object);
-      if (!change.object) this.ports.release(change.key);
-      else this.observe(change.key, change.object);
-    });
+    // Pods are counted as changes are applied, so several placements in one turn see each other.
+    this.subscriptions.push(
+      this.cluster.gameServerApplied$.subscribe((change) => {
+        this.account(change.previous, change.object);
+        if (!change.object) this.ports.release(change.key);
+      }),
+      this.cluster.gameServerChanges$.subscribe((change) => {
+        if (change.object) this.observe(change.key, change.object);
+      }),
+    );
   }
 
   stop(): void {
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions.length = 0;
   }
 
   /** Keeps the per-node pod counts the scheduler uses. */
@@ -80,6 +88,8 @@ export class GameServerController {
     const pods = this.podsPerNode.get(node) ?? 0;
     this.nodesByPods[pods]?.delete(node);
     const next = Math.max(0, pods + delta);
+    // A pod leaving a node can make another node the busiest with room.
+    if (delta < 0) this.packedBest = undefined;
     this.podsPerNode.set(node, next);
     (this.nodesByPods[next] ??= new Set()).add(node);
   }
@@ -89,6 +99,7 @@ export class GameServerController {
     const nodes = this.cluster.readModel.store('Node');
     if (!nodes || nodes.size === this.knownNodes) return;
     this.knownNodes = nodes.size;
+    this.packedBest = undefined;
     for (const node of nodes.values()) {
       const name = node.metadata.name;
       if (!this.podsPerNode.has(name)) {
@@ -158,10 +169,15 @@ export class GameServerController {
     this.syncNodes();
     const packed = gs.spec.scheduling !== 'Distributed';
     let chosen: string | undefined;
+    if (packed && this.packedBest !== undefined && (this.podsPerNode.get(this.packedBest) ?? 0) < this.maxPods) {
+      chosen = this.packedBest;
+    }
     for (let i = 0; i < this.maxPods && chosen === undefined; i++) {
       const pods = packed ? this.maxPods - 1 - i : i;
       chosen = firstOf(this.nodesByPods[pods]);
     }
+    // Packed keeps its node; a Distributed placement may lift another node above it.
+    this.packedBest = packed ? chosen : undefined;
     const node = chosen === undefined ? undefined : this.cluster.get('Node', '', chosen);
     const best = node && { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
     if (!best) return undefined;

@@ -175,13 +175,10 @@ export class SeededRandom {
 
   /** A Kubernetes-style UID (8-4-4-4-12 hex), deterministic for the seed. */
   uid(): string {
-    const word = () => (Math.floor(this.next() * 0x100000000) >>> 0).toString(16).padStart(8, '0');
-    const a = word();
-    const b = word();
-    const c = word();
-    const d = word();
-    const variant = (8 + (parseInt(c[4]!, 16) & 3)).toString(16);
-    return `${a}-${b.slice(0, 4)}-4${b.slice(5, 8)}-${variant}${c.slice(5, 8)}-${c.slice(0, 4)}${d}`;
+    // Each draw has 32 random bits: at most 8 hex digits per draw.
+    const hex = (digits: number) => Math.floor(this.next() * 16 ** digits).toString(16).padStart(digits, '0');
+    const variant = (8 + this.int(4)).toString(16);
+    return `${hex(8)}-${hex(4)}-4${hex(3)}-${variant}${hex(3)}-${hex(6)}${hex(6)}`;
   }
 
   /** Five lower-case alphanumerics, as Kubernetes appends to a generateName. */

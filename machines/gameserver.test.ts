@@ -18,7 +18,7 @@ function sample(type: string): GameServerCommand {
     case 'sdk.reserve':
       return { type, seconds: 5 };
     case 'controller.portsAllocated':
-      return { type, specPorts: [{ name: 'default', portPolicy: 'Dynamic', containerPort: 7654, hostPort: 7001, protocol: 'UDP' }] };
+      return { type, hostPorts: [7001] };
     case 'controller.scheduled':
       return { type, nodeName: 'node-1', address: '127.0.0.1', addresses: [{ type: 'InternalIP', address: '10.0.0.1' }], ports: [{ name: 'default', port: 7001 }] };
     case 'controller.error':

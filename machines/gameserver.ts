@@ -1,7 +1,6 @@
 import { type AnyStateNode, enqueueActions, setup } from 'xstate';
 import type { NewEvent } from '../server/log/event-log.js';
 import {
-  type GameServerPort,
   type GameServerState,
   type GameServerStateChanged,
   type GameServerStatusPort,
@@ -45,7 +44,7 @@ export type GameServerCommand =
   | { type: 'sdk.allocate' }
   | { type: 'sdk.reserve'; seconds: number }
   | { type: 'sdk.shutdown' }
-  | { type: 'controller.portsAllocated'; specPorts: GameServerPort[] }
+  | { type: 'controller.portsAllocated'; hostPorts: number[] }
   | { type: 'controller.podCreated' }
   | ({ type: 'controller.scheduled' } & ScheduledDetails)
   | { type: 'controller.ready'; address?: Partial<ScheduledDetails> }
@@ -103,7 +102,7 @@ const ACTIONS = {
   emitPortsAllocated: (c, e) =>
     changed(c, 'Creating', {
       ...byController('PortAllocation', 'Port allocated'),
-      ...(e.type === 'controller.portsAllocated' && { specPorts: e.specPorts }),
+      ...(e.type === 'controller.portsAllocated' && { hostPorts: e.hostPorts }),
     }),
   emitPodCreated: (c) => changed(c, 'Starting', byController('Creating', `Pod ${c.name} created`)),
   emitScheduled: (c, e) =>

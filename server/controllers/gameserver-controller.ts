@@ -1,4 +1,5 @@
 import type { Subscription } from 'rxjs';
+import type { GameServerCommand } from '../../machines/gameserver.js';
 import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver.js';
 import { gameServerEvent } from '../kinds/gameserver.js';
 
@@ -130,18 +131,11 @@ export class GameServerController {
 
   private step(key: string, gs: GameServer): void {
     const { namespace, name } = gs.metadata;
-    const send = this.cluster.actors.send.bind(this.cluster.actors, namespace, name);
+    const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command);
     switch (gs.status.state) {
       case 'PortAllocation': {
-        const dynamic = gs.spec.ports.filter(isDynamic);
-        const hostPorts = this.ports.allocate(key, dynamic.length);
-        let next = 0;
-        const specPorts = gs.spec.ports.map((p): GameServerPort => {
-          if (!isDynamic(p)) return p;
-          const hostPort = hostPorts[next++]!;
-          return p.portPolicy === 'Passthrough' ? { ...p, hostPort, containerPort: hostPort } : { ...p, hostPort };
-        });
-        void send({ type: 'controller.portsAllocated', specPorts });
+        const hostPorts = this.ports.allocate(key, gs.spec.ports.filter(isDynamic).length);
+        void send({ type: 'controller.portsAllocated', hostPorts });
         return;
       }
       case 'Creating':

@@ -141,8 +141,11 @@ export interface GameServerStateChanged {
   addresses?: NodeAddress[];
   nodeName?: string;
   ports?: GameServerStatusPort[];
-  /** Ports with their host ports filled in, when the controller allocates them. */
-  specPorts?: GameServerPort[];
+  /**
+   * Host ports the controller allocated, in order, for the Dynamic and Passthrough ports
+   * (a Passthrough port's container port is its host port).
+   */
+  hostPorts?: number[];
   annotations?: Record<string, string | null>;
   /** Who decided: `sdk`, `controller`, `timer`, `health`, `allocator`. */
   cause: string;
@@ -233,6 +236,17 @@ export function gameServerEvent<T extends GameServerEventType>(
 // ---------------------------------------------------------------------------------------------
 // Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
 
+/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order. */
+export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
+  let next = 0;
+  return ports.map((port) => {
+    if (port.portPolicy !== 'Dynamic' && port.portPolicy !== 'Passthrough') return port;
+    const hostPort = hostPorts[next++];
+    if (hostPort === undefined) return port;
+    return port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
+  });
+}
+
 /** A status with some fields changed: fields listed, not spread, so every version has one shape. */
 function withStatus(status: GameServerStatus, change: Partial<GameServerStatus>): GameServerStatus {
   const next: GameServerStatus = {
@@ -313,7 +327,7 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
       });
       const metadata = withMetadata(gs.metadata, gs.metadata.labels, patchMap(gs.metadata.annotations, p.annotations));
       const next = touched(gs, event.seq, status, metadata);
-      return p.specPorts ? { ...next, spec: { ...next.spec, ports: p.specPorts } } : next;
+      return p.hostPorts ? { ...next, spec: { ...next.spec, ports: withHostPorts(next.spec.ports, p.hostPorts) } } : next;
     }
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;

@@ -31,11 +31,17 @@ export class GameServerActors {
    * or undefined when the machine refused (or there is no such GameServer).
    */
   send(namespace: string, name: string, command: GameServerCommand): Promise<void> | undefined {
-    const gs = this.cluster.gameServers.get(namespace, name);
+    return this.sendByKey(objectKey(namespace, name), command);
+  }
+
+  /** `send`, for callers that hold the `ns/name` key already. */
+  sendByKey(key: string, command: GameServerCommand): Promise<void> | undefined {
+    const gs = this.cluster.gameServers.getByKey(key);
     if (!gs) return undefined;
     const decision = decide(gs.status.state, contextOf(gs, this.cluster.clock.now()), command);
     if (!decision) return undefined;
-    if (decision.entered) this.arm(objectKey(namespace, name), gs, decision.timers);
+    // Timers change only when the state is entered; most decisions have none to arm or clear.
+    if (decision.entered && (decision.timers.length > 0 || this.timers.has(key))) this.arm(key, gs, decision.timers);
     return this.cluster.commit(decision.events);
   }
 

@@ -113,7 +113,7 @@ export class Cluster {
       }
       for (const change of applied.changes) {
         // A set's status moves with each of its GameServers: watchers need its last state once.
-        if (change.derived) batch.derived.set(`${change.kind}/${change.namespace}/${change.name}`, change);
+        if (change.derivedKey) batch.derived.set(change.derivedKey, change);
         else batch.changes.push(change);
       }
       this.applied$.next(record);

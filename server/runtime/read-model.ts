@@ -18,8 +18,8 @@ export interface Change {
   type: WatchEventType;
   /** For DELETED: the object as it last was. */
   last?: unknown;
-  /** A set's or fleet's status moved because one of its GameServers changed. */
-  derived?: boolean;
+  /** A set's or fleet's status moved because one of its GameServers changed: `Kind/ns/name`. */
+  derivedKey?: string;
 }
 
 const STORED_KINDS = [
@@ -61,8 +61,8 @@ export class ReadModel {
         changes.push(watchChange(event, change));
         if (change.object) this.gameServerEvents.apply(event, change.object);
         const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-        if (touched.set) changes.push({ kind: 'GameServerSet', namespace: touched.namespace!, name: touched.set, seq: event.seq, type: 'MODIFIED', derived: true });
-        if (touched.fleet) changes.push({ kind: 'Fleet', namespace: touched.namespace!, name: touched.fleet, seq: event.seq, type: 'MODIFIED', derived: true });
+        if (touched.set) changes.push({ kind: 'GameServerSet', namespace: touched.namespace!, name: touched.set, seq: event.seq, type: 'MODIFIED', derivedKey: touched.setKey });
+        if (touched.fleet) changes.push({ kind: 'Fleet', namespace: touched.namespace!, name: touched.fleet, seq: event.seq, type: 'MODIFIED', derivedKey: touched.fleetKey });
       }
       return { gameServers, changes };
     }

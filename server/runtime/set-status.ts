@@ -24,6 +24,8 @@ interface Totals {
   lists: Map<string, AggregatedCount>;
   /** Sequence number of the last event that changed these totals. */
   seq: number;
+  /** `Kind/namespace/name`, built once: it names the object's status changes in a batch. */
+  key: string;
 }
 
 export interface SetStatus {
@@ -37,8 +39,9 @@ export interface SetStatus {
   lists?: Record<string, AggregatedCount>;
 }
 
-function emptyTotals(): Totals {
+function emptyTotals(key = ''): Totals {
   return {
+    key,
     replicas: 0,
     readyReplicas: 0,
     reservedReplicas: 0,
@@ -102,8 +105,12 @@ export class SetStatusProjection {
   private readonly fleets = new Map<string, Map<string, Totals>>();
 
   /** Applies one GameServer change; returns the names of the set and fleet whose status moved. */
-  apply(previous: GameServer | undefined, next: GameServer | undefined, seq: number): { namespace?: string; set?: string; fleet?: string } {
-    const touched: { namespace?: string; set?: string; fleet?: string } = {};
+  apply(
+    previous: GameServer | undefined,
+    next: GameServer | undefined,
+    seq: number,
+  ): { namespace?: string; set?: string; fleet?: string; setKey?: string; fleetKey?: string } {
+    const touched: { namespace?: string; set?: string; fleet?: string; setKey?: string; fleetKey?: string } = {};
     for (const [gs, sign] of [
       [previous, -1],
       [next, 1],
@@ -114,16 +121,18 @@ export class SetStatusProjection {
       const fleetName = gs.metadata.labels[FLEET_LABEL];
       touched.namespace = namespace;
       if (setName) {
-        const totals = this.totals(this.sets, namespace, setName);
+        const totals = this.totals(this.sets, namespace, setName, 'GameServerSet');
         contribute(totals, gs, sign);
         totals.seq = seq;
         touched.set = setName;
+        touched.setKey = totals.key;
       }
       if (fleetName) {
-        const totals = this.totals(this.fleets, namespace, fleetName);
+        const totals = this.totals(this.fleets, namespace, fleetName, 'Fleet');
         contribute(totals, gs, sign);
         totals.seq = seq;
         touched.fleet = fleetName;
+        touched.fleetKey = totals.key;
       }
     }
     return touched;
@@ -145,7 +154,7 @@ export class SetStatusProjection {
     return this.fleets.get(namespace)?.get(name)?.seq ?? 0;
   }
 
-  private totals(map: Map<string, Map<string, Totals>>, namespace: string, name: string): Totals {
+  private totals(map: Map<string, Map<string, Totals>>, namespace: string, name: string, kind: string): Totals {
     let names = map.get(namespace);
     if (!names) {
       names = new Map();
@@ -153,7 +162,7 @@ export class SetStatusProjection {
     }
     let totals = names.get(name);
     if (!totals) {
-      totals = emptyTotals();
+      totals = emptyTotals(`${kind}/${namespace}/${name}`);
       names.set(name, totals);
     }
     return totals;

@@ -10,6 +10,8 @@ export class PortAllocator {
   private readonly used: number[] = [];
   /** Where each GameServer's ports were taken: key -> [table, port][]. */
   private readonly owners = new Map<string, Array<[number, number]>>();
+  /** The fullest table with room, while nothing has been released (then it is looked up again). */
+  private filling: number | undefined;
 
   constructor(
     readonly min: number,
@@ -30,8 +32,16 @@ export class PortAllocator {
     const existing = this.owners.get(key);
     if (existing) return existing.map(([, port]) => port);
     const taken: Array<[number, number]> = [];
+    // The table being filled is the fullest with room until something is released elsewhere.
+    const f = this.filling;
+    if (f !== undefined && this.used[f]! + count <= this.size) {
+      while (taken.length < count) taken.push([f, this.takeFrom(f)]);
+      this.owners.set(key, taken);
+      return taken.map(([, port]) => port);
+    }
     // Fullest tables first, as Agones orders them, so ports pack onto few nodes.
     const order = this.tables.map((_, i) => i).sort((a, b) => this.used[b]! - this.used[a]! || a - b);
+    this.filling = order.find((t) => this.used[t]! < this.size);
     for (const t of order) {
       while (taken.length < count && this.used[t]! < this.size) taken.push([t, this.takeFrom(t)]);
       if (taken.length === count) break;
@@ -47,6 +57,7 @@ export class PortAllocator {
   /** Marks a port as taken (a GameServer restored from the log). */
   claim(key: string, ports: number[]): void {
     if (this.owners.has(key)) return;
+    this.filling = undefined;
     const taken: Array<[number, number]> = [];
     for (const port of ports) {
       if (port < this.min || port > this.max) continue;
@@ -60,6 +71,7 @@ export class PortAllocator {
   }
 
   release(key: string): void {
+    if (this.owners.has(key)) this.filling = undefined;
     for (const [t, port] of this.owners.get(key) ?? []) {
       this.tables[t]![port - this.min] = 0;
       this.used[t]!--;

@@ -26,6 +26,17 @@ export interface AllocatorOptions {
   batchWaitMs?: number;
 }
 
+/** A request's parts the allocator needs on every allocation. */
+interface PreparedRequest {
+  selectors: GameServerSelector[];
+  hasActions: boolean;
+  /** The metadata patch (shared by the events: they are never mutated). */
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** The annotations of the last instant allocated at, with last-allocated set. */
+  stamp?: { at: number; annotations: Record<string, string> };
+}
+
 /** What an allocation decided, and when it was committed. */
 export interface AllocationResult {
   status: GameServerAllocationStatus;
@@ -45,7 +56,7 @@ export class Allocator {
   private readonly batchWaitMs: number;
   private readonly queue: Array<{ gsa: GameServerAllocation; resolve: (r: AllocationResult) => void; reject: (e: unknown) => void }> = [];
   private sleepingSince: number | undefined;
-  private readonly selectorCache = new WeakMap<GameServerAllocation, GameServerSelector[]>();
+  private readonly requests = new WeakMap<GameServerAllocation, PreparedRequest>();
   private wake: TimerHandle | undefined;
 
   constructor(
@@ -79,7 +90,7 @@ export class Allocator {
     const spec = gsa.spec ?? {};
     const namespace = gsa.metadata?.namespace ?? 'default';
     const priorities = gates.CountsAndLists ? (spec.priorities ?? undefined) : undefined;
-    for (const selector of this.selectorsOf(gsa)) {
+    for (const selector of this.requestOf(gsa).selectors) {
       const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
       const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
       const labels = selector.matchLabels ?? {};
@@ -101,38 +112,55 @@ export class Allocator {
     return Promise.resolve({ status: failedAllocationStatus('UnAllocated') });
   }
 
-  /** The request's selectors, converted once per request object (a benchmark or k6 reuses one). */
-  private selectorsOf(gsa: GameServerAllocation): GameServerSelector[] {
-    let selectors = this.selectorCache.get(gsa);
-    if (!selectors) {
-      selectors = toSelectors(gsa);
-      this.selectorCache.set(gsa, selectors);
+  /** The request's annotations plus last-allocated; allocations at the same instant share one. */
+  private stamped(gsa: GameServerAllocation, annotations: Record<string, string>, now: number): Record<string, string> {
+    const prepared = this.requestOf(gsa);
+    if (prepared.stamp?.at !== now) {
+      prepared.stamp = { at: now, annotations: { ...annotations, [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) } };
     }
-    return selectors;
+    return prepared.stamp.annotations;
+  }
+
+  /** What a request asks, worked out once per request object (a benchmark or k6 reuses one). */
+  private requestOf(gsa: GameServerAllocation): PreparedRequest {
+    let prepared = this.requests.get(gsa);
+    if (!prepared) {
+      const spec = gsa.spec ?? {};
+      prepared = {
+        selectors: toSelectors(gsa),
+        hasActions:
+          this.cluster.gates.CountsAndLists &&
+          (Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0),
+        labels: { ...(spec.metadata?.labels ?? {}) },
+        annotations: { ...(spec.metadata?.annotations ?? {}) },
+      };
+      this.requests.set(gsa, prepared);
+    }
+    return prepared;
   }
 
   /** One atomic event: state, metadata patch, last-allocated, counters and lists after the actions. */
   private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
     const now = this.cluster.clock.now();
-    const spec = gsa.spec ?? {};
-    const patch = spec.metadata ?? {};
-    const hasActions = gates.CountsAndLists && (Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0);
+    const { namespace, name } = gs.metadata;
+    const { hasActions, labels, annotations } = this.requestOf(gsa);
     // Counter and list actions need the whole transformation; a plain allocation only its stamp.
     const outcome = hasActions ? applyAllocationActions(gs, gsa, now, gates) : undefined;
     const after = outcome?.gameServer;
-    const event = gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
-      labels: { ...(patch.labels ?? {}) },
-      annotations: { ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) },
+    const event = gameServerEvent('GameServerAllocated', namespace, name, {
+      labels,
+      annotations: this.stamped(gsa, annotations, now),
       ...(after?.status.counters && after.status.counters !== gs.status.counters && { counters: after.status.counters }),
       ...(after?.status.lists && after.status.lists !== gs.status.lists && { lists: after.status.lists }),
       ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),
       ...(outcome?.listErrors.length && { listErrors: outcome.listErrors }),
       source: LOCAL_ALLOCATION_SOURCE,
     });
-    const committed = this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, { type: 'allocator.allocate', event });
+    const key = `${namespace}/${name}`;
+    const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event });
     if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
-    const allocated = this.cluster.gameServers.get(gs.metadata.namespace, gs.metadata.name)!;
+    const allocated = this.cluster.gameServers.getByKey(key)!;
     return committed.then(() => ({ status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated }));
   }
 

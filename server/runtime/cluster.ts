@@ -7,7 +7,7 @@ import type { GameServer } from '../kinds/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
-import { type Change, ReadModel } from './read-model.js';
+import { type ApplySink, type Change, ReadModel } from './read-model.js';
 import { GameServerActors } from './gameserver-actors.js';
 import { HealthMonitor } from './health-monitor.js';
 
@@ -30,6 +30,7 @@ interface ReleaseBatch {
   /** Status changes of sets and fleets, one per object per batch (the last one). */
   derived: Map<string, Change>;
   lastSeq: number;
+  sink: ApplySink;
 }
 
 /** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
@@ -100,26 +101,36 @@ export class Cluster {
     // Every commit of one group commit shares its promise: the batch's notifications are
     // released once, before any caller waiting on the commit resumes.
     if (this.released?.committed !== committed) {
-      const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0 };
+      const batch = this.newBatch(committed);
       this.released = batch;
       committed.then(() => this.release(batch), () => undefined);
     }
     const batch = this.released;
     for (const record of records) {
-      const applied = this.readModel.apply(record);
-      for (const change of applied.gameServers) {
-        batch.gameServerChanges.push(change);
-        this.gameServerApplied$.next(change);
-      }
-      for (const change of applied.changes) {
-        // A set's status moves with each of its GameServers: watchers need its last state once.
-        if (change.derivedKey) batch.derived.set(change.derivedKey, change);
-        else batch.changes.push(change);
-      }
+      this.readModel.apply(record, batch.sink);
       this.applied$.next(record);
     }
     batch.lastSeq = records[records.length - 1]!.seq;
     return committed;
+  }
+
+  /** A batch of notifications, gathered as its events are applied. */
+  private newBatch(committed: Promise<void>): ReleaseBatch {
+    const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0, sink: undefined! };
+    batch.sink = {
+      gameServer: (change) => {
+        batch.gameServerChanges.push(change);
+        this.gameServerApplied$.next(change);
+      },
+      change: (change) => batch.changes.push(change),
+      // A set's status moves with each of its GameServers: watchers need its last state once.
+      derived: (key, kind, namespace, name, seq) => {
+        const known = batch.derived.get(key);
+        if (known) known.seq = seq;
+        else batch.derived.set(key, { kind, namespace, name, seq, type: 'MODIFIED' });
+      },
+    };
+    return batch;
   }
 
   /** After a transaction commits: what it changed goes out to watchers, in order. */

@@ -18,9 +18,17 @@ export interface Change {
   type: WatchEventType;
   /** For DELETED: the object as it last was. */
   last?: unknown;
-  /** A set's or fleet's status moved because one of its GameServers changed: `Kind/ns/name`. */
-  derivedKey?: string;
 }
+
+/** Where `apply` reports what an event changed (the commit gathering its notifications). */
+export interface ApplySink {
+  gameServer(change: ObjectChange<GameServer>): void;
+  change(change: Change): void;
+  /** A set's or fleet's status moved; `key` is `Kind/namespace/name`. */
+  derived(key: string, kind: string, namespace: string, name: string, seq: number): void;
+}
+
+const IGNORE: ApplySink = { gameServer: () => undefined, change: () => undefined, derived: () => undefined };
 
 const STORED_KINDS = [
   'GameServerSet',
@@ -48,27 +56,33 @@ export class ReadModel {
 
   constructor(readonly gates: FeatureGates = FEATURE_DEFAULTS) {}
 
-  /** Applies one event; returns the GameServer changes and the watch changes it caused (sets and fleets included). */
-  apply(event: StoredEvent): { gameServers: ObjectChange<GameServer>[]; changes: Change[] } {
+  /**
+   * Applies one event, telling `sink` (the commit in progress) what changed: GameServer changes,
+   * watch changes, and the sets and fleets whose status moved.
+   */
+  apply(event: StoredEvent, sink: ApplySink = IGNORE): void {
     this.lastSeq = event.seq;
     if (event.kind === GAMESERVER_KIND) {
-      const gameServers =
-        event.type === 'GameServersCreated'
-          ? gameServersOfBatch(event).map((gs) => this.gameServers.put(event, objectKey(gs.metadata.namespace, gs.metadata.name), gs))
-          : [this.gameServers.apply(event)];
-      const changes: Change[] = [];
-      for (const change of gameServers) {
-        changes.push(watchChange(event, change));
-        if (change.object) this.gameServerEvents.apply(event, change.object);
-        const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-        if (touched.set) changes.push({ kind: 'GameServerSet', namespace: touched.namespace!, name: touched.set, seq: event.seq, type: 'MODIFIED', derivedKey: touched.setKey });
-        if (touched.fleet) changes.push({ kind: 'Fleet', namespace: touched.namespace!, name: touched.fleet, seq: event.seq, type: 'MODIFIED', derivedKey: touched.fleetKey });
+      if (event.type === 'GameServersCreated') {
+        for (const gs of gameServersOfBatch(event)) {
+          this.gameServerChanged(event, this.gameServers.put(event, objectKey(gs.metadata.namespace, gs.metadata.name), gs), sink);
+        }
+      } else {
+        this.gameServerChanged(event, this.gameServers.apply(event), sink);
       }
-      return { gameServers, changes };
+      return;
     }
     const store = this.resources.get(event.kind);
-    if (!store) return { gameServers: [], changes: [] };
-    return { gameServers: [], changes: [watchChange(event, store.apply(event))] };
+    if (store) sink.change(watchChange(event, store.apply(event)));
+  }
+
+  private gameServerChanged(event: StoredEvent, change: ObjectChange<GameServer>, sink: ApplySink): void {
+    sink.gameServer(change);
+    sink.change(watchChange(event, change));
+    if (change.object) this.gameServerEvents.apply(event, change.object);
+    const touched = this.setStatus.apply(change.previous, change.object, event.seq);
+    if (touched.set) sink.derived(touched.setKey!, 'GameServerSet', touched.namespace!, touched.set, event.seq);
+    if (touched.fleet) sink.derived(touched.fleetKey!, 'Fleet', touched.namespace!, touched.fleet, event.seq);
   }
 
   store(kind: string): ObjectStore<Resource> | undefined {

@@ -99,7 +99,16 @@ function contribute(totals: Totals, gs: GameServer, sign: number): void {
  * each change removes the old contribution and adds the new one, so the cost per event does not
  * grow with the fleet.
  */
+interface Touched {
+  namespace?: string;
+  set?: string;
+  fleet?: string;
+  setKey?: string;
+  fleetKey?: string;
+}
+
 export class SetStatusProjection {
+  private readonly touched: Touched = {};
   /** namespace -> name -> totals: nested, so no key is built per event. */
   private readonly sets = new Map<string, Map<string, Totals>>();
   private readonly fleets = new Map<string, Map<string, Totals>>();
@@ -109,8 +118,10 @@ export class SetStatusProjection {
     previous: GameServer | undefined,
     next: GameServer | undefined,
     seq: number,
-  ): { namespace?: string; set?: string; fleet?: string; setKey?: string; fleetKey?: string } {
-    const touched: { namespace?: string; set?: string; fleet?: string; setKey?: string; fleetKey?: string } = {};
+  ): Touched {
+    // One object, reused: callers read it before the next call.
+    const touched = this.touched;
+    touched.namespace = touched.set = touched.fleet = touched.setKey = touched.fleetKey = undefined;
     for (const [gs, sign] of [
       [previous, -1],
       [next, 1],

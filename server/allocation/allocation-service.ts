@@ -34,8 +34,9 @@ export class AllocationService {
     return this.cluster.gates;
   }
 
-  /** Checks an allocation body; returns it defaulted and validated, for this namespace. */
-  prepare(namespace: string, body: unknown, strict = true): GameServerAllocation {
+  /** Checks an allocation body; returns it defaulted and validated, for this namespace ('' = default). */
+  prepare(requestedNamespace: string, body: unknown, strict = true): GameServerAllocation {
+    const namespace = requestedNamespace || 'default';
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw apiErrors.badRequest('the body must be a GameServerAllocation object');
     }

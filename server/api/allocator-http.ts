@@ -43,7 +43,7 @@ export function allocatorRouter(service: AllocationService, options: AllocatorHt
         }
       }
       const request = fromAllocationRequest(body);
-      const gsa = service.prepare(request.metadata?.namespace || 'default', request, false);
+      const gsa = service.prepare(request.metadata?.namespace ?? '', request, false);
       const { status } = await service.allocate(gsa);
       const response = toAllocationResponse(status, service.gates, unallocated);
       res.status(200).setHeader('Content-Type', 'application/json');

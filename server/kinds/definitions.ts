@@ -13,7 +13,7 @@ import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from
  * its own module and are attached here.
  */
 
-/** Placeholder body schema until a kind's full schema is attached: accepts any fields. */
+/** The body of the kinds fleetsim simulates and serves read-only (Node, Event): any fields. */
 export const OPEN_OBJECT: Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 
 

@@ -33,7 +33,7 @@ describe('scenario fixtures', () => {
       const applied = await applyManifests(service, documents(churningFleet('bench-allocation', 100)), 'fixture');
       expect(applied).toEqual(['fleet.agones.dev "bench-allocation" created', 'fleetautoscaler.autoscaling.agones.dev "bench-allocation" created']);
       const autoscaler = cluster.readModel.get('FleetAutoscaler', 'default', 'bench-allocation');
-      expect(autoscaler?.spec).toMatchObject({ policy: { type: 'Buffer', buffer: { bufferSize: 50, minReplicas: 100, maxReplicas: 200 } } });
+      expect(autoscaler?.spec).toMatchObject({ policy: { type: 'Buffer', buffer: { bufferSize: 90, minReplicas: 100, maxReplicas: 400 } } });
       const created = await applyManifests(service, [lifecycleGameServer('lifecycle-1-0', 4)], 'lifecycle');
       expect(created).toEqual(['gameserver.agones.dev "lifecycle-1-0" created']);
     } finally {

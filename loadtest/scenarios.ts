@@ -92,7 +92,11 @@ function expectStatus(what: string, answer: HttpAnswer, ...statuses: number[]): 
 
 export const SESSION_PROFILE = 'bench-session';
 
-/** Game servers that become Ready in about a second and shut down `session` s after allocation. */
+/**
+ * Game servers that become Ready 200-600 ms after they are scheduled and shut down `session` s
+ * after allocation. Quick starts keep the set's servers-starting limit (5,000, as Agones's
+ * controller) from capping how fast a churning fleet refills.
+ */
 export function sessionProfile(session: number): string {
   return stringify({
     apiVersion: 'fleetsim.dev/v1alpha1',
@@ -101,7 +105,7 @@ export function sessionProfile(session: number): string {
     spec: {
       health: { ping: false },
       stages: [
-        { when: 'Scheduled', delay: { min: '500ms', max: '1500ms' }, next: [{ action: 'ready' }] },
+        { when: 'Scheduled', delay: { min: '200ms', max: '600ms' }, next: [{ action: 'ready' }] },
         { when: 'Allocated', delay: `${session}s`, next: [{ action: 'shutdown' }] },
       ],
     },
@@ -129,10 +133,12 @@ function fleetManifest(name: string, replicas: number, annotations: Record<strin
 }
 
 /**
- * A churning fleet: `size` Ready game servers, a Buffer FleetAutoscaler that asks for half that
- * many more than are allocated (never fewer than `size`, at most twice it), and allocated servers
- * that shut down after their session and are replaced. The buffer is large because replacements
- * take a moment to start: at thousands of allocations a second, thousands are on their way.
+ * A churning fleet: `size` Ready game servers, a Buffer FleetAutoscaler that keeps 90% of `size`
+ * Ready beyond the allocated ones (the buffer must be below minReplicas; never fewer than `size`
+ * replicas, at most four times it), and allocated servers that shut down after their session and
+ * are replaced. The buffer is large because replacements take a moment (the autoscaler's 1 s
+ * interval, then start-up): at thousands of allocations a second, thousands are on their way,
+ * and a smaller buffer would measure the fleet running dry rather than allocation.
  */
 export function churningFleet(name: string, size: number): string {
   const autoscaler = {
@@ -143,7 +149,7 @@ export function churningFleet(name: string, size: number): string {
       fleetName: name,
       policy: {
         type: 'Buffer',
-        buffer: { bufferSize: Math.max(5, Math.ceil(size / 2)), minReplicas: size, maxReplicas: size * 2 },
+        buffer: { bufferSize: Math.max(1, Math.floor(size * 0.9)), minReplicas: size, maxReplicas: size * 4 },
       },
       sync: { type: 'FixedInterval', fixedInterval: { seconds: 1 } },
     },

@@ -19,7 +19,7 @@ import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import { Allocator, type AllocatorModel } from './allocation/allocator.js';
 import { AllocationService } from './allocation/allocation-service.js';
-import { allocatorRouter } from './api/allocator-http.js';
+import { allocationRoutes } from './api/allocation-routes.js';
 // -- multi-cluster allocation and the allocator's TLS listener (server/allocation/multi-cluster.ts, server/api/allocator-tls.ts)
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
 import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, startAllocatorTls } from './api/allocator-tls.js';
@@ -106,9 +106,11 @@ export class FleetsimServer {
     };
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
-    app.use(allocatorRouter(this.allocations));
-    app.use(resourceApi(this.cluster, this.service, this.allocations));
-    this.httpServer = createServer(app);
+    app.use(resourceApi(this.cluster, this.service));
+    const allocation = allocationRoutes(this.allocations, { resourceApi: true });
+    this.httpServer = createServer((req, res) => {
+      if (!allocation(req, res)) app(req, res);
+    });
     this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams);
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);

@@ -187,6 +187,55 @@ describe('allocation end to end', () => {
     expect((await fleetStatus('probe')).allocatedReplicas).toBe(2);
   });
 
+  it('refuses bad input on both endpoints with a clear error, each time, and allocates nothing', async () => {
+    const raw = async (method: string, path: string, body?: string, contentType = 'application/json'): Promise<Reply> => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        ...(body !== undefined && { body, headers: { 'content-type': contentType } }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      const text = await res.text();
+      return { status: res.status, text, json: text ? (JSON.parse(text) as unknown) : undefined };
+    };
+    const before = (await fleetStatus('probe')).allocatedReplicas;
+    // Twice each: a refused request is never remembered as a good one.
+    for (let round = 0; round < 2; round++) {
+      const malformed = await raw('POST', ALLOCATIONS, '{"spec": ');
+      expect(malformed.status, malformed.text).toBe(400);
+      expect((malformed.json as { message: string }).message).toMatch(/^the request body is not valid JSON: /);
+      const unknownField = await raw('POST', ALLOCATIONS, JSON.stringify({ spec: { selectors: [selectFleet('probe')], colour: 'red' } }));
+      expect(unknownField.status, unknownField.text).toBe(400);
+      expect((unknownField.json as { message: string }).message).toBe('strict decoding error: unknown field "spec.colour"');
+      const badMode = await raw('POST', `${ALLOCATIONS}?fieldValidation=Loose`, JSON.stringify({ spec: {} }));
+      expect(badMode.status, badMode.text).toBe(400);
+      expect((badMode.json as { message: string }).message).toBe('fieldValidation must be Strict, Warn or Ignore, not "Loose"');
+      const allocatorMalformed = await raw('POST', '/gameserverallocation', '{"namespace": ');
+      expect(allocatorMalformed.status, allocatorMalformed.text).toBe(400);
+      expect(allocatorMalformed.json).toMatchObject({ code: 3, details: [] });
+      expect((allocatorMalformed.json as { message: string }).message).toMatch(/^proto: syntax error: /);
+    }
+    const tooLarge = await raw('POST', ALLOCATIONS, JSON.stringify({ spec: {}, pad: 'x'.repeat(3 * 1024 * 1024) }));
+    expect(tooLarge.status, tooLarge.text).toBe(413);
+    expect(tooLarge.json).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+    const allocatorTooLarge = await raw('POST', '/gameserverallocation', JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }));
+    expect(allocatorTooLarge.status, allocatorTooLarge.text).toBe(429);
+    expect(allocatorTooLarge.json).toMatchObject({ code: 8, message: 'request body too large: the limit is 1048576 bytes' });
+    const list = await raw('GET', ALLOCATIONS);
+    expect(list.status, list.text).toBe(405);
+    const allocatorGet = await raw('GET', '/gameserverallocation');
+    expect(allocatorGet.json).toMatchObject({ message: 'Method Not Allowed' });
+    expect((await fleetStatus('probe')).allocatedReplicas).toBe(before);
+
+    // The same allocation as YAML, and with an unknown field under fieldValidation=Ignore, allocates.
+    const yaml = await raw('POST', ALLOCATIONS, 'spec:\n  selectors:\n    - matchLabels: {agones.dev/fleet: probe}\n', 'application/yaml');
+    expect(yaml.status, yaml.text).toBe(201);
+    expect((yaml.json as { status: GsaStatus }).status.state).toBe('Allocated');
+    const ignored = await raw('POST', `${ALLOCATIONS}?fieldValidation=Ignore`, JSON.stringify({ spec: { selectors: [selectFleet('probe')], colour: 'red' } }));
+    expect(ignored.status, ignored.text).toBe(201);
+    expect((ignored.json as { status: GsaStatus }).status.state).toBe('Allocated');
+    expect((await fleetStatus('probe')).allocatedReplicas).toBe(before + 2);
+  });
+
   it('never hands out a GameServer twice under a burst of 200 requests from 20 concurrent clients', async () => {
     const CLIENTS = 20;
     const PER_CLIENT = 10;

@@ -22,8 +22,23 @@ export interface MultiClusterAllocator {
  * service: decode strictly, default, validate (422 with causes), then allocate locally or
  * across clusters. Nothing is stored: the answer is the allocation with its status.
  */
+/** Request texts longer than this are prepared every time rather than remembered. */
+const REMEMBERED_TEXT_LIMIT = 4096;
+/** Distinct request texts remembered (a matchmaker sends a few shapes over and over). */
+const REMEMBERED_REQUESTS = 256;
+
+/** Freezes an object and everything in it, so a remembered request cannot change under a later one. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 export class AllocationService {
   multiCluster: MultiClusterAllocator | undefined;
+  private readonly remembered = new Map<string, GameServerAllocation>();
 
   constructor(
     private readonly cluster: Cluster,
@@ -63,6 +78,21 @@ export class AllocationService {
     return gsa;
   }
 
+  /**
+   * `build()` (which decodes and calls `prepare`) once per distinct request text: the result is
+   * frozen and handed to every later request with the same key, and a request that fails is
+   * never remembered. `key` must hold everything the result depends on (text, namespace, mode).
+   */
+  prepareOnce(key: string, build: () => GameServerAllocation): GameServerAllocation {
+    const known = this.remembered.get(key);
+    if (known) return known;
+    const gsa = build();
+    if (key.length > REMEMBERED_TEXT_LIMIT) return gsa;
+    if (this.remembered.size >= REMEMBERED_REQUESTS) this.remembered.clear();
+    this.remembered.set(key, deepFreeze(gsa));
+    return gsa;
+  }
+
   /** Allocates; the result carries the status (Allocated, UnAllocated or Contention). */
   allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
     if (gsa.spec?.multiClusterSetting?.enabled) {
@@ -73,8 +103,13 @@ export class AllocationService {
   }
 
   /** The resource API's create: the allocation as Agones's API answers it (201, with status). */
-  async create(namespace: string, body: unknown, strict = true): Promise<GameServerAllocation> {
-    const gsa = this.prepare(namespace, body, strict);
+  create(namespace: string, body: unknown, strict = true): Promise<GameServerAllocation> {
+    return this.createPrepared(this.prepare(namespace, body, strict));
+  }
+
+  /** `create` for an allocation already through `prepare` (or `prepareOnce`). */
+  async createPrepared(gsa: GameServerAllocation): Promise<GameServerAllocation> {
+    const namespace = gsa.metadata?.namespace ?? 'default';
     const { status } = await this.allocate(gsa);
     return {
       ...gsa,

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import express from 'express';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
-import { allocatorRouter } from './allocator-http.js';
+import { allocationRoutes } from './allocation-routes.js';
+import { sendJsonText } from './request-body.js';
 
 /**
  * The allocator service's own listener (reference §6.9(b)): `POST /gameserverallocation` over
@@ -78,20 +78,15 @@ function refusal(error: Error & { code?: string }, socket: TLSSocket): string {
 }
 
 /** What the allocator listener serves: `POST /gameserverallocation`, and the gateway's 404 elsewhere. */
-export function allocatorApp(service: AllocationService): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use(allocatorRouter(service));
-  app.use((_req, res) => {
-    const error = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
-    res.status(error.httpStatus).setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify(error.toJSON()));
-  });
-  return app;
+export function allocatorApp(service: AllocationService): RequestListener {
+  const allocation = allocationRoutes(service);
+  const notFound = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
+  return (req, res) => {
+    if (!allocation(req, res)) sendJsonText(res, notFound.httpStatus, JSON.stringify(notFound.toJSON()));
+  };
 }
 
-/** Starts the HTTPS listener on `port` (0: any free port) with `handler` (an Express app or router). */
+/** Starts the HTTPS listener on `port` (0: any free port) with `handler`. */
 export async function startAllocatorTls(
   handler: RequestListener,
   material: AllocatorTlsMaterial,

@@ -1,6 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Subscription } from 'rxjs';
-import { parse as parseYaml } from 'yaml';
 import { findDefinition } from '../kinds/definitions.js';
 import type { KindDefinition } from '../kinds/registry.js';
 import { apiVersionOf } from '../kinds/registry.js';
@@ -11,7 +10,7 @@ import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
 import { mergePatch } from '../resources/patch.js';
-import type { AllocationService } from '../allocation/allocation-service.js';
+import { parseRequestText } from './request-body.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
 import { openApiRouter } from './openapi.js';
 import { toTable } from './table.js';
@@ -56,17 +55,8 @@ function sendError(res: Response, error: unknown): void {
   sendJson(res, apiError.code, apiError.status);
 }
 
-/** Parses a JSON (or YAML) body; a syntax error is a 400 that names the problem. */
 function parseBody(req: Request): unknown {
-  const text = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-  if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
-  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim();
-  try {
-    if (type.includes('yaml')) return parseYaml(text) as unknown;
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw apiErrors.badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
-  }
+  return parseRequestText(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', req.headers['content-type']);
 }
 
 function writeOptions(req: Request): WriteOptions {
@@ -98,7 +88,7 @@ function selectorOf(req: Request): LabelSelector | undefined {
  * list, create, update, patch, delete, watch, the scale and status subresources, and Table
  * output with Agones's printer columns.
  */
-export function resourceApi(cluster: Cluster, service = new ResourceService(cluster), allocations?: AllocationService): Router {
+export function resourceApi(cluster: Cluster, service = new ResourceService(cluster)): Router {
   const router = express.Router();
   router.use(express.raw({ type: () => true, limit: API_BODY_LIMIT }));
 
@@ -125,7 +115,8 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       const target = resolveTarget(group(req), version(req), parts);
       if (!target) return sendError(res, apiErrors.pathNotFound());
       try {
-        if (target.definition.kind === 'GameServerAllocation') return await allocate(allocations, target, req, res);
+        // Create-only and never stored: `allocationRoutes` serves the create before this router.
+        if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
         await serve(cluster, service, target, req, res);
       } catch (error) {
         if (!res.headersSent) sendError(res, error);
@@ -142,16 +133,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
   return router;
 }
 
-/** GameServerAllocation: create-only, answered 201 with the allocation's status, never stored. */
-async function allocate(allocations: AllocationService | undefined, target: Target, req: Request, res: Response): Promise<void> {
-  if (!allocations) throw apiErrors.pathNotFound();
-  if (req.method !== 'POST' || target.name !== undefined || target.subresource !== undefined) {
-    throw apiErrors.methodNotAllowed('gameserverallocations support only create');
-  }
-  const options = writeOptions(req);
-  const created = await allocations.create(target.namespace ?? 'default', parseBody(req), options.fieldValidation !== 'Ignore');
-  sendJson(res, 201, created);
-}
+
 
 async function serve(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response): Promise<void> {
   const { definition, name, subresource } = target;

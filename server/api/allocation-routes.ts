@@ -1,0 +1,129 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AllocationService } from '../allocation/allocation-service.js';
+import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../allocation/allocation-request.js';
+import { ApiError, apiErrors } from '../k8s/status.js';
+import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { parseRequestText, readBody, sendJsonText } from './request-body.js';
+import { API_BODY_LIMIT } from './resource-api.js';
+
+/** Largest AllocationRequest body read by the allocator endpoint. */
+export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;
+
+export interface AllocationRoutesOptions {
+  /** Also serve the resource API's `POST .../gameserverallocations` (the main listener does). */
+  resourceApi?: boolean;
+  /** HTTP status for UnAllocated (Agones's --http-unallocated-status-code, 429 by default). */
+  unallocatedStatus?: number;
+}
+
+/** Takes the request when it is one of its routes; false hands it on (to Express). */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const ALLOCATOR_PATH = /^\/gameserverallocation\/?$/i;
+const RESOURCE_API_PATH = /^\/apis\/allocation\.agones\.dev\/v1\/(?:namespaces\/([^/]+)\/)?gameserverallocations\/?$/i;
+
+function splitUrl(url: string | undefined): { path: string; query: string } {
+  const text = url ?? '/';
+  const mark = text.indexOf('?');
+  return mark < 0 ? { path: text, query: '' } : { path: text.slice(0, mark), query: text.slice(mark + 1) };
+}
+
+function sendSdkError(res: ServerResponse, error: SdkError, close = false): void {
+  sendJsonText(res, error.httpStatus, JSON.stringify(error.toJSON()), close);
+}
+
+function sendApiError(res: ServerResponse, error: unknown, close = false): void {
+  const apiError = error instanceof ApiError ? error : apiErrors.internal(error instanceof Error ? error.message : String(error));
+  sendJsonText(res, apiError.code, JSON.stringify(apiError.status), close);
+}
+
+/** A resource-API error (422 validation, 400 decoding) in the allocator's gRPC-style body. */
+function toSdkError(error: unknown): SdkError {
+  if (error instanceof SdkError) return error;
+  if (error instanceof ApiError) {
+    const code = error.code === 422 || error.code === 400 ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN;
+    return new SdkError(code, error.status.message);
+  }
+  return new SdkError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
+}
+
+/** `?fieldValidation=`: Strict (the default) and Warn refuse unknown fields for allocations; Ignore drops them. */
+function strictDecoding(query: string): boolean {
+  const validation = new URLSearchParams(query).get('fieldValidation') ?? 'Strict';
+  if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
+    throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
+  }
+  return validation !== 'Ignore';
+}
+
+/**
+ * The two ways in to allocation, served straight from Node's request (no Express routing: these
+ * are the routes a load test or a matchmaker hits thousands of times a second):
+ *
+ *  - the allocator service's REST endpoint, `POST /gameserverallocation`: an AllocationRequest in,
+ *    an AllocationResponse out, Agones's gateway error bodies (`{code, message, details}`); 429
+ *    when nothing is available, 409 on contention;
+ *  - with `resourceApi`, `POST /apis/allocation.agones.dev/v1/namespaces/{ns}/gameserverallocations`:
+ *    a GameServerAllocation in, 201 with it and its status out. Other methods on that path are
+ *    left to the resource API, which refuses them.
+ */
+export function allocationRoutes(service: AllocationService, options: AllocationRoutesOptions = {}): RouteHandler {
+  const unallocated = unallocatedGrpcCode(options.unallocatedStatus ?? 429);
+
+  const allocator = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readBody(req, ALLOCATOR_BODY_LIMIT);
+    if (!body) {
+      const message = `request body too large: the limit is ${ALLOCATOR_BODY_LIMIT} bytes`;
+      return sendSdkError(res, new SdkError(GrpcCode.RESOURCE_EXHAUSTED, message), true);
+    }
+    const text = body.toString('utf8');
+    const gsa = service.prepareOnce(`allocator\n${text}`, () => {
+      let parsed: unknown = {};
+      if (text.trim() !== '') {
+        try {
+          parsed = JSON.parse(text) as unknown;
+        } catch (error) {
+          throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${(error as Error).message}`);
+        }
+      }
+      const request = fromAllocationRequest(parsed);
+      return service.prepare(request.metadata?.namespace ?? '', request, false);
+    });
+    const { status } = await service.allocate(gsa);
+    sendJsonText(res, 200, JSON.stringify(toAllocationResponse(status, service.gates, unallocated)));
+  };
+
+  const resourceApi = async (req: IncomingMessage, res: ServerResponse, encodedNamespace: string | undefined, query: string): Promise<void> => {
+    let namespace = 'default';
+    if (encodedNamespace !== undefined) {
+      try {
+        namespace = decodeURIComponent(encodedNamespace);
+      } catch {
+        throw apiErrors.badRequest(`the namespace in the path is not valid percent-encoding: ${encodedNamespace}`);
+      }
+    }
+    const strict = strictDecoding(query);
+    const body = await readBody(req, API_BODY_LIMIT);
+    if (!body) return sendApiError(res, apiErrors.tooLarge(API_BODY_LIMIT), true);
+    const text = body.toString('utf8');
+    const contentType = req.headers['content-type'];
+    const gsa = service.prepareOnce(`resource\n${namespace}\n${strict}\n${contentType ?? ''}\n${text}`, () =>
+      service.prepare(namespace, parseRequestText(text, contentType), strict),
+    );
+    sendJsonText(res, 201, JSON.stringify(await service.createPrepared(gsa)));
+  };
+
+  return (req, res) => {
+    const { path, query } = splitUrl(req.url);
+    if (ALLOCATOR_PATH.test(path)) {
+      if (req.method !== 'POST') sendSdkError(res, new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
+      else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
+      return true;
+    }
+    if (!options.resourceApi || req.method !== 'POST') return false;
+    const match = RESOURCE_API_PATH.exec(path);
+    if (!match) return false;
+    resourceApi(req, res, match[1], query).catch((error: unknown) => sendApiError(res, error));
+    return true;
+  };
+}

@@ -159,6 +159,9 @@ export function churningFleet(name: string, size: number): string {
 
 const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
 
+/** Room for a churning fleet at its largest (four times its size) and the servers shutting down. */
+const churningFleetNodes = (size: number) => nodesFor(size * 5);
+
 // -- allocation (allocation-throughput and agones-scenario) -------------------------------------
 
 const ALLOCATOR_BODY = (fleet: string) => ({ namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] });
@@ -192,7 +195,7 @@ const allocationThroughput: ScenarioDefinition = {
   fleet: { name: 'bench-allocation', waitFor: 'ready' },
   needsNames: false,
   fixture: (s) => ({ manifests: churningFleet('bench-allocation', s.fleetSize), profiles: sessionProfile(s.session) }),
-  nodes: (s) => nodesFor(s.fleetSize * 2),
+  nodes: (s) => churningFleetNodes(s.fleetSize),
   k6Env: (s) => ({ FLEET: 'bench-allocation', RATE: String(s.rate), VUS: String(s.vus), DURATION: s.duration, P99_MS: String(s.p99Ms) }),
   requests: { metric: 'http_reqs', endpoints: ['resource-api', 'allocator'] },
   latency: { metric: 'http_req_duration', endpoints: ['resource-api', 'allocator'] },
@@ -211,7 +214,7 @@ const agonesScenario: ScenarioDefinition = {
   fleet: { name: 'bench-agones', waitFor: 'ready' },
   needsNames: false,
   fixture: (s) => ({ manifests: churningFleet('bench-agones', s.fleetSize), profiles: sessionProfile(s.session) }),
-  nodes: (s) => nodesFor(s.fleetSize * 2),
+  nodes: (s) => churningFleetNodes(s.fleetSize),
   k6Env: (s) => ({
     FLEET: 'bench-agones',
     SCENARIO_FILE: s.scenarioFile ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt'),

@@ -1,4 +1,4 @@
-import { Observable, Subject, share } from 'rxjs';
+import { Observable, Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
 import { SeededRandom } from '../clock.js';
 import type { FeatureGates } from '../features.js';
@@ -77,8 +77,9 @@ export class Cluster {
     this.log = new EventLog(options.db);
     this.readModel = new ReadModel(options.gates);
     this.gameServers = this.readModel.gameServers;
-    this.gameServerChanges$ = this.committedGameServers.pipe(share());
-    this.changes$ = this.committedChanges.pipe(share());
+    // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
+    this.gameServerChanges$ = this.committedGameServers.asObservable();
+    this.changes$ = this.committedChanges.asObservable();
 
     for (const event of this.log.read()) {
       this.readModel.apply(event);

@@ -77,6 +77,22 @@ function groupOf(gs: GameServer): string | undefined {
 }
 
 /**
+ * `groupOf`, remembered per labels object: every version of a GameServer, and every copy a set
+ * creates in one batch, shares its labels and owner references, so the key is built (and hashed
+ * by the groups map) once rather than on every event.
+ */
+const groupKeys = new WeakMap<Record<string, string>, { namespace: string; owners: GameServer['metadata']['ownerReferences']; key: string | undefined }>();
+
+function cachedGroupOf(gs: GameServer): string | undefined {
+  const { labels, namespace, ownerReferences } = gs.metadata;
+  const known = groupKeys.get(labels);
+  if (known && known.namespace === namespace && known.owners === ownerReferences) return known.key;
+  const key = groupOf(gs);
+  groupKeys.set(labels, { namespace, owners: ownerReferences, key });
+  return key;
+}
+
+/**
  * The GameServers of every set, and Ready/Allocated per node, kept current as each change is
  * applied (so it never lags the read model a decision reads). A GameServer belongs to a set
  * when its `agones.dev/gameserverset` label names the set and an owner reference carries the
@@ -105,14 +121,8 @@ export class GameServerSetIndex {
   /** Follows one applied change of a GameServer. */
   apply(key: string, previous: GameServer | undefined, next: GameServer | undefined): void {
     if (previous === next) return;
-    const before = previous && groupOf(previous);
-    // Most changes are state changes: the labels and owner references are the same objects.
-    const sameOwner =
-      previous !== undefined &&
-      next !== undefined &&
-      previous.metadata.labels === next.metadata.labels &&
-      previous.metadata.ownerReferences === next.metadata.ownerReferences;
-    const after = sameOwner ? before : next && groupOf(next);
+    const before = previous && cachedGroupOf(previous);
+    const after = next && cachedGroupOf(next);
     const candidate = (previous !== undefined && isScaleDownCandidate(previous)) || (next !== undefined && isScaleDownCandidate(next));
     if (previous) {
       this.countNode(previous, -1);

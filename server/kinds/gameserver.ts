@@ -179,11 +179,15 @@ export interface GameServerPlayersSet {
 
 /**
  * A set's batch of new GameServers, which share one spec: the spec is written once, and the
- * objects share it in memory too.
+ * objects share it in memory too. When they differ only in name and uid (a set's copies of its
+ * template), the first is written once as `template` and the rest as `members`; otherwise (and
+ * in logs written before `members`) each object is in `objects`.
  */
 export interface GameServersCreated {
   spec: GameServerSpec;
-  objects: Array<Omit<GameServer, 'spec'>>;
+  objects?: Array<Omit<GameServer, 'spec'>>;
+  template?: Omit<GameServer, 'spec'>;
+  members?: Array<{ name: string; uid: string }>;
 }
 
 /** An API update: metadata and spec replaced, status left to the lifecycle. */
@@ -298,10 +302,26 @@ function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata
 
 /** The objects a batch creation makes, each as its own GameServer sharing the batch's spec. */
 export function gameServersOfBatch(event: StoredEvent): GameServer[] {
-  const { spec, objects } = event.payload as GameServersCreated;
+  const { spec, objects, template, members } = event.payload as GameServersCreated;
   const resourceVersion = String(event.seq);
-  return objects.map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec }) as GameServer);
+  if (template && members) {
+    return members.map(({ name, uid }) => ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec }) as GameServer);
+  }
+  return (objects ?? []).map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec }) as GameServer);
 }
+
+/** True when `a` and `b` share everything (by reference) but their name and uid. */
+export function differOnlyInIdentity(a: GameServer, b: GameServer): boolean {
+  const sameKeys = <T extends object>(x: T, y: T, except: ReadonlySet<string>) => {
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    return keys.every((k) => except.has(k) || x[k as keyof T] === y[k as keyof T]);
+  };
+  return sameKeys(a, b, METADATA_ONLY) && sameKeys(a.metadata, b.metadata, IDENTITY);
+}
+
+const METADATA_ONLY: ReadonlySet<string> = new Set(['metadata']);
+const IDENTITY: ReadonlySet<string> = new Set(['name', 'uid']);
 
 export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent): GameServer | undefined {
   switch (event.type as GameServerEventType) {

@@ -1,5 +1,5 @@
 import type { NewEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer, gameServerEvent } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND, type GameServer, differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver.js';
 import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';
@@ -148,8 +148,12 @@ export class ResourceService {
     if (objects.some((o) => o.spec !== spec && JSON.stringify(o.spec) !== specJson)) {
       return { objects, events: objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o })) };
     }
-    const withoutSpec = objects.map(({ spec: _spec, ...rest }) => rest);
-    return { objects, events: [gameServerEvent('GameServersCreated', namespace, '', { spec, objects: withoutSpec })] };
+    const withoutSpec = ({ spec: _spec, ...rest }: GameServer) => rest;
+    // A set's copies of its template: written as one object and the names and uids of all.
+    const payload = objects.every((o) => differOnlyInIdentity(o, objects[0]!))
+      ? { spec, template: withoutSpec(objects[0]!), members: objects.map((o) => ({ name: o.metadata.name, uid: o.metadata.uid })) }
+      : { spec, objects: objects.map(withoutSpec) };
+    return { objects, events: [gameServerEvent('GameServersCreated', namespace, '', payload)] };
   }
 
   async create(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {

@@ -17,13 +17,16 @@ import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
  * Targets: >= 100,000 allocations/s at 10,000, and the rate at 100,000 >= 0.8 x the rate at
  * 1,000 (no scan of the fleet per request).
  *
- * Each round allocates a batch, then (untimed) sends those servers back to Ready, so every
- * round sees the same fleet size.
+ * Each batch allocates, then (untimed) sends those servers back to Ready, so every batch sees
+ * the same fleet size. Each fleet runs ROUNDS rounds and reports its best, as bench:log does:
+ * the first round also pays for the JIT's warm-up, and on a shared machine a round that another
+ * program slowed says nothing about fleetsim. Every round's rate is printed.
  */
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ALLOCATIONS = Number(process.env.BENCH_ALLOCATIONS ?? 100_000);
 const BATCH = 500;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -74,8 +77,17 @@ const REQUEST: GameServerAllocation = {
   spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'bench' }, gameServerState: 'Ready' }], scheduling: 'Packed' },
 };
 
-async function measure(size: number, dir: string): Promise<number> {
+/** The rate of each round. */
+async function measure(size: number, dir: string): Promise<number[]> {
   const { cluster, service } = await fleetOf(size, dir);
+  const rates: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) rates.push(await round(cluster, service, size));
+  cluster.close();
+  return rates;
+}
+
+/** Allocations per second over one round of ALLOCATIONS. */
+async function round(cluster: Cluster, service: AllocationService, size: number): Promise<number> {
   const gsa = service.prepare('default', REQUEST);
   const batch = Math.min(BATCH, Math.floor(size / 2));
   let allocated = 0;
@@ -95,7 +107,6 @@ async function measure(size: number, dir: string): Promise<number> {
     for (const name of names) void cluster.actors.send('default', name, { type: 'controller.ready' });
     await flush();
   }
-  cluster.close();
   return allocated / (Number(elapsed) / 1e9);
 }
 
@@ -104,9 +115,11 @@ async function main(): Promise<void> {
   const rates = new Map<number, number>();
   try {
     for (const size of SIZES) {
-      const rate = await measure(size, dir);
+      const rounds = await measure(size, dir);
+      const rate = Math.max(...rounds);
       rates.set(size, rate);
-      console.log(`fleet of ${size} Ready: ${Math.round(rate)} allocations/s (${ALLOCATIONS} allocations, one label selector, Packed)`);
+      const each = rounds.map((r) => Math.round(r)).join(', ');
+      console.log(`fleet of ${size} Ready: ${Math.round(rate)} allocations/s, best of ${ROUNDS} rounds of ${ALLOCATIONS} (${each}); one label selector, Packed`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

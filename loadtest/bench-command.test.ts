@@ -22,6 +22,8 @@ describe('fleetsim bench flags', () => {
     const { settings, out } = settingsOf('watch-fanout', '--duration', '3s', '--rate', '5', '--vus', '40', '--fleet-size', '10', '--baseline', '--out', '/tmp/x');
     expect(settings).toMatchObject({ duration: '3s', durationSeconds: 3, rate: 5, vus: 40, fleetSize: 10, baseline: true });
     expect(out).toBe('/tmp/x');
+    expect(settingsOf('allocation-throughput').settings.allocatorModel).toBe('exact');
+    expect(settingsOf('agones-scenario', '--allocator-model', 'agones-batch').settings.allocatorModel).toBe('agones-batch');
   });
 
   it('scales an Agones scenario file to --duration', () => {
@@ -43,6 +45,7 @@ describe('fleetsim bench flags', () => {
     expect(() => benchSettings(['allocation-throughput', '--time-scale', '2'])).toThrow(/agones-scenario/);
     expect(() => benchSettings(['agones-scenario', '--duration', '3s', '--time-scale', '2'])).toThrow(/not both/);
     expect(() => benchSettings(['agones-scenario', '--scenario-file', '/nonexistent'])).toThrow(/--scenario-file/);
+    expect(() => benchSettings(['allocation-throughput', '--allocator-model', 'fast'])).toThrow('--allocator-model must be exact or agones-batch, not "fast"');
     expect(benchSettings(['--help'])).toBe('help');
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { AllocatorModel } from '../server/allocation/allocator.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/cli/flags.js';
 import { runBench } from './bench.js';
 import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
@@ -17,6 +18,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'out', type: 'string', help: 'run folder (default reports/out/<timestamp>-<scenario>/)' },
   { name: 'scenario-file', type: 'string', help: 'agones-scenario: lines duration,clients,intervalMs (default scenarios/agones/fixed.txt)' },
   { name: 'time-scale', type: 'number', help: 'agones-scenario: multiply every duration in the file by this' },
+  { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (the real allocator's batches and 500 ms idle wait)" },
   { name: 'keep-raw', type: 'boolean', default: false, help: "keep k6's raw JSON output (one line per sample; large) in the run folder" },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -52,6 +54,11 @@ function timestamp(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
 
+function allocatorModel(value: unknown): AllocatorModel {
+  if (value === 'exact' || value === 'agones-batch') return value;
+  throw new FlagError(`--allocator-model must be exact or agones-batch, not "${String(value)}"`);
+}
+
 /** The run's settings from the command line, defaults filled in. */
 export function benchSettings(argv: readonly string[]): { settings: BenchSettings; out: string } | 'help' {
   const { values, positional } = parseFlags(argv, FLAGS, {});
@@ -71,6 +78,7 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
     p99Ms: positive(values, 'p99-ms', d.p99Ms),
     baseline: values.baseline === true,
     keepRaw: values['keep-raw'] === true,
+    allocatorModel: allocatorModel(values['allocator-model']),
   };
   if (scenario === 'sidecar-lifecycle') settings.fleetSize = 0;
   if (scenario === 'watch-fanout') settings.session = 0;

@@ -147,7 +147,16 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
   let names: string[] = [];
   let baselineConfigPath: string | undefined;
   try {
-    fleetsim = await startFleetsim({ dbPath, logPath: join(dir, 'fleetsim.log'), manifests, profiles, nodes, maxPods: 110, featureGates: gates });
+    fleetsim = await startFleetsim({
+      dbPath,
+      logPath: join(dir, 'fleetsim.log'),
+      manifests,
+      profiles,
+      nodes,
+      maxPods: 110,
+      featureGates: gates,
+      allocatorModel: settings.allocatorModel,
+    });
     log(`  fleetsim serving on ${fleetsim.baseUrl} (pid ${fleetsim.process.pid}, ${nodes} nodes)`);
     if (definition.fleet) {
       const waited = await waitForFleet(
@@ -225,6 +234,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       baseline: settings.baseline,
       nodes,
       featureGates: gates,
+      allocatorModel: settings.allocatorModel,
       k6: version,
       cpus: cpus().length,
       baselineRatioMeaning: definition.ratioMeaning,

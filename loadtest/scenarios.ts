@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import type { AllocatorModel } from '../server/allocation/allocator.js';
 import type { BaselineConfig, CannedResponse, SidecarGameServer } from './baseline-server.js';
 import { type AgonesStage, stageRate } from './durations.js';
 import { SCENARIOS_DIR } from './paths.js';
@@ -33,6 +34,8 @@ export interface BenchSettings {
   p99Ms: number;
   baseline: boolean;
   keepRaw: boolean;
+  /** `fleetsim serve --allocator-model`. */
+  allocatorModel: AllocatorModel;
   /** agones-scenario: the file and the factor its durations are scaled by. */
   scenarioFile?: string;
   stages?: AgonesStage[];

@@ -78,6 +78,7 @@ export interface ServeSettings {
   nodes: number;
   maxPods: number;
   featureGates: string;
+  allocatorModel?: string;
 }
 
 export interface RunningFleetsim {
@@ -89,6 +90,7 @@ export function serveArguments(settings: ServeSettings): string[] {
   const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', settings.dbPath, '--no-default-fleet'];
   args.push('--nodes', String(settings.nodes), '--max-pods', String(settings.maxPods));
   if (settings.featureGates) args.push('--feature-gates', settings.featureGates);
+  if (settings.allocatorModel) args.push('--allocator-model', settings.allocatorModel);
   if (settings.manifests) args.push('-f', settings.manifests);
   if (settings.profiles) args.push('--profiles', settings.profiles);
   return args;

@@ -28,6 +28,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
     });
     req.on('end', () => resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
     req.on('error', reject);
+    // A client gone before the end of its body: nobody to answer, but nothing left waiting either.
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('the client closed the connection before the end of its request'));
+    });
   });
 }
 

@@ -235,11 +235,11 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
     for (const object of service.list(definition, target.namespace, selector)) {
       if (inScope(object.metadata.namespace, object.metadata.name) && wanted(object)) initial.push(object);
     }
-    changes = cluster.changesSince(cluster.resourceVersion);
+    changes = cluster.changesSince(cluster.resourceVersion, definition.kind);
   } else {
     const from = Number(fromText);
     if (!Number.isInteger(from)) throw apiErrors.badRequest(`invalid resourceVersion "${fromText}"`);
-    changes = cluster.changesSince(from);
+    changes = cluster.changesSince(from, definition.kind);
     if (!changes) throw apiErrors.gone(`too old resource version: ${from} (${cluster.resourceVersion})`);
   }
 
@@ -250,7 +250,7 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
   for (const object of initial) write('ADDED', render(object));
 
   const subscription: Subscription = changes!.subscribe((change: Change) => {
-    if (change.kind !== definition.kind || !inScope(change.namespace, change.name)) return;
+    if (!inScope(change.namespace, change.name)) return;
     if (change.type === 'DELETED') {
       // The object as it last was, at the deletion's resourceVersion.
       const last = change.last as Resource | undefined;

@@ -90,18 +90,17 @@ export class FleetController {
     this.fleetOfSet.clear();
     for (const [key] of this.setStore()?.entries() ?? []) this.indexSet(key);
     this.subscriptions.push(
-      this.cluster.applied$.subscribe((event) => {
+      this.cluster.resourceApplied$.subscribe((event) => {
         if (event.kind === GAMESERVERSET_KIND) this.indexSet(objectKey(event.namespace, event.name));
       }),
-      this.cluster.changes$.subscribe((change) => {
-        if (change.kind === FLEET_KIND) {
-          if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name));
-        } else if (change.kind === GAMESERVERSET_KIND) {
-          const key = objectKey(change.namespace, change.name);
-          const fleet = this.fleetOfSet.get(key);
-          if (fleet) this.queue.add(fleet);
-          if (change.type === 'DELETED' && !this.setStore()?.getByKey(key)) this.fleetOfSet.delete(key);
-        }
+      this.cluster.changesOf(FLEET_KIND).subscribe((change) => {
+        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name));
+      }),
+      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => {
+        const key = objectKey(change.namespace, change.name);
+        const fleet = this.fleetOfSet.get(key);
+        if (fleet) this.queue.add(fleet);
+        if (change.type === 'DELETED' && !this.setStore()?.getByKey(key)) this.fleetOfSet.delete(key);
       }),
     );
     for (const [key] of this.cluster.readModel.store(FLEET_KIND)?.entries() ?? []) this.queue.add(key);

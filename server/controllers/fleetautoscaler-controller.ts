@@ -161,9 +161,7 @@ export class FleetAutoscalerController {
 
   start(): void {
     this.subscriptions.push(
-      this.cluster.changes$.subscribe((change) => {
-        if (change.kind === FLEETAUTOSCALER_KIND) this.reconcileThread(objectKey(change.namespace, change.name));
-      }),
+      this.cluster.changesOf(FLEETAUTOSCALER_KIND).subscribe((change) => this.reconcileThread(objectKey(change.namespace, change.name))),
     );
     for (const key of [...(this.store()?.entries() ?? [])].map(([k]) => k)) this.reconcileThread(key);
   }
@@ -243,7 +241,7 @@ export class FleetAutoscalerController {
     const stored = this.store()?.getByKey(key);
     if (!stored) return;
     if (!thread || thread.uid !== stored.metadata.uid || thread.generation !== stored.metadata.generation) {
-      // A new generation not yet seen on changes$: restarting queues a sync of its own.
+      // A new generation not yet seen on changesOf(FleetAutoscaler): restarting queues a sync of its own.
       this.reconcileThread(key);
       thread = this.threads.get(key);
       if (!thread) return;

@@ -257,10 +257,8 @@ export class GameServerSetController {
           this.queue.add(objectKey(object!.metadata.namespace, after));
         }
       }),
-      this.cluster.changes$.subscribe((change) => {
-        // A deletion too: the sync then forgets what it kept for the set.
-        if (change.kind === GAMESERVERSET_KIND) this.queue.add(objectKey(change.namespace, change.name));
-      }),
+      // A deletion too: the sync then forgets what it kept for the set.
+      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => this.queue.add(objectKey(change.namespace, change.name))),
     );
     for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
   }

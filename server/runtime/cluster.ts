@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { SeededRandom } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
-import type { GameServer } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
@@ -41,8 +41,8 @@ const WATCH_WINDOW = 100_000;
  * the per-GameServer actors that decide. Everything mutating goes through `commit`.
  *
  *   command -> actor/controller decides -> commit(events) -> log (group commit)
- *           -> applied$ -> projections (pure reducers) -> read model
- *           -> (after the transaction commits) changes$ -> watches, responses
+ *           -> projections (pure reducers) -> read model -> resourceApplied$, gameServerApplied$
+ *           -> (after the transaction commits) changesOf(kind) -> watches, responses
  */
 export class Cluster {
   readonly log: EventLog;
@@ -54,17 +54,19 @@ export class Cluster {
   readonly actors: GameServerActors;
   readonly health: HealthMonitor;
 
-  /** Every event, in sequence order, as it is appended (before it is durable). */
-  readonly applied$ = new Subject<StoredEvent>();
+  /**
+   * Every event of a kind other than GameServer, in sequence order, as it is applied (before it
+   * is durable). GameServer events, the bulk of the log, come as changes on gameServerApplied$.
+   */
+  readonly resourceApplied$ = new Subject<StoredEvent>();
   /** GameServer changes as they are applied (before they are durable): for indexes deciders use. */
   readonly gameServerApplied$ = new Subject<GameServerChange>();
   /** GameServer changes, released only once the transaction holding them has committed. */
   readonly gameServerChanges$: Observable<GameServerChange>;
-  /** Every object change (sets' and fleets' derived status included), once committed. */
-  readonly changes$: Observable<Change>;
 
   private readonly committedGameServers = new Subject<GameServerChange>();
-  private readonly committedChanges = new Subject<Change>();
+  /** Committed changes by kind: a controller or a watch hears only the kind it follows. */
+  private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
   private readonly recent: Change[] = [];
   private released: ReleaseBatch | undefined;
@@ -79,11 +81,10 @@ export class Cluster {
     this.gameServers = this.readModel.gameServers;
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
     this.gameServerChanges$ = this.committedGameServers.asObservable();
-    this.changes$ = this.committedChanges.asObservable();
 
     for (const event of this.log.read()) {
       this.readModel.apply(event);
-      this.applied$.next(event);
+      if (event.kind !== GAMESERVER_KIND) this.resourceApplied$.next(event);
     }
     this.committedSeq = this.log.lastSeq;
     this.actors = new GameServerActors(this);
@@ -109,7 +110,7 @@ export class Cluster {
     const batch = this.released;
     for (const record of records) {
       this.readModel.apply(record, batch.sink);
-      this.applied$.next(record);
+      if (record.kind !== GAMESERVER_KIND) this.resourceApplied$.next(record);
     }
     batch.lastSeq = records[records.length - 1]!.seq;
     return committed;
@@ -144,11 +145,11 @@ export class Cluster {
     }
     for (const change of batch.changes) {
       this.recent.push(change);
-      this.committedChanges.next(change);
+      this.committedByKind.get(change.kind)?.next(change);
     }
     for (const change of batch.derived.values()) {
       this.recent.push(change);
-      this.committedChanges.next(change);
+      this.committedByKind.get(change.kind)?.next(change);
     }
     if (this.recent.length > WATCH_WINDOW * 2) this.recent.splice(0, this.recent.length - WATCH_WINDOW);
   }
@@ -158,17 +159,27 @@ export class Cluster {
     return this.committedSeq;
   }
 
+  /** Every committed change of one kind (sets' and fleets' derived status included). */
+  changesOf(kind: string): Observable<Change> {
+    let subject = this.committedByKind.get(kind);
+    if (!subject) {
+      subject = new Subject<Change>();
+      this.committedByKind.set(kind, subject);
+    }
+    return subject.asObservable();
+  }
+
   /**
-   * Committed changes after `fromSeq`, then live ones. Undefined when `fromSeq` is older than the
-   * watch window (the API answers 410 Gone, and the client lists again).
+   * Committed changes of one kind after `fromSeq`, then live ones. Undefined when `fromSeq` is
+   * older than the watch window (the API answers 410 Gone, and the client lists again).
    */
-  changesSince(fromSeq: number): Observable<Change> | undefined {
+  changesSince(fromSeq: number, kind: string): Observable<Change> | undefined {
     const oldest = this.recent[0]?.seq ?? this.committedSeq + 1;
     if (fromSeq < this.committedSeq && fromSeq < oldest - 1) return undefined;
     return new Observable<Change>((subscriber) => {
-      for (const change of this.recent) if (change.seq > fromSeq) subscriber.next(change);
+      for (const change of this.recent) if (change.seq > fromSeq && change.kind === kind) subscriber.next(change);
       const last = this.committedSeq;
-      return this.changes$.subscribe({
+      return this.changesOf(kind).subscribe({
         next: (change) => {
           if (change.seq > last) subscriber.next(change);
         },

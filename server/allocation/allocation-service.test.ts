@@ -146,4 +146,28 @@ describe('AllocationService', () => {
     await settle();
     expect((await pending).status?.state).toBe('Allocated');
   });
+
+  it('prepares a request text once: later ones share the frozen result, a refused one is tried again', async () => {
+    const { service } = await setup('', 2);
+    let builds = 0;
+    const build = (body: unknown) => () => {
+      builds++;
+      return service.prepare('default', body);
+    };
+    const good = { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'f' } }] } };
+    const first = service.prepareOnce('good', build(good));
+    expect(service.prepareOnce('good', build(good))).toBe(first);
+    expect(builds).toBe(1);
+    expect(Object.isFrozen(first.spec!.selectors![0]!.matchLabels)).toBe(true);
+    // Both allocate, each its own server.
+    const a = await service.createPrepared(first);
+    const b = await service.createPrepared(service.prepareOnce('good', build(good)));
+    expect(a.status?.state).toBe('Allocated');
+    expect(b.status?.gameServerName).not.toBe(a.status?.gameServerName);
+
+    const bad = { spec: { selectors: [{ matchLabels: { 'bad key!': 'x' } }] } };
+    expect(() => service.prepareOnce('bad', build(bad))).toThrow(ApiError);
+    expect(() => service.prepareOnce('bad', build(bad))).toThrow(ApiError);
+    expect(builds).toBe(3);
+  });
 });

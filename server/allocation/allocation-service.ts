@@ -17,11 +17,6 @@ export interface MultiClusterAllocator {
   allocate(gsa: GameServerAllocation): Promise<AllocationResult>;
 }
 
-/**
- * The GameServerAllocation command handler shared by the resource API and the allocator
- * service: decode strictly, default, validate (422 with causes), then allocate locally or
- * across clusters. Nothing is stored: the answer is the allocation with its status.
- */
 /** Request texts longer than this are prepared every time rather than remembered. */
 const REMEMBERED_TEXT_LIMIT = 4096;
 /** Distinct request texts remembered (a matchmaker sends a few shapes over and over). */
@@ -36,6 +31,11 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * The GameServerAllocation command handler shared by the resource API and the allocator
+ * service: decode strictly, default, validate (422 with causes), then allocate locally or
+ * across clusters. Nothing is stored: the answer is the allocation with its status.
+ */
 export class AllocationService {
   multiCluster: MultiClusterAllocator | undefined;
   private readonly remembered = new Map<string, GameServerAllocation>();

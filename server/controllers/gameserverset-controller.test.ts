@@ -66,7 +66,10 @@ function harness(gates = ''): Harness {
     let created = 0;
     for (const e of events) {
       if (e.type === 'GameServerCreated') created++;
-      if (e.type === 'GameServersCreated') created += ((e.payload as GameServersCreated).members ?? (e.payload as GameServersCreated).objects ?? []).length;
+      if (e.type === 'GameServersCreated') {
+        const batch = e.payload as GameServersCreated;
+        created += (batch.members ?? batch.objects ?? []).length;
+      }
     }
     if (created) creationCommits.push(created);
     return commit(events);

@@ -33,8 +33,9 @@ export interface AgonesStage {
 }
 
 /**
- * Reads an Agones scenario file (the same rules as scenarios/agones-scenario.ts, which k6 runs:
- * the harness reads the file too, to scale it and to know how long the run lasts).
+ * Reads an Agones scenario file: k6 (scenarios/agones-scenario.ts) and the harness (to scale it
+ * and to know how long the run lasts) both use this. Plain TypeScript with no imports, so k6
+ * loads it as it is.
  */
 export function parseAgonesScenario(text: string): AgonesStage[] {
   const stages: AgonesStage[] = [];

@@ -15,48 +15,20 @@
  */
 import exec from 'k6/execution';
 import type { Options } from 'k6/options';
-import { COMMON_OPTIONS, allocationStatusesAreExpected, durationSeconds, envNumber, envString, msDuration } from './lib/common.ts';
+import { parseAgonesScenario, stageRate } from '../loadtest/durations.ts';
+import { COMMON_OPTIONS, allocationStatusesAreExpected, envNumber, envString, msDuration } from './lib/common.ts';
 import { ENDPOINT_ALLOCATOR, allocateThroughAllocator, allocatorBody } from './lib/allocation.ts';
-
-interface Stage {
-  line: number;
-  seconds: number;
-  clients: number;
-  intervalMs: number;
-}
-
-export function parseScenarioFile(text: string): Stage[] {
-  const stages: Stage[] = [];
-  text.split('\n').forEach((raw, index) => {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
-    const fields = line.split(',').map((f) => f.trim());
-    if (fields.length !== 3) throw new Error(`line ${index + 1}: expected duration,clients,intervalMs, got "${line}"`);
-    const seconds = durationSeconds(fields[0]!);
-    const clients = Number(fields[1]);
-    const intervalMs = Number(fields[2]);
-    if (!(seconds > 0)) throw new Error(`line ${index + 1}: duration must be positive`);
-    if (!Number.isInteger(clients) || clients < 1) throw new Error(`line ${index + 1}: clients must be a whole number >= 1`);
-    if (!Number.isInteger(intervalMs) || intervalMs < 1) throw new Error(`line ${index + 1}: intervalMs must be a whole number >= 1`);
-    stages.push({ line: index + 1, seconds, clients, intervalMs });
-  });
-  if (stages.length === 0) throw new Error('the scenario file has no stages');
-  return stages;
-}
 
 const FILE = __ENV.SCENARIO_FILE;
 if (!FILE) throw new Error('SCENARIO_FILE must name a scenario file (lines duration,clients,intervalMs)');
-const STAGES = parseScenarioFile(open(FILE));
+const STAGES = parseAgonesScenario(open(FILE));
 const TIME_SCALE = envNumber('TIME_SCALE', 1);
 const FLEET = envString('FLEET', 'bench-agones');
 const VUS = Math.max(1, envNumber('VUS', 200));
 const P99_MS = envNumber('P99_MS', 500);
 
-/** Allocations per second a line asks for: each client, one per interval. */
-const perSecond = (stage: Stage) => (stage.clients * 1000) / stage.intervalMs;
-
 // k6 wants whole arrival rates per time unit: count per 100 s when a line's rate is fractional.
-const PER = STAGES.every((stage) => Number.isInteger(perSecond(stage))) ? 1 : 100;
+const PER = STAGES.every((stage) => Number.isInteger(stageRate(stage))) ? 1 : 100;
 const TIME_UNIT = PER === 1 ? '1s' : '100s';
 
 /** Each line: a jump to its rate (a 0 s stage), then that rate held for the line's (scaled) duration. */
@@ -64,7 +36,7 @@ const stages: Array<{ duration: string; target: number }> = [];
 const lineEnds: Array<{ line: number; endSeconds: number }> = [];
 let elapsed = 0;
 for (const stage of STAGES) {
-  const target = Math.max(1, Math.round(perSecond(stage) * PER));
+  const target = Math.max(1, Math.round(stageRate(stage) * PER));
   const seconds = stage.seconds * TIME_SCALE;
   stages.push({ duration: '0s', target }, { duration: msDuration(seconds), target });
   elapsed += seconds;

@@ -36,21 +36,8 @@ export function envString(name: string, fallback: string): string {
   return raw === undefined || raw === '' ? fallback : raw;
 }
 
-/** Seconds in a k6-style duration: `500ms`, `30s`, `10m`, `1h`, `1m30s`, or a bare number of seconds. */
-export function durationSeconds(text: string): number {
-  const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
-  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-  let total = 0;
-  let rest = trimmed;
-  while (rest !== '') {
-    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
-    if (!m) throw new Error(`"${text}" is not a duration (use 500ms, 30s, 10m, 1h30m)`);
-    total += Number(m[1]) * unit[m[2]!]!;
-    rest = rest.slice(m[0].length);
-  }
-  return total;
-}
+/** Seconds in a k6-style duration: the harness's parser (a plain module k6 loads as it is). */
+export { parseDuration as durationSeconds } from '../../loadtest/durations.ts';
 
 /** A duration for k6's options, in whole milliseconds. */
 export function msDuration(seconds: number): string {

@@ -10,7 +10,8 @@ import { ResourceService } from '../server/resources/service.js';
 import { Cluster } from '../server/runtime/cluster.js';
 import { parseProfile } from '../server/sim/profiles.js';
 import { REPO_ROOT } from './paths.js';
-import { SCENARIOS, SCENARIO_NAMES, churningFleet, lifecycleGameServer, scriptPath, sessionProfile } from './scenarios.js';
+import { lifecycleGameServer } from './lifecycle-gameserver.js';
+import { SCENARIOS, SCENARIO_NAMES, churningFleet, scriptPath, sessionProfile } from './scenarios.js';
 
 const documents = (text: string) => parseAllDocuments(text).map((d) => d.toJSON() as unknown);
 

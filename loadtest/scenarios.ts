@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import type { AllocatorModel } from '../server/allocation/allocator.js';
 import type { BaselineConfig, CannedResponse, SidecarGameServer } from './baseline-server.js';
 import { type AgonesStage, stageRate } from './durations.js';
+import { LIFECYCLE_COUNTER, lifecycleGameServer } from './lifecycle-gameserver.js';
 import { SCENARIOS_DIR } from './paths.js';
 import { type HttpAnswer, request } from './servers.js';
 
@@ -288,22 +289,6 @@ const watchFanout: ScenarioDefinition = {
 
 // -- sidecar lifecycle ---------------------------------------------------------------------------
 
-/** The GameServer each lifecycle VU creates (scenarios/sidecar-lifecycle.ts sends the same). */
-export function lifecycleGameServer(name: string, players: number): Record<string, unknown> {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: { name, annotations: { 'fleetsim.dev/process-profile': 'none' }, labels: { 'fleetsim.dev/bench': 'sidecar-lifecycle' } },
-    spec: {
-      ports: [{ name: 'default', containerPort: 7654 }],
-      health: { periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      players: { initialCapacity: Math.max(players, 1) },
-      counters: { sessions: { count: 0, capacity: 1000 } },
-      template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
-    },
-  };
-}
-
 const LIFECYCLE_PLAYERS = 4;
 
 const sidecarLifecycle: ScenarioDefinition = {
@@ -344,7 +329,7 @@ const sidecarLifecycle: ScenarioDefinition = {
     const health = expectStatus('health', await request(baseUrl, 'POST', `${sdk}/health`, {}), 200);
     const allocate = expectStatus('allocate', await request(baseUrl, 'POST', `${sdk}/allocate`, {}), 200);
     const connect = expectStatus('player connect', await request(baseUrl, 'POST', `${sdk}/alpha/player/connect`, { playerID: 'player-1' }), 200);
-    const counter = expectStatus('counter', await request(baseUrl, 'PATCH', `${sdk}/v1beta1/counters/sessions`, { countDiff: 1 }), 200);
+    const counter = expectStatus('counter', await request(baseUrl, 'PATCH', `${sdk}/v1beta1/counters/${LIFECYCLE_COUNTER}`, { countDiff: 1 }), 200);
     const gs = expectStatus('GET gameserver', await request(baseUrl, 'GET', `${sdk}/gameserver`), 200);
     const disconnect = expectStatus('player disconnect', await request(baseUrl, 'POST', `${sdk}/alpha/player/disconnect`, { playerID: 'player-1' }), 200);
     const shutdown = expectStatus('shutdown', await request(baseUrl, 'POST', `${sdk}/shutdown`, {}), 200);

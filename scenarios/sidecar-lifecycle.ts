@@ -19,6 +19,7 @@ import exec from 'k6/execution';
 import { Counter, Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
 import { COMMON_OPTIONS, baseUrl, bodyText, durationSeconds, envNumber, envString, jsonParams, msDuration } from './lib/common.ts';
+import { LIFECYCLE_COUNTER, lifecycleGameServer } from '../loadtest/lifecycle-gameserver.ts';
 
 const VUS = Math.max(1, envNumber('VUS', 10));
 const DURATION = durationSeconds(envString('DURATION', '30s'));
@@ -26,7 +27,7 @@ const SESSION_SECONDS = Math.max(0.5, envNumber('SESSION_SECONDS', 5));
 const PINGS_PER_SECOND = Math.max(0.1, envNumber('RATE', 2));
 const PLAYERS = Math.max(0, envNumber('PLAYERS', 4));
 const P99_MS = envNumber('P99_MS', 100);
-const COUNTER = 'sessions';
+const COUNTER = LIFECYCLE_COUNTER;
 
 const completed = new Counter('lifecycle_completed');
 const failed = new Counter('lifecycle_failed');
@@ -54,18 +55,7 @@ export const options: Options = {
 };
 
 function gameServer(name: string): string {
-  return JSON.stringify({
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: { name, annotations: { 'fleetsim.dev/process-profile': 'none' }, labels: { 'fleetsim.dev/bench': 'sidecar-lifecycle' } },
-    spec: {
-      ports: [{ name: 'default', containerPort: 7654 }],
-      health: { periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      players: { initialCapacity: Math.max(PLAYERS, 1) },
-      counters: { [COUNTER]: { count: 0, capacity: 1000 } },
-      template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
-    },
-  });
+  return JSON.stringify(lifecycleGameServer(name, PLAYERS));
 }
 
 const sidecar = (step: string) => jsonParams('sidecar', { step });

@@ -131,24 +131,25 @@ export class SetStatusProjection {
 
   private count(gs: GameServer, sign: 1 | -1, seq: number): void {
     const touched = this.touched;
-    const namespace = gs.metadata.namespace;
-    const setName = gs.metadata.labels[GAMESERVERSET_LABEL];
-    const fleetName = gs.metadata.labels[FLEET_LABEL];
-    touched.namespace = namespace;
-    if (setName) {
-      const totals = this.totals(this.sets, namespace, setName, 'GameServerSet');
-      contribute(totals, gs, sign);
-      totals.seq = seq;
-      touched.set = setName;
-      touched.setKey = totals.key;
+    touched.namespace = gs.metadata.namespace;
+    const set = gs.metadata.labels[GAMESERVERSET_LABEL];
+    if (set) {
+      touched.set = set;
+      touched.setKey = this.fold(this.sets, 'GameServerSet', set, gs, sign, seq);
     }
-    if (fleetName) {
-      const totals = this.totals(this.fleets, namespace, fleetName, 'Fleet');
-      contribute(totals, gs, sign);
-      totals.seq = seq;
-      touched.fleet = fleetName;
-      touched.fleetKey = totals.key;
+    const fleet = gs.metadata.labels[FLEET_LABEL];
+    if (fleet) {
+      touched.fleet = fleet;
+      touched.fleetKey = this.fold(this.fleets, 'Fleet', fleet, gs, sign, seq);
     }
+  }
+
+  /** Adds or removes one GameServer in the totals of its set or fleet; returns their key. */
+  private fold(map: Map<string, Map<string, Totals>>, kind: string, name: string, gs: GameServer, sign: 1 | -1, seq: number): string {
+    const totals = this.totals(map, gs.metadata.namespace, name, kind);
+    contribute(totals, gs, sign);
+    totals.seq = seq;
+    return totals.key;
   }
 
   setStatus(namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {

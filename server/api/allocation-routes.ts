@@ -4,7 +4,7 @@ import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from
 import { ApiError, apiErrors } from '../k8s/status.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
-import { API_BODY_LIMIT } from './resource-api.js';
+import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 
 /** Largest AllocationRequest body read by the allocator endpoint. */
 export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;
@@ -47,15 +47,6 @@ function toSdkError(error: unknown): SdkError {
   return new SdkError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
 }
 
-/** `?fieldValidation=`: Strict (the default) and Warn refuse unknown fields for allocations; Ignore drops them. */
-function strictDecoding(query: string): boolean {
-  const validation = new URLSearchParams(query).get('fieldValidation') ?? 'Strict';
-  if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
-    throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
-  }
-  return validation !== 'Ignore';
-}
-
 /**
  * The two ways in to allocation, served straight from Node's request (no Express routing: these
  * are the routes a load test or a matchmaker hits thousands of times a second):
@@ -94,7 +85,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
   };
 
   const resourceApi = async (req: IncomingMessage, res: ServerResponse, encodedNamespace: string | undefined, query: string): Promise<void> => {
-    let namespace = 'default';
+    // No namespace in the path: the allocation service defaults it.
+    let namespace = '';
     if (encodedNamespace !== undefined) {
       try {
         namespace = decodeURIComponent(encodedNamespace);
@@ -102,7 +94,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
         throw apiErrors.badRequest(`the namespace in the path is not valid percent-encoding: ${encodedNamespace}`);
       }
     }
-    const strict = strictDecoding(query);
+    // Strict and Warn refuse unknown fields in an allocation; Ignore drops them.
+    const strict = fieldValidationOf(new URLSearchParams(query).get('fieldValidation') ?? undefined) !== 'Ignore';
     const body = await readBody(req, API_BODY_LIMIT);
     if (!body) return sendApiError(res, apiErrors.tooLarge(API_BODY_LIMIT), true);
     const text = body.toString('utf8');

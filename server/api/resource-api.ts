@@ -59,12 +59,17 @@ function parseBody(req: Request): unknown {
   return parseRequestText(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', req.headers['content-type']);
 }
 
-function writeOptions(req: Request): WriteOptions {
-  const validation = String(req.query.fieldValidation ?? 'Strict');
+/** The `fieldValidation` query parameter: Strict when absent; anything else than the three is a 400. */
+export function fieldValidationOf(value: unknown): FieldValidation {
+  const validation = String(value ?? 'Strict');
   if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
     throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
   }
-  return { dryRun: req.query.dryRun === 'All', fieldValidation: validation as FieldValidation, warnings: [] };
+  return validation as FieldValidation;
+}
+
+function writeOptions(req: Request): WriteOptions {
+  return { dryRun: req.query.dryRun === 'All', fieldValidation: fieldValidationOf(req.query.fieldValidation), warnings: [] };
 }
 
 /** Sends what a write decided, with its warnings as `Warning: 299` headers (kubectl prints them). */

@@ -1,4 +1,3 @@
-import type { Subscription } from 'rxjs';
 import type { AllocationOverflow } from '../../machines/gameserverset-reconcile.js';
 import { type FleetStrategy, type SetView, applyDeploymentStrategy } from '../../machines/rolling-update.js';
 import type { Priority } from '../../machines/scale-down-order.js';
@@ -13,7 +12,7 @@ import type { Cluster } from '../runtime/cluster.js';
 import { FLEET_LABEL, type SetStatus } from '../runtime/set-status.js';
 import { GAMESERVERSET_KIND } from './gameserverset-controller.js';
 import { EventRecorder } from './k8s-events.js';
-import { WorkQueue } from './work-queue.js';
+import { KeyedController } from './keyed-controller.js';
 
 export const FLEET_KIND = 'Fleet';
 
@@ -63,29 +62,23 @@ function withSpec(set: Resource, spec: SetSpec): Resource {
  * (RollingUpdate or Recreate), deletes emptied old sets, and records Kubernetes Events. It never
  * touches GameServers: the GameServerSet controller does.
  */
-export class FleetController {
-  private queue: WorkQueue<string>;
+export class FleetController extends KeyedController {
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
-  private readonly subscriptions: Subscription[] = [];
   /** Fleet key → its sets' keys (by the `agones.dev/fleet` label), kept as events are applied. */
   private readonly setsOfFleet = new Map<string, Set<string>>();
   /** Set key → fleet key; kept past a set's deletion until the deletion has been reacted to. */
   private readonly fleetOfSet = new Map<string, string>();
 
   /** `service` builds GameServerSets with the GameServerSet kind's defaults and validation. */
-  constructor(
-    private readonly cluster: Cluster,
-    service?: ResourceService,
-  ) {
+  constructor(cluster: Cluster, service?: ResourceService) {
+    super(cluster);
     this.service = service ?? new ResourceService(cluster);
     this.recorder = new EventRecorder(cluster, 'fleet-controller');
-    this.queue = new WorkQueue(cluster.clock, (key) => this.sync(key));
   }
 
   start(): void {
-    this.queue.shutDown();
-    this.queue = new WorkQueue(this.cluster.clock, (key) => this.sync(key));
+    this.renewQueue();
     this.setsOfFleet.clear();
     this.fleetOfSet.clear();
     for (const [key] of this.setStore()?.entries() ?? []) this.indexSet(key);
@@ -104,20 +97,6 @@ export class FleetController {
       }),
     );
     for (const [key] of this.cluster.readModel.store(FLEET_KIND)?.entries() ?? []) this.queue.add(key);
-  }
-
-  stop(): void {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
-    this.subscriptions.length = 0;
-    this.queue.shutDown();
-  }
-
-  get idle(): boolean {
-    return this.queue.idle;
-  }
-
-  enqueue(namespace: string, name: string): void {
-    this.queue.add(objectKey(namespace, name));
   }
 
   private setStore() {
@@ -162,7 +141,7 @@ export class FleetController {
     return out;
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const stored = this.cluster.readModel.store(FLEET_KIND)?.getByKey(key);
     if (!stored || stored.metadata.deletionTimestamp !== undefined) return;
     const fleet = this.cluster.readModel.present(stored);

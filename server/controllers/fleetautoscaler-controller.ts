@@ -1,4 +1,3 @@
-import type { Subscription } from 'rxjs';
 import {
   type AutoscaledFleet,
   type AutoscalerPolicy,
@@ -25,7 +24,7 @@ import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../runtime/cluster.js';
 import { FLEET_LABEL } from '../runtime/set-status.js';
 import { type EventFields, EventRecorder } from './k8s-events.js';
-import { WorkQueue } from './work-queue.js';
+import { KeyedController } from './keyed-controller.js';
 
 export const FLEETAUTOSCALER_KIND = 'FleetAutoscaler';
 const FLEET_KIND = 'Fleet';
@@ -138,25 +137,23 @@ export interface FleetAutoscalerControllerOptions {
  * autoscaler's status. A failure leaves the fleet alone, marks the autoscaler unable to scale,
  * and is recorded as a Warning Event; other autoscalers carry on.
  */
-export class FleetAutoscalerController {
+export class FleetAutoscalerController extends KeyedController {
   private readonly service: ResourceService;
   private readonly recorder: EventRecorder;
-  private readonly queue: WorkQueue<string>;
   private readonly threads = new Map<string, Thread>();
-  private readonly subscriptions: Subscription[] = [];
   private readonly webhookTimeoutMs: number;
 
   /** `service`: what fleets are scaled through (the Fleet kind's defaults and validation apply). */
   constructor(
-    private readonly cluster: Cluster,
+    cluster: Cluster,
     service?: ResourceService,
     private readonly options: FleetAutoscalerControllerOptions = {},
   ) {
+    // Failures are recorded as Events where they happen; the queue only retries.
+    super(cluster, { onError: () => undefined });
     this.service = service ?? new ResourceService(cluster);
     this.recorder = new EventRecorder(cluster, 'fleetautoscaler-controller');
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
-    // Failures are recorded as Events where they happen; the queue only retries.
-    this.queue = new WorkQueue(cluster.clock, (key) => this.sync(key), { onError: () => undefined });
   }
 
   start(): void {
@@ -166,21 +163,14 @@ export class FleetAutoscalerController {
     for (const key of [...(this.store()?.entries() ?? [])].map(([k]) => k)) this.reconcileThread(key);
   }
 
-  stop(): void {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
-    this.subscriptions.length = 0;
+  override stop(): void {
+    super.stop();
     for (const thread of [...this.threads.values()]) this.endThread(thread);
-    this.queue.shutDown();
   }
 
   /** Keys (`namespace/name`) of the autoscalers that have a running sync loop. */
   get autoscalers(): string[] {
     return [...this.threads.keys()];
-  }
-
-  /** Asks for a sync of one autoscaler now (on the next turn of the clock). */
-  enqueue(namespace: string, name: string): void {
-    this.queue.add(objectKey(namespace, name));
   }
 
   private store() {
@@ -236,7 +226,7 @@ export class FleetAutoscalerController {
     return fas;
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     let thread = this.threads.get(key);
     const stored = this.store()?.getByKey(key);
     if (!stored) return;

@@ -1,4 +1,3 @@
-import type { Subscription } from 'rxjs';
 import {
   type AllocationOverflow,
   type CountedReconciliation,
@@ -30,7 +29,7 @@ import type { Cluster } from '../runtime/cluster.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import { FLEET_LABEL, GAMESERVERSET_LABEL } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';
-import { WorkQueue } from './work-queue.js';
+import { KeyedController } from './keyed-controller.js';
 
 export const GAMESERVERSET_KIND = 'GameServerSet';
 
@@ -218,34 +217,27 @@ export interface GameServerSetControllerOptions {
  * the pure reconcile functions in machines/, and commits: creations in one commit per batch,
  * shutdowns through each GameServer's machine, Kubernetes Events alongside.
  */
-export class GameServerSetController {
+export class GameServerSetController extends KeyedController {
   readonly index: GameServerSetIndex;
-  private queue: WorkQueue<string>;
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
   private readonly limits: ReconcileLimits;
-  private readonly subscriptions: Subscription[] = [];
   /** What the overflow check last saw per set, so it runs again only when that changes. */
   private readonly overflowSeen = new Map<string, string>();
   /** Per set, the rest of a scale-down order being worked through batch by batch. */
   private readonly victimOrders = new Map<string, VictimOrder>();
 
   /** `service` builds GameServers with the GameServer kind's defaults and validation. */
-  constructor(
-    private readonly cluster: Cluster,
-    service?: ResourceService,
-    options: GameServerSetControllerOptions = {},
-  ) {
+  constructor(cluster: Cluster, service?: ResourceService, options: GameServerSetControllerOptions = {}) {
+    super(cluster);
     this.index = new GameServerSetIndex(cluster.gameServers);
     this.service = service ?? new ResourceService(cluster);
     this.limits = { ...DEFAULT_RECONCILE_LIMITS, ...options.limits };
     this.recorder = new EventRecorder(cluster, 'gameserverset-controller');
-    this.queue = new WorkQueue(cluster.clock, (key) => this.sync(key));
   }
 
   start(): void {
-    this.queue.shutDown();
-    this.queue = new WorkQueue(this.cluster.clock, (key) => this.sync(key));
+    this.renewQueue();
     this.index.rebuild();
     this.subscriptions.push(
       this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => this.index.apply(key, previous, object)),
@@ -263,23 +255,7 @@ export class GameServerSetController {
     for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
   }
 
-  stop(): void {
-    for (const subscription of this.subscriptions) subscription.unsubscribe();
-    this.subscriptions.length = 0;
-    this.queue.shutDown();
-  }
-
-  /** Nothing queued, running or scheduled. */
-  get idle(): boolean {
-    return this.queue.idle;
-  }
-
-  /** Asks for a reconcile of one set (on the next turn of the clock). */
-  enqueue(namespace: string, name: string): void {
-    this.queue.add(objectKey(namespace, name));
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const set = this.cluster.readModel.store(GAMESERVERSET_KIND)?.getByKey(key);
     if (!set) {
       this.overflowSeen.delete(key);

@@ -49,6 +49,12 @@ export const GAMESERVER_DEFINITION: KindDefinition = {
   validate: validateGameServer,
 };
 
+/** Sets and fleets: status, and scale on spec.replicas (kubectl scale, the HPA's way in). */
+const SCALABLE_SUBRESOURCES: KindDefinition['subresources'] = {
+  status: true,
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+};
+
 export const GAMESERVERSET_DEFINITION: KindDefinition = {
   kind: 'GameServerSet',
   listKind: 'GameServerSetList',
@@ -59,10 +65,7 @@ export const GAMESERVERSET_DEFINITION: KindDefinition = {
   shortNames: ['gss', 'gsset'],
   namespaced: true,
   verbs: ALL_VERBS,
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
-  },
+  subresources: SCALABLE_SUBRESOURCES,
   printerColumns: [...SETS_COLUMNS],
   schema: gameServerSetSchema,
   defaults: defaultGameServerSet,
@@ -79,10 +82,7 @@ export const FLEET_DEFINITION: KindDefinition = {
   shortNames: ['flt'],
   namespaced: true,
   verbs: ALL_VERBS,
-  subresources: {
-    status: true,
-    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
-  },
+  subresources: SCALABLE_SUBRESOURCES,
   printerColumns: [...SETS_COLUMNS],
   schema: fleetSchema,
   defaults: defaultFleet,

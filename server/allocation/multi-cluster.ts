@@ -5,6 +5,7 @@ import type { MultiClusterAllocator as MultiClusterAllocation } from './allocati
 import type { AllocationResult } from './allocator.js';
 import { type GameServerAllocation, convertLabelSelector } from './gameserverallocation.js';
 import { type ClusterConnectionInfo, RemoteAllocator, type RemoteAllocatorOptions } from './remote-allocator.js';
+import { isJsonObject } from '../kinds/rules/common.js';
 
 /**
  * Multi-cluster allocation (reference §6.10, Agones's applyMultiClusterAllocation): the
@@ -32,17 +33,13 @@ export interface AllocationPolicy {
   connectionInfo: ClusterConnectionInfo;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function integerOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? Math.trunc(value) : fallback;
 }
 
 export function readPolicy(object: Resource): AllocationPolicy {
-  const spec = isObject(object.spec) ? object.spec : {};
-  const info = isObject(spec.connectionInfo) ? spec.connectionInfo : {};
+  const spec = isJsonObject(object.spec) ? object.spec : {};
+  const info = isJsonObject(spec.connectionInfo) ? spec.connectionInfo : {};
   const connectionInfo: ClusterConnectionInfo = {};
   if (typeof info.clusterName === 'string') connectionInfo.clusterName = info.clusterName;
   if (Array.isArray(info.allocationEndpoints)) {

@@ -12,6 +12,7 @@ import {
   failedAllocationStatus,
   toSelectors,
 } from './gameserverallocation.js';
+import { type Json, isJsonObject } from '../kinds/rules/common.js';
 
 /**
  * Allocation in another cluster (reference §6.10, Agones's `allocateFromRemoteCluster`): the
@@ -172,8 +173,6 @@ export function clientTls(
 // Wire shapes
 // ---------------------------------------------------------------------------------------------
 
-type Json = Record<string, unknown>;
-
 function selectorRequest(selector: GameServerSelector): Json {
   // The proto has matchLabels only: matchExpressions cannot be forwarded (Agones drops them too).
   const out: Json = {
@@ -250,10 +249,6 @@ export function toAllocationRequest(gsa: GameServerAllocation, namespace: string
   return request;
 }
 
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
@@ -266,39 +261,39 @@ function integer(value: unknown): number {
 
 function stringMap(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  if (isObject(value)) for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
+  if (isJsonObject(value)) for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
   return out;
 }
 
 /** A remote AllocationResponse as an Allocated status, with `source` = the endpoint that answered. */
 export function fromAllocationResponse(response: unknown, source: string): GameServerAllocationStatus {
-  if (!isObject(response) || typeof response.gameServerName !== 'string' || response.gameServerName === '') {
+  if (!isJsonObject(response) || typeof response.gameServerName !== 'string' || response.gameServerName === '') {
     throw new Error(`the answer is not an AllocationResponse: ${JSON.stringify(response)?.slice(0, 200)}`);
   }
   const status: GameServerAllocationStatus = {
     state: 'Allocated',
     gameServerName: response.gameServerName,
-    ports: (Array.isArray(response.ports) ? response.ports : []).filter(isObject).map((p) => ({ name: text(p.name), port: integer(p.port) })),
+    ports: (Array.isArray(response.ports) ? response.ports : []).filter(isJsonObject).map((p) => ({ name: text(p.name), port: integer(p.port) })),
     address: text(response.address),
     addresses: (Array.isArray(response.addresses) ? response.addresses : [])
-      .filter(isObject)
+      .filter(isJsonObject)
       .map((a) => ({ type: text(a.type), address: text(a.address) })),
     nodeName: text(response.nodeName),
     source,
   };
-  if (isObject(response.metadata)) {
+  if (isJsonObject(response.metadata)) {
     status.metadata = { labels: stringMap(response.metadata.labels), annotations: stringMap(response.metadata.annotations) };
   }
-  if (isObject(response.counters) && Object.keys(response.counters).length > 0) {
+  if (isJsonObject(response.counters) && Object.keys(response.counters).length > 0) {
     status.counters = {};
     for (const [key, c] of Object.entries(response.counters)) {
-      if (isObject(c)) status.counters[key] = { count: integer(c.count), capacity: integer(c.capacity) };
+      if (isJsonObject(c)) status.counters[key] = { count: integer(c.count), capacity: integer(c.capacity) };
     }
   }
-  if (isObject(response.lists) && Object.keys(response.lists).length > 0) {
+  if (isJsonObject(response.lists) && Object.keys(response.lists).length > 0) {
     status.lists = {};
     for (const [key, l] of Object.entries(response.lists)) {
-      if (isObject(l)) {
+      if (isJsonObject(l)) {
         status.lists[key] = { capacity: integer(l.capacity), values: (Array.isArray(l.values) ? l.values : []).filter((v): v is string => typeof v === 'string') };
       }
     }
@@ -554,8 +549,8 @@ export class RemoteAllocator {
           return named((error as Error).message);
         }
       }
-      const code = isObject(json) && typeof json.code === 'number' ? json.code : undefined;
-      const message = isObject(json) && typeof json.message === 'string' ? json.message : reply.body.slice(0, 200);
+      const code = isJsonObject(json) && typeof json.code === 'number' ? json.code : undefined;
+      const message = isJsonObject(json) && typeof json.message === 'string' ? json.message : reply.body.slice(0, 200);
       if (code === RESOURCE_EXHAUSTED || (code === undefined && reply.status === 429)) return { kind: 'unallocated', endpoint };
       return named(`answered HTTP ${reply.status}${code !== undefined ? ` (code ${code})` : ''}: ${message}`);
     } catch (error) {

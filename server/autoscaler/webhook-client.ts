@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import type { Clock } from '../clock.js';
 import { caBundleHasCertificate } from '../kinds/rules/webhook-url.js';
 import { isCertificateError } from '../k8s/certificate-errors.js';
+import { isJsonObject } from '../kinds/rules/common.js';
 
 /**
  * The Webhook policy's HTTP exchange (reference §7.7; spec "Webhook exchange shapes"): POSTs a
@@ -100,10 +101,6 @@ export interface WebhookTarget {
   serverName: string;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
@@ -165,15 +162,15 @@ export function caBundlePem(caBundle: string): string {
 
 /** Only what a Fleet status says, in the review's field names, empty maps left out. */
 export function reviewStatus(status: unknown): ReviewFleetStatus {
-  const s = isObject(status) ? status : {};
+  const s = isJsonObject(status) ? status : {};
   const int = (v: unknown) => (typeof v === 'number' ? v : 0);
-  const nonEmpty = (v: unknown) => isObject(v) && Object.keys(v).length > 0;
+  const nonEmpty = (v: unknown) => isJsonObject(v) && Object.keys(v).length > 0;
   return {
     replicas: int(s.replicas),
     readyReplicas: int(s.readyReplicas),
     reservedReplicas: int(s.reservedReplicas),
     allocatedReplicas: int(s.allocatedReplicas),
-    ...(isObject(s.players) && { players: s.players }),
+    ...(isJsonObject(s.players) && { players: s.players }),
     ...(nonEmpty(s.counters) && { counters: s.counters }),
     ...(nonEmpty(s.lists) && { lists: s.lists }),
   };
@@ -182,7 +179,7 @@ export function reviewStatus(status: unknown): ReviewFleetStatus {
 /** A transport error in words a user can act on. */
 function describeFailure(error: unknown, target: WebhookTarget): WebhookError {
   if (error instanceof WebhookError) return error;
-  const code = isObject(error) && typeof error.code === 'string' ? error.code : '';
+  const code = isJsonObject(error) && typeof error.code === 'string' ? error.code : '';
   const message = error instanceof Error ? error.message : String(error);
   if (isCertificateError(code)) {
     return new WebhookError(`the certificate of the webhook ${target.url} is not trusted (${code}): ${message}`);
@@ -208,8 +205,8 @@ export function parseReviewResponse(body: string, uid: string, url: string): Fle
     const reason = error instanceof Error ? error.message : String(error);
     throw new WebhookError(`the webhook ${url} answered with invalid JSON: ${reason}`);
   }
-  const response = isObject(document) ? document.response : undefined;
-  if (!isObject(response)) throw new WebhookError(`the webhook ${url} answered without a "response" object`);
+  const response = isJsonObject(document) ? document.response : undefined;
+  if (!isJsonObject(response)) throw new WebhookError(`the webhook ${url} answered without a "response" object`);
   if (response.uid !== uid) {
     throw new WebhookError(`the webhook ${url} answered uid ${JSON.stringify(response.uid ?? null)}, not the request's uid "${uid}"`);
   }

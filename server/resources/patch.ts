@@ -1,15 +1,12 @@
 import { apiErrors } from '../k8s/status.js';
+import { isJsonObject } from '../kinds/rules/common.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** RFC 7386 JSON merge patch: objects merge, `null` removes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  if (!isJsonObject(patch)) return patch;
+  const result: Record<string, unknown> = isJsonObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = mergePatch(result[key], value);
@@ -41,7 +38,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
   const parentOf = (tokens: string[]): { parent: Json; key: string } => {
     let node: Json = root;
     for (const token of tokens.slice(0, -1)) {
-      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isObject(node) ? node[token] : undefined;
+      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
       if (next === undefined) throw apiErrors.badRequest(`the path "/${tokens.join('/')}" does not exist`);
       node = next;
     }
@@ -50,7 +47,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
   const read = (tokens: string[]): Json => {
     let node: Json = root;
     for (const token of tokens) {
-      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isObject(node) ? node[token] : undefined;
+      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
       if (next === undefined) throw apiErrors.badRequest(`the path "/${tokens.join('/')}" does not exist`);
       node = next;
     }
@@ -60,7 +57,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
     const value = read(tokens);
     const { parent, key } = parentOf(tokens);
     if (Array.isArray(parent)) parent.splice(Number(key), 1);
-    else if (isObject(parent)) delete (parent as Record<string, Json>)[key];
+    else if (isJsonObject(parent)) delete (parent as Record<string, Json>)[key];
     return value;
   };
   const add = (tokens: string[], value: Json) => {
@@ -73,11 +70,11 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
       const index = key === '-' ? parent.length : Number(key);
       if (!Number.isInteger(index) || index < 0 || index > parent.length) throw apiErrors.badRequest(`invalid array index "${key}"`);
       parent.splice(index, 0, value);
-    } else if (isObject(parent)) (parent as Record<string, Json>)[key] = value;
+    } else if (isJsonObject(parent)) (parent as Record<string, Json>)[key] = value;
     else throw apiErrors.badRequest(`cannot add at "/${tokens.join('/')}"`);
   };
   for (const raw of operations as Operation[]) {
-    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
+    if (!isJsonObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
       throw apiErrors.badRequest('each JSON patch operation needs "op" and "path"');
     }
     const tokens = pointer(raw.path);

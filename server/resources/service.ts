@@ -11,6 +11,7 @@ import type { Cluster } from '../runtime/cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from './selectors.js';
 import { jsonPatch, mergePatch } from './patch.js';
+import { isJsonObject } from '../kinds/rules/common.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -23,10 +24,6 @@ export interface WriteOptions {
 
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
 const MAX_NAME = 63;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -72,7 +69,7 @@ export class ResourceService {
     this.requireVerb(definition, 'create');
     const input = this.checkBody(definition, body, options);
     const ns = definition.namespaced ? namespace : '';
-    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (definition.namespaced && metadata.namespace && metadata.namespace !== ns) {
       throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
     }
@@ -129,8 +126,8 @@ export class ResourceService {
     let first: { body: unknown; object: GameServer } | undefined;
     for (const body of bodies) {
       let object: GameServer;
-      const generateName = isObject(body) && isObject(body.metadata) ? body.metadata.generateName : undefined;
-      if (first && body === first.body && typeof generateName === 'string' && !(isObject(body) && isObject(body.metadata) && body.metadata.name)) {
+      const generateName = isJsonObject(body) && isJsonObject(body.metadata) ? body.metadata.generateName : undefined;
+      if (first && body === first.body && typeof generateName === 'string' && !(isJsonObject(body) && isJsonObject(body.metadata) && body.metadata.name)) {
         // The same body again: its defaults and validation are those of the first copy, and
         // objects are never mutated, so the copies share everything but their identity.
         const name = this.generateName(GAMESERVER_DEFINITION, namespace, generateName, taken);
@@ -168,7 +165,7 @@ export class ResourceService {
     this.requireVerb(definition, 'update');
     const current = this.get(definition, namespace, name);
     const input = this.checkBody(definition, body, options);
-    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (metadata.name !== undefined && metadata.name !== name) {
       throw apiErrors.badRequest(`the name of the object (${metadata.name}) does not match the name on the URL (${name})`);
     }
@@ -195,7 +192,7 @@ export class ResourceService {
     this.requireVerb(definition, 'patch');
     const current = this.get(definition, namespace, name);
     const patched = this.applyPatch(current, patch, contentType);
-    const metadata = isObject(patched) && isObject(patched.metadata) ? patched.metadata : {};
+    const metadata = isJsonObject(patched) && isJsonObject(patched.metadata) ? patched.metadata : {};
     if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
     }
@@ -237,13 +234,13 @@ export class ResourceService {
   ): Promise<Record<string, unknown>> {
     const currentScale = this.getScale(definition, namespace, name);
     const scale = contentType ? this.applyPatch(currentScale as unknown as Resource, body, contentType) : body;
-    const replicas = isObject(scale) && isObject(scale.spec) ? scale.spec.replicas : undefined;
+    const replicas = isJsonObject(scale) && isJsonObject(scale.spec) ? scale.spec.replicas : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw apiErrors.invalid('Scale', 'autoscaling', name, [
         invalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0'),
       ]);
     }
-    const version = isObject(scale) && isObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
+    const version = isJsonObject(scale) && isJsonObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
     const current = this.get(definition, namespace, name);
     if (typeof version === 'string' && version !== '' && version !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
@@ -294,7 +291,7 @@ export class ResourceService {
   }
 
   private async replace(definition: KindDefinition, current: Resource, input: Record<string, unknown>, options: WriteOptions): Promise<Resource> {
-    const metadata = isObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
+    const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     const specChanged = !sameJson(input.spec, current.spec);
     let next: Resource = {
       ...input,
@@ -340,13 +337,13 @@ export class ResourceService {
     else if (type === 'application/strategic-merge-patch+json' && builtIn) result = mergePatch(current, withoutDirectives(patch));
     else if (type === 'application/json-patch+json') result = jsonPatch(current, patch);
     else throw apiErrors.unsupportedMediaType(type);
-    if (!isObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
+    if (!isJsonObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
     return result;
   }
 
   /** Checks kind, apiVersion, types and unknown fields (fieldValidation=Strict unless told otherwise). */
   private checkBody(definition: KindDefinition, body: unknown, options: WriteOptions): Record<string, unknown> {
-    if (!isObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
+    if (!isJsonObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
     if (body.kind !== undefined && body.kind !== definition.kind) {
       throw apiErrors.badRequest(`the kind of the object (${String(body.kind)}) does not match the resource (${definition.kind})`);
     }
@@ -361,7 +358,7 @@ export class ResourceService {
       throw apiErrors.badRequest(`strict decoding error: ${fields}`);
     }
     if (report.errors.length) {
-      const name = isObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
+      const name = isJsonObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
       throw apiErrors.invalid(definition.kind, definition.group, name, report.errors);
     }
     if (report.unknown.length === 0) return body;
@@ -393,7 +390,7 @@ export class ResourceService {
 /** Drops strategic-merge-patch directives (`$patch`, `$retainKeys`, …). */
 function withoutDirectives(patch: unknown): unknown {
   if (Array.isArray(patch)) return patch.map(withoutDirectives);
-  if (!isObject(patch)) return patch;
+  if (!isJsonObject(patch)) return patch;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(patch)) if (!key.startsWith('$')) out[key] = withoutDirectives(value);
   return out;

@@ -14,7 +14,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'grpc-port', env: 'GRPC_PORT', type: 'number', default: 9357, help: 'gRPC port' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'number', default: 9358, help: 'HTTP (REST + WebSocket) port' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
-  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file (default ./data/sidecar.db; :memory: in --test mode)' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file to keep (default: none, every start is fresh, as sdk-server --local)' },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -31,7 +31,8 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   // As in Agones, --test is ignored when --local is set.
   const testList = values.local ? '' : String(values.test);
   const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
-  const db = String(values.db) || (expected ? ':memory:' : 'data/sidecar.db');
+  // sdk-server --local forgets everything when it stops: a log is kept only when asked for.
+  const db = String(values.db) || ':memory:';
   const delay = Number(values.delay);
   if (delay > 0) await new Promise((r) => setTimeout(r, delay * 1000));
 

@@ -151,21 +151,47 @@ export class VirtualClock implements Clock {
   }
 }
 
-/** Seeded pseudo-random numbers (mulberry32): the same seed gives the same run. */
+/**
+ * Seeded pseudo-random numbers (sfc32, 128 bits of state): the same seed and stream give the
+ * same run. The state is that large because uids are drawn from it: with 32 bits, two streams
+ * started from different seeds overlap after a few million draws and hand out the same uids.
+ */
 export class SeededRandom {
-  private state: number;
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
 
-  constructor(seed: number) {
-    this.state = seed >>> 0;
+  /**
+   * `stream` selects an independent sequence for the same seed: the cluster passes the log's
+   * last sequence number, so a restart never replays the draws (uids, names) of an earlier start.
+   */
+  constructor(seed: number, stream = 0) {
+    // splitmix32 spreads (seed, stream) over the four words of state.
+    let x = (seed ^ Math.imul(stream | 0, 0x9e3779b9) ^ Math.floor(stream / 2 ** 32)) >>> 0;
+    const mix = (): number => {
+      x = (x + 0x9e3779b9) >>> 0;
+      let z = x;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.a = mix();
+    this.b = mix();
+    this.c = mix();
+    this.d = mix();
+    for (let i = 0; i < 12; i++) this.next();
   }
 
   /** A float in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
+    this.d = (this.d + 1) >>> 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) >>> 0;
+    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0;
+    this.c = (this.c + t) >>> 0;
+    return t / 4294967296;
   }
 
   /** An integer in [0, bound). */

@@ -122,7 +122,9 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       try {
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
-        await serve(cluster, service, target, req, res);
+        // A read answers from durable state only (a GET's answer is built before its first await).
+        if (req.method === 'GET') await cluster.readCommitted(() => serve(cluster, service, target, req, res));
+        else await serve(cluster, service, target, req, res);
       } catch (error) {
         if (!res.headersSent) sendError(res, error);
         else res.end();

@@ -97,7 +97,7 @@ function route(method: string, path: string, handler: Handler): Route {
 
 function countersAndLists(prefix: string): Route[] {
   return [
-    route('GET', `${prefix}/counters/{name}`, async (s, _r, [name]) => counterJson(s.getCounter(name!))),
+    route('GET', `${prefix}/counters/{name}`, async (s, _r, [name]) => counterJson(await s.getCounter(name!))),
     route('PATCH', `${prefix}/counters/{name}`, async (s, r, [name]) => {
       const m = decode(r, COUNTER_UPDATE, 'agones.dev.sdk.beta.CounterUpdateRequest');
       const update = {
@@ -108,7 +108,7 @@ function countersAndLists(prefix: string): Route[] {
       };
       return counterJson(await s.updateCounter(update));
     }),
-    route('GET', `${prefix}/lists/{name}`, async (s, _r, [name]) => listJson(s.getList(name!))),
+    route('GET', `${prefix}/lists/{name}`, async (s, _r, [name]) => listJson(await s.getList(name!))),
     route('PATCH', `${prefix}/lists/{name}`, async (s, r, [name]) => {
       const document = parseJsonBody(r.body ?? '');
       const { message } = decodeMessage(document, LIST, 'agones.dev.sdk.beta.List');
@@ -183,10 +183,10 @@ const ROUTES: Route[] = [
     await s.setPlayerCapacity(num(decode(r, COUNT, 'agones.dev.sdk.alpha.Count').count));
     return ok;
   }),
-  route('GET', '/alpha/player/capacity', async (s) => ({ count: int64(s.getPlayerCapacity()) })),
-  route('GET', '/alpha/player/count', async (s) => ({ count: int64(s.getPlayerCount()) })),
-  route('GET', '/alpha/player/connected/{playerID}', async (s, _r, [id]) => ({ bool: s.isPlayerConnected(id!) })),
-  route('GET', '/alpha/player/connected', async (s) => ({ list: s.getConnectedPlayers() })),
+  route('GET', '/alpha/player/capacity', async (s) => ({ count: int64(await s.getPlayerCapacity()) })),
+  route('GET', '/alpha/player/count', async (s) => ({ count: int64(await s.getPlayerCount()) })),
+  route('GET', '/alpha/player/connected/{playerID}', async (s, _r, [id]) => ({ bool: await s.isPlayerConnected(id!) })),
+  route('GET', '/alpha/player/connected', async (s) => ({ list: await s.getConnectedPlayers() })),
   // Counters and lists: /v1beta1 is where Agones serves them today, /v1alpha1 where the spec does.
   ...countersAndLists('/v1beta1'),
   ...countersAndLists('/v1alpha1'),

@@ -307,7 +307,7 @@ function sdkService(resolve: Resolve, watches: WatchRegistry): Record<sdk.Method
       return empty();
     }),
     health: healthHandler(resolve),
-    getGameServer: unary<sdk.Empty, sdk.GameServer>(resolve, (s) => toGameServerMessage(s.getGameServer())),
+    getGameServer: unary<sdk.Empty, sdk.GameServer>(resolve, async (s) => toGameServerMessage(await s.getGameServer())),
     watchGameServer: watchHandler(resolve, watches),
     setLabel: unary<sdk.KeyValue, sdk.Empty>(resolve, async (s, req) => {
       await s.setLabel(req.getKey(), req.getValue());
@@ -334,26 +334,26 @@ function alphaService(resolve: Resolve): Record<alpha.Methods, grpc.UntypedHandl
       await s.setPlayerCapacity(req.getCount());
       return new alphaPb.Empty();
     }),
-    getPlayerCapacity: unary<alpha.Empty, alpha.Count>(resolve, (s) => count(s.getPlayerCapacity())),
-    getPlayerCount: unary<alpha.Empty, alpha.Count>(resolve, (s) => count(s.getPlayerCount())),
-    isPlayerConnected: unary<alpha.PlayerID, alpha.Bool>(resolve, (s, req) =>
-      bool(s.isPlayerConnected(req.getPlayerid())),
+    getPlayerCapacity: unary<alpha.Empty, alpha.Count>(resolve, async (s) => count(await s.getPlayerCapacity())),
+    getPlayerCount: unary<alpha.Empty, alpha.Count>(resolve, async (s) => count(await s.getPlayerCount())),
+    isPlayerConnected: unary<alpha.PlayerID, alpha.Bool>(resolve, async (s, req) =>
+      bool(await s.isPlayerConnected(req.getPlayerid())),
     ),
-    getConnectedPlayers: unary<alpha.Empty, alpha.PlayerIDList>(resolve, (s) =>
-      new alphaPb.PlayerIDList().setListList(s.getConnectedPlayers()),
+    getConnectedPlayers: unary<alpha.Empty, alpha.PlayerIDList>(resolve, async (s) =>
+      new alphaPb.PlayerIDList().setListList(await s.getConnectedPlayers()),
     ),
   };
 }
 
 function betaService(resolve: Resolve): Record<beta.Methods, grpc.UntypedHandleCall> {
   return {
-    getCounter: unary<beta.GetCounterRequest, beta.Counter>(resolve, (s, req) =>
-      counterMessage(s.getCounter(req.getName())),
+    getCounter: unary<beta.GetCounterRequest, beta.Counter>(resolve, async (s, req) =>
+      counterMessage(await s.getCounter(req.getName())),
     ),
     updateCounter: unary<beta.UpdateCounterRequest, beta.Counter>(resolve, async (s, req) =>
       counterMessage(await s.updateCounter(counterUpdate(req))),
     ),
-    getList: unary<beta.GetListRequest, beta.List>(resolve, (s, req) => listMessage(s.getList(req.getName()))),
+    getList: unary<beta.GetListRequest, beta.List>(resolve, async (s, req) => listMessage(await s.getList(req.getName()))),
     updateList: unary<beta.UpdateListRequest, beta.List>(resolve, async (s, req) =>
       listMessage(await s.updateList(...listUpdate(req))),
     ),

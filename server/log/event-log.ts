@@ -89,9 +89,21 @@ export class EventLog {
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
   private closed = false;
+  private readonly flushWhenFull: boolean;
 
-  constructor(path: string, options: { readonly?: boolean } = {}) {
+  /**
+   * Called synchronously after each transaction commits, before any append's promise resolves:
+   * the one moment at which everything appended so far is durable and nothing newer is queued.
+   */
+  onCommitted: (() => void) | undefined;
+
+  /**
+   * `flushWhenFull: false` leaves a full batch to the caller's `flushIfFull()`, for a caller that
+   * has more to do with the records (project them) before they may commit.
+   */
+  constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean } = {}) {
     this.path = path;
+    this.flushWhenFull = options.flushWhenFull ?? true;
     if (options.readonly) {
       if (!existsSync(path)) throw new Error(`no event log at ${path}`);
       this.db = new Database(path, { readonly: true, fileMustExist: true });
@@ -143,6 +155,11 @@ export class EventLog {
     return this.nextSeq - 1;
   }
 
+  /** Whether events are queued that no transaction has committed yet. */
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
   /**
    * Numbers and queues events for the next group commit. The returned records are final; the
    * promise resolves once they are durable.
@@ -170,9 +187,15 @@ export class EventLog {
       this.batch = { promise, resolve, reject };
     }
     const committed = this.batch.promise;
-    if (this.pending.length >= MAX_BATCH) this.flush();
+    if (this.flushWhenFull) this.flushIfFull();
     else this.scheduleFlush();
     return { records, committed };
+  }
+
+  /** Commits at once when a batch has reached its largest size; otherwise at the loop's next turn. */
+  flushIfFull(): void {
+    if (this.pending.length >= MAX_BATCH) this.flush();
+    else this.scheduleFlush();
   }
 
   /** Writes every queued event in one transaction and releases the callers waiting on them. */
@@ -191,7 +214,11 @@ export class EventLog {
       batch?.reject(error);
       throw error;
     }
-    batch?.resolve();
+    try {
+      this.onCommitted?.();
+    } finally {
+      batch?.resolve();
+    }
   }
 
   /** Events in sequence order, optionally bounded and filtered to one object. */

@@ -24,7 +24,6 @@ export type GameServerChange = ObjectChange<GameServer>;
 
 /** What one group commit changed, released to watchers once it is durable. */
 interface ReleaseBatch {
-  committed: Promise<void>;
   gameServerChanges: GameServerChange[];
   changes: Change[];
   /** Status changes of sets and fleets, one per object per batch (the last one). */
@@ -69,14 +68,22 @@ export class Cluster {
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
   private readonly recent: Change[] = [];
-  private released: ReleaseBatch | undefined;
+  /** What the events applied since the last transaction changed, released when it commits. */
+  private pendingBatch: ReleaseBatch | undefined;
+  /** Readers waiting for the read model to hold only durable state. */
+  private waitingReaders: Array<() => void> = [];
+  /** Depth of `commit` calls (a projection's subscriber may commit in turn). */
+  private committing = 0;
   private committedSeq = 0;
 
   constructor(options: ClusterOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.rng = new SeededRandom(options.seed ?? 1);
-    this.log = new EventLog(options.db);
+    this.log = new EventLog(options.db, { flushWhenFull: false });
+    this.log.onCommitted = () => this.committed();
+    // A stream per position in the log: a fresh log with the same seed gives the same log, and a
+    // restart draws uids and names no earlier start has drawn.
+    this.rng = new SeededRandom(options.seed ?? 1, this.log.lastSeq);
     this.readModel = new ReadModel(options.gates);
     this.gameServers = this.readModel.gameServers;
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
@@ -100,25 +107,62 @@ export class Cluster {
   commit(events: readonly NewEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const { records, committed } = this.log.append(events, this.clock.now());
-    // Every commit of one group commit shares its promise: the batch's notifications are
-    // released once, before any caller waiting on the commit resumes.
-    if (this.released?.committed !== committed) {
-      const batch = this.newBatch(committed);
-      this.released = batch;
-      committed.then(() => this.release(batch), () => undefined);
-    }
-    const batch = this.released;
-    for (const record of records) {
-      this.readModel.apply(record, batch.sink);
-      if (record.kind !== GAMESERVER_KIND) this.resourceApplied$.next(record);
+    // Everything applied until the transaction commits is released together, once it is durable.
+    const batch = (this.pendingBatch ??= this.newBatch());
+    this.committing++;
+    try {
+      for (const record of records) {
+        this.readModel.apply(record, batch.sink);
+        if (record.kind !== GAMESERVER_KIND) this.resourceApplied$.next(record);
+      }
+    } finally {
+      this.committing--;
     }
     batch.lastSeq = records[records.length - 1]!.seq;
+    // A full batch commits now, but only once every record queued has been projected into it.
+    if (this.committing === 0) this.log.flushIfFull();
     return committed;
   }
 
+  /**
+   * Commits `events`, then answers with `read()` as it stood right after them: that state is
+   * durable once the commit resolves, while the read model may by then hold newer, uncommitted
+   * events of other writers that a crash could take back.
+   */
+  async commitAndRead<T>(events: readonly NewEvent[], read: () => T): Promise<T> {
+    const committed = this.commit(events);
+    const value = read();
+    await committed;
+    return value;
+  }
+
+  /**
+   * Runs `read` when the read model holds only durable state — at once when nothing is queued,
+   * otherwise right after the next transaction commits, before any writer resumes — so a reader
+   * never sees what a crash could take back. `read` must read synchronously.
+   */
+  readCommitted<T>(read: () => T): Promise<T> {
+    if (!this.log.hasPending) {
+      try {
+        return Promise.resolve(read());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.waitingReaders.push(() => {
+        try {
+          resolve(read());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  }
+
   /** A batch of notifications, gathered as its events are applied. */
-  private newBatch(committed: Promise<void>): ReleaseBatch {
-    const batch: ReleaseBatch = { committed, gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0, sink: undefined! };
+  private newBatch(): ReleaseBatch {
+    const batch: ReleaseBatch = { gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0, sink: undefined! };
     batch.sink = {
       gameServer: (change) => {
         batch.gameServerChanges.push(change);
@@ -135,9 +179,20 @@ export class Cluster {
     return batch;
   }
 
+  /** Synchronously after each transaction commits: watchers hear what it changed, then readers read. */
+  private committed(): void {
+    const batch = this.pendingBatch;
+    this.pendingBatch = undefined;
+    if (batch) this.release(batch);
+    // A watcher may have committed in turn: its events are not durable yet, so readers wait on.
+    if (this.log.hasPending || this.waitingReaders.length === 0) return;
+    const readers = this.waitingReaders;
+    this.waitingReaders = [];
+    for (const read of readers) read();
+  }
+
   /** After a transaction commits: what it changed goes out to watchers, in order. */
   private release(batch: ReleaseBatch): void {
-    if (this.released === batch) this.released = undefined;
     this.committedSeq = Math.max(this.committedSeq, batch.lastSeq);
     for (const change of batch.gameServerChanges) {
       this.committedGameServers.next(change);

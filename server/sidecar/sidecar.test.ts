@@ -101,7 +101,7 @@ describe('Sidecar metadata', () => {
 describe('Sidecar counters', () => {
   it('follows the real sidecar: capacity, then count, then diff; clamps a lowered capacity', async () => {
     const { sidecar } = await setup();
-    expect(sidecar.getCounter('rooms')).toEqual({ name: 'rooms', count: 1, capacity: 10 });
+    await expect(sidecar.getCounter('rooms')).resolves.toEqual({ name: 'rooms', count: 1, capacity: 10 });
     expect(await sidecar.updateCounter({ name: 'rooms', countDiff: 9 })).toMatchObject({ count: 10 });
     expect(await sidecar.updateCounter({ name: 'rooms', capacity: 42, countDiff: -1 })).toMatchObject({ count: 9, capacity: 42 });
     expect(await sidecar.updateCounter({ name: 'rooms', count: 40, capacity: 42, countDiff: 0 })).toMatchObject({ count: 40 });
@@ -123,9 +123,9 @@ describe('Sidecar counters', () => {
     });
     await expect(sidecar.updateCounter({ name: 'rooms', capacity: 0, countDiff: 1 })).rejects.toMatchObject({ code: 2 });
     await expect(sidecar.updateCounter({ name: 'nope', countDiff: 1 })).rejects.toMatchObject({ message: 'counter not found: nope' });
-    expect(() => sidecar.getCounter('nope')).toThrow('counter not found: nope');
+    await expect(sidecar.getCounter('nope')).rejects.toThrow('counter not found: nope');
     await expect(sidecar.updateCounter({ name: 'rooms', countDiff: 0 })).rejects.toMatchObject({ message: /Malformed CounterUpdateRequest/ });
-    expect(sidecar.getCounter('rooms')).toEqual({ name: 'rooms', count: 1, capacity: 10 });
+    await expect(sidecar.getCounter('rooms')).resolves.toEqual({ name: 'rooms', count: 1, capacity: 10 });
     expect(cluster.log.lastSeq).toBe(seq);
   });
 });
@@ -158,7 +158,7 @@ describe('Sidecar lists', () => {
     await expect(sidecar.updateList({ name: 'players', capacity: 1000, values: many }, ['values'])).rejects.toMatchObject({ code: 2 });
     await expect(sidecar.updateList({ name: 'nope', capacity: 1, values: [] }, ['capacity'])).rejects.toMatchObject({ message: 'not found. nope List not found' });
     await expect(sidecar.updateList(undefined, undefined)).rejects.toMatchObject({ code: 2 });
-    expect(() => sidecar.getList('nope')).toThrow('list not found: nope');
+    await expect(sidecar.getList('nope')).rejects.toThrow('list not found: nope');
     expect(cluster.log.lastSeq).toBe(seq);
   });
 });
@@ -168,25 +168,25 @@ describe('Sidecar players', () => {
     const { sidecar } = await setup();
     await expect(sidecar.playerConnect('1')).rejects.toMatchObject({ message: 'players are already at capacity' });
     await sidecar.setPlayerCapacity(2);
-    expect(sidecar.getPlayerCapacity()).toBe(2);
+    await expect(sidecar.getPlayerCapacity()).resolves.toBe(2);
     expect(await sidecar.playerConnect('1')).toBe(true);
     expect(await sidecar.playerConnect('1')).toBe(false);
     expect(await sidecar.playerConnect('2')).toBe(true);
     await expect(sidecar.playerConnect('3')).rejects.toMatchObject({ code: 2 });
-    expect(sidecar.getConnectedPlayers()).toEqual(['1', '2']);
-    expect(sidecar.isPlayerConnected('2')).toBe(true);
+    await expect(sidecar.getConnectedPlayers()).resolves.toEqual(['1', '2']);
+    await expect(sidecar.isPlayerConnected('2')).resolves.toBe(true);
     expect(await sidecar.playerDisconnect('1')).toBe(true);
     expect(await sidecar.playerDisconnect('1')).toBe(false);
-    expect(sidecar.getPlayerCount()).toBe(1);
+    await expect(sidecar.getPlayerCount()).resolves.toBe(1);
   });
 });
 
 describe('feature gates', () => {
   it('answers gated calls with "<Gate> not enabled" when the gate is off (the default)', async () => {
     const { sidecar } = await setup({ gates: '' });
-    expect(() => sidecar.getCounter('rooms')).toThrow('CountsAndLists not enabled');
+    await expect(sidecar.getCounter('rooms')).rejects.toThrow('CountsAndLists not enabled');
     await expect(sidecar.playerConnect('1')).rejects.toMatchObject({ code: 2, message: 'PlayerTracking not enabled' });
-    const gs = sidecar.getGameServer();
+    const gs = await sidecar.getGameServer();
     expect(gs.status.counters).toEqual({});
     expect(gs.status.lists).toEqual({});
     expect(gs.status.players).toBeNull();

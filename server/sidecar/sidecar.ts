@@ -1,4 +1,4 @@
-import { type Observable, concat, map, of, takeWhile } from 'rxjs';
+import { Observable, type Subscription, map, takeWhile } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import {
   type CounterStatus,
@@ -87,24 +87,42 @@ export class Sidecar {
 
   // -- configuration -----------------------------------------------------------------------------
 
-  getGameServer(): SdkGameServer {
-    const gs = this.current();
+  /** The GameServer as committed: never a state a crash could take back. */
+  getGameServer(): Promise<SdkGameServer> {
     this.recorder?.record('gameserver');
-    return toSdkGameServer(gs, this.cluster.gates);
+    return this.cluster.readCommitted(() => toSdkGameServer(this.current(), this.cluster.gates));
   }
 
-  /** The current GameServer, then one message per committed change, until it is deleted. */
+  /** The committed GameServer, then one message per committed change, until it is deleted. */
   watchGameServer(): Observable<SdkGameServer> {
-    const gs = this.current();
+    this.current();
     this.recorder?.record('watch');
     const gates = this.cluster.gates;
-    return concat(
-      of(toSdkGameServer(gs, gates)),
-      this.cluster.watchGameServer(this.namespace, this.name).pipe(
-        takeWhile((change) => change.object !== undefined),
-        map((change) => toSdkGameServer(change.object!, gates)),
-      ),
-    );
+    return new Observable<SdkGameServer>((subscriber) => {
+      let changes: Subscription | undefined;
+      let closed = false;
+      // The first message and the subscription to what follows are taken at one durable moment:
+      // nothing uncommitted is shown, and no change falls between them.
+      this.cluster
+        .readCommitted(() => {
+          if (closed) return;
+          const gs = this.cluster.gameServers.get(this.namespace, this.name);
+          if (!gs) return subscriber.complete();
+          subscriber.next(toSdkGameServer(gs, gates));
+          changes = this.cluster
+            .watchGameServer(this.namespace, this.name)
+            .pipe(
+              takeWhile((change) => change.object !== undefined),
+              map((change) => toSdkGameServer(change.object!, gates)),
+            )
+            .subscribe(subscriber);
+        })
+        .catch((error: unknown) => subscriber.error(error));
+      return () => {
+        closed = true;
+        changes?.unsubscribe();
+      };
+    });
   }
 
   // -- metadata ----------------------------------------------------------------------------------
@@ -140,11 +158,13 @@ export class Sidecar {
 
   // -- counters ----------------------------------------------------------------------------------
 
-  getCounter(name: string): Counter {
-    this.requireGate('CountsAndLists');
-    this.recorder?.record('getcounter');
-    const counter = this.counter(name);
-    return { name, count: counter.count, capacity: counter.capacity };
+  getCounter(name: string): Promise<Counter> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('CountsAndLists');
+      this.recorder?.record('getcounter');
+      const counter = this.counter(name);
+      return { name, count: counter.count, capacity: counter.capacity };
+    });
   }
 
   /**
@@ -183,10 +203,12 @@ export class Sidecar {
 
   // -- lists -------------------------------------------------------------------------------------
 
-  getList(name: string): List {
-    this.requireGate('CountsAndLists');
-    this.recorder?.record('getlist');
-    return { name, ...copyList(this.list(name)) };
+  getList(name: string): Promise<List> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('CountsAndLists');
+      this.recorder?.record('getlist');
+      return { name, ...copyList(this.list(name)) };
+    });
   }
 
   /**
@@ -269,29 +291,37 @@ export class Sidecar {
     if (players.capacity !== capacity) await this.setPlayers({ ...players, capacity });
   }
 
-  getPlayerCapacity(): number {
-    this.requireGate('PlayerTracking');
-    this.recorder?.record('getplayercapacity');
-    return this.players().capacity;
+  getPlayerCapacity(): Promise<number> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('PlayerTracking');
+      this.recorder?.record('getplayercapacity');
+      return this.players().capacity;
+    });
   }
 
-  getPlayerCount(): number {
-    this.requireGate('PlayerTracking');
-    this.recorder?.record('getplayercount');
-    return this.players().ids.length;
+  getPlayerCount(): Promise<number> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('PlayerTracking');
+      this.recorder?.record('getplayercount');
+      return this.players().ids.length;
+    });
   }
 
-  isPlayerConnected(playerId: string): boolean {
-    this.requireGate('PlayerTracking');
-    const ids = this.players().ids;
-    if (playerId === ids.join(',')) this.recorder?.record('isplayerconnected');
-    return ids.includes(playerId);
+  isPlayerConnected(playerId: string): Promise<boolean> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('PlayerTracking');
+      const ids = this.players().ids;
+      if (playerId === ids.join(',')) this.recorder?.record('isplayerconnected');
+      return ids.includes(playerId);
+    });
   }
 
-  getConnectedPlayers(): string[] {
-    this.requireGate('PlayerTracking');
-    this.recorder?.record('getconnectedplayers');
-    return [...this.players().ids];
+  getConnectedPlayers(): Promise<string[]> {
+    return this.cluster.readCommitted(() => {
+      this.requireGate('PlayerTracking');
+      this.recorder?.record('getconnectedplayers');
+      return [...this.players().ids];
+    });
   }
 
   // -- helpers -----------------------------------------------------------------------------------

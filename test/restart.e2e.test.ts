@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { killAll, startSidecar } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { call, getGameServer } from './helpers/sidecar-http.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * Restarts on the same log, as a user meets them: `fleetsim serve --db FILE` killed and started
+ * again must hand out uids and names no earlier start handed out (deletion cascades by owner
+ * uid), and `fleetsim sidecar` keeps a log only when `--db` names one, as `sdk-server --local`
+ * forgets everything.
+ */
+
+const dirs: string[] = [];
+afterEach(() => killAll());
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-restart-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const NS = '/apis/agones.dev/v1/namespaces/default';
+
+function fleet(name: string) {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'Fleet',
+    metadata: { name },
+    spec: {
+      replicas: 3,
+      template: { spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'gs', image: 'game' }] } } } },
+    },
+  };
+}
+
+interface Listed {
+  items: Array<{ metadata: { name: string; uid: string; labels?: Record<string, string> } }>;
+}
+
+async function list(server: ServeProcess, path: string): Promise<Listed['items']> {
+  const res = await apiRequest(server.baseUrl, 'GET', path);
+  expect(res.status).toBe(200);
+  return (res.json as Listed).items;
+}
+
+const gameServersOf = async (server: ServeProcess, fleetName: string) =>
+  (await list(server, `${NS}/gameservers`)).filter((gs) => gs.metadata.labels?.['agones.dev/fleet'] === fleetName);
+
+describe('fleetsim serve restarted on its log', () => {
+  it('gives objects created after a restart uids and names no earlier object had', async () => {
+    const db = join(tempDir(), 'fleetsim.db');
+    // No nodes: the GameServers stay Pending, and nothing but creations draws from the generator.
+    const args = ['--db', db, '--no-default-fleet', '--nodes', '0', '--seed', '5'];
+    let server = await startServe(args);
+    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleet('first') })).status).toBe(201);
+    await waitFor(async () => (await gameServersOf(server, 'first')).length === 3, { what: 'three GameServers of the first fleet' });
+    await server.process.kill('SIGKILL');
+
+    server = await startServe(args);
+    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleet('second') })).status).toBe(201);
+    await waitFor(async () => (await gameServersOf(server, 'second')).length === 3, { what: 'three GameServers of the second fleet' });
+
+    const everything = [
+      ...(await list(server, '/api/v1/nodes')),
+      ...(await list(server, `${NS}/fleets`)),
+      ...(await list(server, `${NS}/gameserversets`)),
+      ...(await list(server, `${NS}/gameservers`)),
+    ];
+    const uids = everything.map((o) => o.metadata.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+    const names = (await list(server, `${NS}/gameservers`)).map((o) => o.metadata.name);
+    expect(new Set(names).size).toBe(names.length);
+
+    // Deleting the new fleet cascades to its own objects only.
+    expect((await apiRequest(server.baseUrl, 'DELETE', `${NS}/fleets/second`)).status).toBe(200);
+    await waitFor(async () => (await gameServersOf(server, 'second')).length === 0, { what: 'the second fleet gone' });
+    expect(await gameServersOf(server, 'first')).toHaveLength(3);
+  });
+});
+
+describe('fleetsim sidecar and its log', () => {
+  const setLabel = (baseUrl: string) => call(baseUrl, 'PUT', '/metadata/label', JSON.stringify({ key: 'kept', value: 'yes' }));
+
+  it('starts fresh every time without --db', async () => {
+    const first = await startSidecar([]);
+    expect(first.log).toBe(':memory:');
+    expect((await setLabel(first.baseUrl)).status).toBe(200);
+    expect((await getGameServer(first.baseUrl)).object_meta.labels['agones.dev/sdk-kept']).toBe('yes');
+    await first.process.kill('SIGTERM');
+
+    const second = await startSidecar([]);
+    expect((await getGameServer(second.baseUrl)).object_meta.labels['agones.dev/sdk-kept']).toBeUndefined();
+  });
+
+  it('keeps its state across restarts with --db FILE', async () => {
+    const db = join(tempDir(), 'sidecar.db');
+    const first = await startSidecar(['--db', db]);
+    expect((await setLabel(first.baseUrl)).status).toBe(200);
+    await first.process.kill('SIGTERM');
+
+    const second = await startSidecar(['--db', db]);
+    expect((await getGameServer(second.baseUrl)).object_meta.labels['agones.dev/sdk-kept']).toBe('yes');
+  });
+});

@@ -43,7 +43,13 @@ const FLAGS: FlagSpec[] = [
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
-export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${flagsHelp(FLAGS)}`;
+const SECURITY_NOTE = [
+  'The API has no authentication. It binds loopback by default, answers only requests whose Host is an IP',
+  "address, localhost, this machine's name, --host or in --allowed-hosts (against DNS rebinding), and refuses",
+  'writes and WebSocket upgrades a web page of another origin sends (Origin, Sec-Fetch-Site). See the README, Security.',
+].join('\n');
+
+export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);

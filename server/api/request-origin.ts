@@ -124,8 +124,8 @@ export class RequestOriginGuard {
     }
     if (!upgrade && SAFE_METHODS.has(req.method ?? 'GET')) return undefined;
     const origin = req.headers.origin;
-    const what = upgrade ? 'a WebSocket' : `a cross-origin ${req.method ?? ''} request`;
     if (origin !== undefined && !this.isOwnOrigin(origin, host)) {
+      const what = upgrade ? 'a WebSocket' : `a cross-origin ${req.method ?? ''} request`;
       const own = host === undefined ? 'unknown: the request has no Host' : `${this.options.scheme}://${host}`;
       return `fleetsim refuses ${what} from ${origin}: the local API has no authentication, so it does not act on what a web page from another origin sends (this server's origin is ${own})`;
     }

@@ -27,7 +27,11 @@ const FLAGS: FlagSpec[] = [
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
-export const SIDECAR_USAGE = `fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n${flagsHelp(FLAGS)}`;
+export const SIDECAR_USAGE =
+  "fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n" +
+  'The HTTP port has no authentication: it answers only requests whose Host is an IP address, localhost, this\n' +
+  "machine's name, --address or in --allowed-hosts, and refuses writes and WebSocket upgrades from web pages of\n" +
+  `another origin. See the README, Security.\n\n${flagsHelp(FLAGS)}`;
 
 export async function sidecarCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);

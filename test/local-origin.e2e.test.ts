@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { hostname } from 'node:os';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, createTestCertificates } from './helpers/certs.js';
@@ -236,6 +237,18 @@ describe('fleetsim serve --allowed-hosts', () => {
       await any.process.kill('SIGTERM');
     }
   }, 40_000);
+
+  it('bound to all interfaces, it answers IP addresses and this machine\'s name, not other names', async () => {
+    const serve = await startServe([...DEFAULT_SERVE_ARGS, '--host', '0.0.0.0']);
+    try {
+      for (const host of [`127.0.0.1:${serve.port}`, `192.0.2.7:${serve.port}`, `${hostname()}:${serve.port}`, 'localhost']) {
+        expect((await raw(serve.port, 'GET', FLEETS, { host })).status, host).toBe(200);
+      }
+      expectForbiddenStatus(await raw(serve.port, 'GET', FLEETS, { host: `host.docker.internal:${serve.port}` }), '--allowed-hosts host.docker.internal');
+    } finally {
+      await serve.process.kill('SIGTERM');
+    }
+  }, 30_000);
 
   it('refuses an entry that is not a host name, and --help documents the flags', async () => {
     const bad = await runCli(['serve', '--db', ':memory:', '--port', '0', '--allowed-hosts', 'http://evil.example']);

@@ -20,9 +20,10 @@ import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import { Allocator, type AllocatorModel } from './allocation/allocator.js';
 import { AllocationService } from './allocation/allocation-service.js';
 import { allocationRoutes } from './api/allocation-routes.js';
+import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 // -- multi-cluster allocation and the allocator's TLS listener (server/allocation/multi-cluster.ts, server/api/allocator-tls.ts)
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
-import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, startAllocatorTls } from './api/allocator-tls.js';
+import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator-tls.js';
 // -- end multi-cluster / allocator TLS
 
 export interface ServeOptions {
@@ -40,8 +41,11 @@ export interface ServeOptions {
   /** Start a small default fleet when the log is empty and no manifest is given. */
   defaultFleet: boolean;
   allocatorModel?: AllocatorModel;
+  /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's (server/api/request-origin.ts). */
+  allowedHosts?: string[];
   // -- allocator TLS: `POST /gameserverallocation` also on its own HTTPS port (mutual TLS with a client CA)
-  allocatorTls?: { material: AllocatorTlsMaterial; port: number };
+  // With a client CA, the plain port refuses allocation unless `plainAllowed` (--allocator-plain-allowed).
+  allocatorTls?: { material: AllocatorTlsMaterial; port: number; plainAllowed?: boolean };
   // -- end allocator TLS
 }
 
@@ -107,11 +111,17 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.use(resourceApi(this.cluster, this.service));
-    const allocation = allocationRoutes(this.allocations, { resourceApi: true });
-    this.httpServer = createServer((req, res) => {
-      if (!allocation(req, res)) app(req, res);
-    });
+    const allocation = allocationRoutes(this.allocations, { resourceApi: true, refusal: this.plainAllocationRefusal() });
+    // The sidecar and the allocator answer in Agones's gateway format, the rest as the API server does.
+    const errorFormat = (path: string): ErrorFormat => (/^\/(sdk|gameserverallocation)(\/|$)/i.test(path) ? 'gateway' : 'status');
+    const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat });
+    this.httpServer = createServer(
+      guard.requests((req, res) => {
+        if (!allocation(req, res)) app(req, res);
+      }),
+    );
     this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams);
+    guard.upgrades(this.httpServer);
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
@@ -119,13 +129,35 @@ export class FleetsimServer {
     const address = this.httpServer.address();
     // -- allocator TLS
     if (this.options.allocatorTls) {
-      this.allocatorTls = await startAllocatorTls(allocatorApp(this.allocations), this.options.allocatorTls.material, {
-        port: this.options.allocatorTls.port,
-        host: this.options.host,
+      const { material, port } = this.options.allocatorTls;
+      const tlsGuard = new RequestOriginGuard({
+        scheme: 'https',
+        listenHost: this.options.host,
+        allowedHosts: this.options.allowedHosts,
+        ownNames: certificateNames(material.cert),
+        errorFormat: () => 'gateway',
       });
+      this.allocatorTls = await startAllocatorTls(tlsGuard.requests(allocatorApp(this.allocations)), material, { port, host: this.options.host });
     }
     // -- end allocator TLS
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocatorTls?.port };
+  }
+
+  /**
+   * When the allocator asks for client certificates, allocating on the plain port without one
+   * would go round them: refused, unless --allocator-plain-allowed.
+   */
+  private plainAllocationRefusal(): (() => string) | undefined {
+    const tls = this.options.allocatorTls;
+    if (!tls?.material.clientCa || tls.plainAllowed) return undefined;
+    return () => {
+      const host = this.options.host && this.options.host !== '0.0.0.0' && this.options.host !== '::' ? this.options.host : 'localhost';
+      const where = `https://${host.includes(':') ? `[${host}]` : host}:${this.allocatorTls?.port ?? tls.port}/gameserverallocation`;
+      return (
+        `allocation is not served on this port: the allocator requires client certificates (--allocator-client-ca); ` +
+        `allocate at ${where} with a client certificate, or start fleetsim serve with --allocator-plain-allowed to allow it here too`
+      );
+    };
   }
 
   /** On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`. */

@@ -14,6 +14,11 @@ export interface AllocationRoutesOptions {
   resourceApi?: boolean;
   /** HTTP status for UnAllocated (Agones's --http-unallocated-status-code, 429 by default). */
   unallocatedStatus?: number;
+  /**
+   * Refuse allocation here (403, in each route's format) with this message: the allocator asks
+   * for client certificates on its TLS port, and this listener has none to check.
+   */
+  refusal?: () => string;
 }
 
 /** Takes the request when it is one of its routes; false hands it on (to Express). */
@@ -110,13 +115,15 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     const { path, query } = splitUrl(req.url);
     if (ALLOCATOR_PATH.test(path)) {
       if (req.method !== 'POST') sendSdkError(res, new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
+      else if (options.refusal) sendSdkError(res, new SdkError(GrpcCode.PERMISSION_DENIED, options.refusal()));
       else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
       return true;
     }
     if (!options.resourceApi || req.method !== 'POST') return false;
     const match = RESOURCE_API_PATH.exec(path);
     if (!match) return false;
-    resourceApi(req, res, match[1], query).catch((error: unknown) => sendApiError(res, error));
+    if (options.refusal) sendApiError(res, apiErrors.forbidden(options.refusal()));
+    else resourceApi(req, res, match[1], query).catch((error: unknown) => sendApiError(res, error));
     return true;
   };
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import { type Server, createServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { allocationRoutes } from './allocation-routes.js';
@@ -67,6 +68,15 @@ export function readAllocatorTls(files: AllocatorTlsFiles): AllocatorTlsMaterial
   };
   if (files.clientCaFile) material.clientCa = readPem(files.clientCaFile, 'client CA', CERTIFICATE);
   return material;
+}
+
+/** The DNS names the (first) certificate of `cert` is issued for: the names clients reach the allocator by. */
+export function certificateNames(cert: string): string[] {
+  const altNames = new X509Certificate(cert).subjectAltName ?? '';
+  return altNames
+    .split(', ')
+    .filter((entry) => entry.startsWith('DNS:'))
+    .map((entry) => entry.slice(4));
 }
 
 /** Why a client's handshake failed, in Agones's words where it has some. */

@@ -2,13 +2,21 @@ import { parseFeatureGates } from '../features.js';
 import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+import { parseAllowedHosts } from '../api/request-origin.js';
 // -- allocator TLS
 import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';
 // -- end allocator TLS
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
-  { name: 'host', env: 'FLEETSIM_HOST', type: 'string', default: '127.0.0.1', help: 'bind address' },
+  { name: 'host', env: 'FLEETSIM_HOST', type: 'string', default: '127.0.0.1', help: 'bind address ("" or 0.0.0.0 = all interfaces; the API has no authentication)' },
+  {
+    name: 'allowed-hosts',
+    env: 'FLEETSIM_ALLOWED_HOSTS',
+    type: 'string',
+    default: '',
+    help: 'Host names answered besides IP addresses, localhost, this machine\'s name and --host (comma-separated; .example.com for a domain, * for any): a guard against DNS rebinding',
+  },
   { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: 'data/fleetsim.db', help: 'event log file (":memory:" for none)' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
@@ -24,12 +32,24 @@ const FLAGS: FlagSpec[] = [
   { name: 'allocator-tls-key', type: 'string', help: 'PEM private key of --allocator-tls-cert' },
   { name: 'allocator-client-ca', type: 'string', help: 'PEM CA bundle: require client certificates it signed (mutual TLS)' },
   { name: 'allocator-port', type: 'number', default: DEFAULT_ALLOCATOR_TLS_PORT, help: 'HTTPS port of the allocator (with --allocator-tls-cert)' },
+  {
+    name: 'allocator-plain-allowed',
+    type: 'boolean',
+    default: false,
+    help: 'with --allocator-client-ca, still allocate without a certificate on --port (refused by default)',
+  },
   // -- end allocator TLS
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
-export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${flagsHelp(FLAGS)}`;
+const SECURITY_NOTE = [
+  'The API has no authentication. It binds loopback by default, answers only requests whose Host is an IP',
+  "address, localhost, this machine's name, --host or in --allowed-hosts (against DNS rebinding), and refuses",
+  'writes and WebSocket upgrades a web page of another origin sends (Origin, Sec-Fetch-Site). See the README, Security.',
+].join('\n');
+
+export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
@@ -51,17 +71,27 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const clientCa = values['allocator-client-ca'] ? String(values['allocator-client-ca']) : undefined;
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new FlagError('--allocator-tls-cert and --allocator-tls-key go together');
   if (clientCa !== undefined && tlsCert === undefined) throw new FlagError('--allocator-client-ca needs --allocator-tls-cert and --allocator-tls-key');
+  const plainAllowed = Boolean(values['allocator-plain-allowed']);
+  if (plainAllowed && clientCa === undefined) {
+    throw new FlagError('--allocator-plain-allowed goes with --allocator-client-ca (without client certificates, allocation is served on --port anyway)');
+  }
   const allocatorPort = Number(values['allocator-port']);
   if (!Number.isInteger(allocatorPort) || allocatorPort < 0 || allocatorPort > 65535) throw new FlagError('--allocator-port must be a port number');
-  let allocatorTls: { material: ReturnType<typeof readAllocatorTls>; port: number } | undefined;
+  let allocatorTls: { material: ReturnType<typeof readAllocatorTls>; port: number; plainAllowed: boolean } | undefined;
   if (tlsCert !== undefined && tlsKey !== undefined) {
     try {
-      allocatorTls = { material: readAllocatorTls({ certFile: tlsCert, keyFile: tlsKey, clientCaFile: clientCa }), port: allocatorPort };
+      allocatorTls = { material: readAllocatorTls({ certFile: tlsCert, keyFile: tlsKey, clientCaFile: clientCa }), port: allocatorPort, plainAllowed };
     } catch (error) {
       throw new FlagError((error as Error).message);
     }
   }
   // -- end allocator TLS
+  let allowedHosts: string[];
+  try {
+    allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
+  } catch (error) {
+    throw new FlagError((error as Error).message);
+  }
   const server = new FleetsimServer({
     port: Number(values.port),
     host: String(values.host) || undefined,
@@ -77,6 +107,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     defaultFleet: !values['no-default-fleet'],
     allocatorModel,
     allocatorTls,
+    allowedHosts,
   });
   const { port, applied, allocatorPort: tlsPort } = await server.start();
   const host = String(values.host) || '0.0.0.0';

@@ -1,7 +1,8 @@
 import { parseFeatureGates } from '../features.js';
 import { formatVerdict } from '../sidecar/conformance.js';
 import { StandaloneSidecar } from '../sidecar/standalone.js';
-import { type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+import { parseAllowedHosts } from '../api/request-origin.js';
+import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'local', env: 'LOCAL', type: 'boolean', default: false, help: 'local mode (the only mode: there is no cluster to join)' },
@@ -11,6 +12,13 @@ const FLAGS: FlagSpec[] = [
   { name: 'timeout', env: 'TIMEOUT', type: 'number', default: 0, help: 'seconds until the sidecar stops (0 = never)' },
   { name: 'delay', env: 'DELAY', type: 'number', default: 0, help: 'seconds to wait before listening' },
   { name: 'address', env: 'ADDRESS', type: 'string', default: 'localhost', help: 'bind address ("" = all interfaces)' },
+  {
+    name: 'allowed-hosts',
+    env: 'FLEETSIM_ALLOWED_HOSTS',
+    type: 'string',
+    default: '',
+    help: 'Host names the HTTP port answers besides IP addresses, localhost, this machine\'s name and --address (comma-separated; .example.com for a domain, * for any): a guard against DNS rebinding',
+  },
   { name: 'grpc-port', env: 'GRPC_PORT', type: 'number', default: 9357, help: 'gRPC port' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'number', default: 9358, help: 'HTTP (REST + WebSocket) port' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
@@ -19,7 +27,11 @@ const FLAGS: FlagSpec[] = [
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
-export const SIDECAR_USAGE = `fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n${flagsHelp(FLAGS)}`;
+export const SIDECAR_USAGE =
+  "fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n" +
+  'The HTTP port has no authentication: it answers only requests whose Host is an IP address, localhost, this\n' +
+  "machine's name, --address or in --allowed-hosts, and refuses writes and WebSocket upgrades from web pages of\n" +
+  `another origin. See the README, Security.\n\n${flagsHelp(FLAGS)}`;
 
 export async function sidecarCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
@@ -33,6 +45,12 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
   // sdk-server --local forgets everything when it stops: a log is kept only when asked for.
   const db = String(values.db) || ':memory:';
+  let allowedHosts: string[];
+  try {
+    allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
+  } catch (error) {
+    throw new FlagError((error as Error).message);
+  }
   const delay = Number(values.delay);
   if (delay > 0) await new Promise((r) => setTimeout(r, delay * 1000));
 
@@ -45,6 +63,7 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
     file: String(values.file) || undefined,
     expected,
     seed: Number(values.seed),
+    allowedHosts,
   });
   const ports = await sidecar.start();
   const host = String(values.address) || '0.0.0.0';

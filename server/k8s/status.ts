@@ -46,6 +46,7 @@ export const apiErrors = {
     ),
   invalid: (kind: string, group: string, name: string, errors: FieldError[]) => new ApiError(invalidStatus(kind, group, name, errors) as K8sStatus),
   badRequest: (message: string) => status(400, 'BadRequest', message),
+  forbidden: (message: string) => status(403, 'Forbidden', message),
   methodNotAllowed: (message = 'the server does not allow this method on the requested resource') =>
     status(405, 'MethodNotAllowed', message),
   unsupportedMediaType: (contentType: string) =>

@@ -9,6 +9,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { gameServerEvent } from '../kinds/gameserver.js';
 import { Cluster } from '../runtime/cluster.js';
 import { StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from '../api/sidecar-http.js';
+import { RequestOriginGuard } from '../api/request-origin.js';
 import { type SidecarGrpcServer, startSidecarGrpc } from '../grpc/sidecar-grpc.js';
 import { ConformanceRecorder, type Verdict } from './conformance.js';
 import { defaultLocalGameServer, gameServerFromManifest } from './local-gameserver.js';
@@ -24,6 +25,8 @@ export interface StandaloneSidecarOptions {
   /** Expected request names: conformance mode. */
   expected?: string[];
   seed?: number;
+  /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's. */
+  allowedHosts?: string[];
 }
 
 /**
@@ -78,8 +81,10 @@ export class StandaloneSidecar {
     const app = express();
     app.disable('x-powered-by');
     app.use(...sidecarHttpHandler(resolve, this.streams));
-    this.httpServer = createServer(app);
+    const guard = new RequestOriginGuard({ scheme: 'http', listenHost: options.address, allowedHosts: options.allowedHosts, errorFormat: () => 'gateway' });
+    this.httpServer = createServer(guard.requests(app));
     this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
+    guard.upgrades(this.httpServer);
     const host = options.address === '' ? undefined : options.address;
     await new Promise<void>((done, fail) => {
       this.httpServer!.once('error', fail);

@@ -36,6 +36,7 @@ const SIDECAR_ENV = [
   'FEATURE_GATES',
   'FLEETSIM_DB',
   'FLEETSIM_SEED',
+  'FLEETSIM_ALLOWED_HOSTS',
 ];
 
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

@@ -348,10 +348,11 @@ export const COMMAND_TYPES = [...new Set([...TABLE.values()].flatMap((s) => [...
 
 /** Next health deadline: the failureThreshold-th check after the last ping that finds it stale. */
 export function healthDeadline(health: Health, healthStartedAt: number, lastPingAt: number): number {
-  const period = health.periodSeconds * 1000;
-  const firstCheck = healthStartedAt + health.initialDelaySeconds * 1000;
+  // Only a GameServer with health checking on is watched, and its defaults set every number.
+  const period = (health.periodSeconds ?? 0) * 1000;
+  const firstCheck = healthStartedAt + (health.initialDelaySeconds ?? 0) * 1000;
   // A check at time t fails when lastPing + period < t (strictly), as the sidecar's loop does.
   const staleAfter = lastPingAt + period;
   const firstFailing = staleAfter < firstCheck ? 0 : Math.floor((staleAfter - firstCheck) / period) + 1;
-  return firstCheck + (firstFailing + health.failureThreshold - 1) * period;
+  return firstCheck + (firstFailing + (health.failureThreshold ?? 0) - 1) * period;
 }

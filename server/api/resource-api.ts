@@ -9,7 +9,6 @@ import type { Cluster } from '../runtime/cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
-import { mergePatch } from '../resources/patch.js';
 import { parseRequestText } from './request-body.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
 import { openApiRouter } from './openapi.js';
@@ -158,10 +157,8 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
     if (!definition.subresources.status) throw apiErrors.pathNotFound();
     if (method === 'GET') return sendJson(res, 200, service.get(definition, namespace, name!));
     if (method === 'PUT' || method === 'PATCH') {
-      const current = service.get(definition, namespace, name!);
-      const body = parseBody(req);
-      const status = method === 'PUT' ? (body as Resource).status : (mergePatch(current, body) as Resource).status;
-      return sendJson(res, 200, await service.updateStatus(definition, namespace, name!, status));
+      const contentType = method === 'PATCH' ? (req.headers['content-type'] ?? '') : undefined;
+      return sendJson(res, 200, await service.writeStatus(definition, namespace, name!, parseBody(req), contentType, writeOptions(req)));
     }
     throw apiErrors.methodNotAllowed();
   }

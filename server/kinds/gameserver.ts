@@ -52,11 +52,15 @@ export interface GameServerPort {
   protocol: Protocol;
 }
 
+/**
+ * With health checking on, the defaults fill every number. With it off Agones defaults nothing,
+ * and a number left unset is absent (Go's zero value, which the schema's bounds would refuse).
+ */
 export interface Health {
   disabled: boolean;
-  periodSeconds: number;
-  failureThreshold: number;
-  initialDelaySeconds: number;
+  periodSeconds?: number;
+  failureThreshold?: number;
+  initialDelaySeconds?: number;
 }
 
 export interface CounterStatus {
@@ -441,9 +445,9 @@ export function toSdkGameServer(gs: GameServer, gates: FeatureGates): SdkGameSer
     spec: {
       health: {
         disabled: spec.health.disabled,
-        period_seconds: spec.health.periodSeconds,
-        failure_threshold: spec.health.failureThreshold,
-        initial_delay_seconds: spec.health.initialDelaySeconds,
+        period_seconds: spec.health.periodSeconds ?? 0,
+        failure_threshold: spec.health.failureThreshold ?? 0,
+        initial_delay_seconds: spec.health.initialDelaySeconds ?? 0,
       },
     },
     status: {

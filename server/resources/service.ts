@@ -11,7 +11,7 @@ import type { Cluster } from '../runtime/cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from './selectors.js';
 import { jsonPatch, mergePatch } from './patch.js';
-import { isJsonObject } from '../kinds/rules/common.js';
+import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/rules/common.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -25,14 +25,17 @@ export interface WriteOptions {
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
 const MAX_NAME = 63;
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /**
  * The resource API's command handler: decides what a create, update, patch or delete means
  * (defaults, validation, optimistic concurrency, cascading deletes) and commits the events.
  * Adapters (HTTP, in-process callers) only parse and encode.
+ *
+ * Every write goes through the admission chain of a real API server running Agones's webhooks:
+ * decode (kind, unknown fields, types: what decoding into Go types refuses), mutate (the kind's
+ * defaults), then the schema's remaining rules (enums, bounds, required) and validation (object
+ * metadata, the kind's rules) on the object as it would be stored. Defaulting before the schema
+ * is what lets a client built on Agones's Go types send `scheduling: ""`. A write that changes
+ * nothing is answered with the object as it is, and nothing is appended.
  */
 export class ResourceService {
   constructor(private readonly cluster: Cluster) {}
@@ -67,7 +70,7 @@ export class ResourceService {
     taken?: ReadonlySet<string>,
   ): { object: Resource; event: NewEvent } {
     this.requireVerb(definition, 'create');
-    const input = this.checkBody(definition, body, options);
+    const input = this.decode(definition, body, options);
     const ns = definition.namespaced ? namespace : '';
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (definition.namespaced && metadata.namespace && metadata.namespace !== ns) {
@@ -108,6 +111,7 @@ export class ResourceService {
     delete object.metadata.deletionTimestamp;
     if (definition.subresources.status) delete object.status;
     if (definition.defaults) object = definition.defaults(object, this.context);
+    this.checkRules(definition, object);
     this.validate(definition, object);
     const event =
       definition.kind === GAMESERVER_KIND
@@ -164,7 +168,7 @@ export class ResourceService {
   async update(definition: KindDefinition, namespace: string, name: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
     this.requireVerb(definition, 'update');
     const current = this.get(definition, namespace, name);
-    const input = this.checkBody(definition, body, options);
+    const input = this.decode(definition, body, options);
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (metadata.name !== undefined && metadata.name !== name) {
       throw apiErrors.badRequest(`the name of the object (${metadata.name}) does not match the name on the URL (${name})`);
@@ -196,7 +200,7 @@ export class ResourceService {
     if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
     }
-    const input = this.checkBody(definition, patched, options);
+    const input = this.decode(definition, patched, options);
     return this.replace(definition, current, input, options);
   }
 
@@ -249,7 +253,47 @@ export class ResourceService {
     return this.getScale(definition, namespace, name);
   }
 
-  /** Writes the status subresource (controllers' own status, e.g. FleetAutoscaler). */
+  /**
+   * The status subresource as clients write it: PUT (`contentType` undefined) or PATCH of the whole
+   * object, of which only the status is taken. Decoded and validated like any write, and guarded by
+   * `metadata.resourceVersion` (required on a PUT, 409 when stale).
+   */
+  async writeStatus(
+    definition: KindDefinition,
+    namespace: string,
+    name: string,
+    body: unknown,
+    contentType: string | undefined,
+    options: WriteOptions = {},
+  ): Promise<Resource> {
+    if (!definition.subresources.status) throw apiErrors.pathNotFound();
+    const current = this.get(definition, namespace, name);
+    const written = contentType === undefined ? body : this.applyPatch(current, body, contentType);
+    const input = this.decode(definition, written, options);
+    const metadata = objectAt(input.metadata) ?? {};
+    if (metadata.name !== undefined && metadata.name !== name) {
+      throw apiErrors.badRequest(`the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`);
+    }
+    if (contentType === undefined && !metadata.resourceVersion) {
+      throw apiErrors.invalid(definition.kind, definition.group, name, [
+        invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+      ]);
+    }
+    if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
+      throw apiErrors.conflict(definition.plural, definition.group, name);
+    }
+    const next: Resource = { ...current, status: input.status };
+    if (jsonEqual(next.status, current.status)) return current;
+    this.checkRules(definition, next);
+    // Fleets and sets fold their status from their GameServers: a valid write has nothing to change.
+    if (options.dryRun || definition.kind === 'Fleet' || definition.kind === 'GameServerSet') {
+      return options.dryRun ? next : current;
+    }
+    await this.cluster.commit([resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status })]);
+    return this.get(definition, namespace, name);
+  }
+
+  /** Writes the status subresource for a controller (its own status, e.g. FleetAutoscaler's). */
   async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown): Promise<Resource> {
     const current = this.get(definition, namespace, name);
     if (definition.kind === 'Fleet' || definition.kind === 'GameServerSet') return current; // derived from the GameServers
@@ -292,7 +336,6 @@ export class ResourceService {
 
   private async replace(definition: KindDefinition, current: Resource, input: Record<string, unknown>, options: WriteOptions): Promise<Resource> {
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
-    const specChanged = !sameJson(input.spec, current.spec);
     let next: Resource = {
       ...input,
       apiVersion: current.apiVersion,
@@ -303,15 +346,19 @@ export class ResourceService {
         annotations: { ...(metadata.annotations ?? {}) },
         ...(metadata.ownerReferences && { ownerReferences: metadata.ownerReferences }),
         ...(metadata.finalizers && { finalizers: metadata.finalizers }),
-        generation: current.metadata.generation + (specChanged ? 1 : 0),
       },
     };
     // Status belongs to controllers: an update of the object leaves it as it was.
     if (current.status !== undefined) next.status = current.status;
     else delete next.status;
     if (definition.defaults) next = definition.defaults(next, this.context, current);
+    // Compared as JSON values, so a body that only orders its keys differently changes nothing.
+    const specChanged = !jsonEqual(next.spec, current.spec);
+    if (specChanged) next = { ...next, metadata: { ...next.metadata, generation: current.metadata.generation + 1 } };
+    // Nothing changed: nothing to validate (the object stands as accepted) and nothing to append.
+    if (jsonEqual(next, current)) return current;
+    this.checkRules(definition, next);
     this.validate(definition, next, current);
-    if (sameJson(next, current)) return current;
     const { namespace, name } = current.metadata;
     const event =
       definition.kind === GAMESERVER_KIND
@@ -341,8 +388,12 @@ export class ResourceService {
     return result;
   }
 
-  /** Checks kind, apiVersion, types and unknown fields (fieldValidation=Strict unless told otherwise). */
-  private checkBody(definition: KindDefinition, body: unknown, options: WriteOptions): Record<string, unknown> {
+  /**
+   * The decoding step: kind, apiVersion, unknown fields (fieldValidation=Strict unless told
+   * otherwise) and value types, which is what decoding into the kind's Go types would refuse
+   * before any webhook runs. The schema's other rules wait until the defaults are applied.
+   */
+  private decode(definition: KindDefinition, body: unknown, options: WriteOptions): Record<string, unknown> {
     if (!isJsonObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
     if (body.kind !== undefined && body.kind !== definition.kind) {
       throw apiErrors.badRequest(`the kind of the object (${String(body.kind)}) does not match the resource (${definition.kind})`);
@@ -357,9 +408,10 @@ export class ResourceService {
       const fields = report.unknown.map((f) => `unknown field "${f}"`).join(', ');
       throw apiErrors.badRequest(`strict decoding error: ${fields}`);
     }
-    if (report.errors.length) {
+    const typeErrors = report.errors.filter((e) => e.type === 'FieldValueTypeInvalid');
+    if (typeErrors.length) {
       const name = isJsonObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
-      throw apiErrors.invalid(definition.kind, definition.group, name, report.errors);
+      throw apiErrors.invalid(definition.kind, definition.group, name, typeErrors);
     }
     if (report.unknown.length === 0) return body;
     // Warn and Ignore: unknown fields are dropped, as the API server prunes them.
@@ -367,8 +419,17 @@ export class ResourceService {
     return pruneUnknown(body, definition.schema) as Record<string, unknown>;
   }
 
+  /** The schema's rules on the object as admission leaves it (after the defaults). */
+  private checkRules(definition: KindDefinition, object: Resource): void {
+    const report: SchemaReport = { unknown: [], errors: [] };
+    checkSchema(object, definition.schema, '', report);
+    if (report.errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, report.errors);
+  }
+
+  /** Validation: the object's metadata, as the API server checks it for every kind, then the kind's rules. */
   private validate(definition: KindDefinition, object: Resource, old?: Resource): void {
-    const errors: FieldError[] = definition.validate ? definition.validate(object, this.context, old) : [];
+    const errors: FieldError[] = validateObjectMeta(object.metadata, 'metadata');
+    if (definition.validate) errors.push(...definition.validate(object, this.context, old));
     if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
   }
 

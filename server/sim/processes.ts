@@ -88,7 +88,7 @@ export class SimulatedProcesses {
   private schedulePing(key: string, gs: GameServer, _process: Process): void {
     // A ping each period keeps every check satisfied (a check fails only when lastPing + period < now).
     // The health monitor reads the cadence at its deadlines rather than taking a timer per ping.
-    const period = gs.spec.health.periodSeconds * 1000;
+    const period = (gs.spec.health.periodSeconds ?? 0) * 1000;
     this.cluster.health.pingEvery(key, this.cluster.clock.now() + period * this.cluster.rng.next(), period);
   }
 

@@ -68,6 +68,70 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Go zero values (clients built on Agones's Go types).
+
+/** A path into a JSON object: property names, `*` for every item of an array or entry of a map. */
+export type FieldPath = readonly string[];
+
+function isZero(value: unknown): boolean {
+  return value === '' || value === 0;
+}
+
+/**
+ * Clients built on Agones's Go types send the fields that have no `omitempty` as their zero value
+ * (`scheduling: ""`, `status.state: ""`, `health.periodSeconds: 0`); Agones's defaulting webhook
+ * reads those as unset. Removes a zero value at each path, so the defaults that follow fill it in;
+ * on an update (`old` given) the value the object already has at that path is kept instead, as the
+ * client never meant to change it. Returns `value` itself when nothing is zero.
+ */
+export function unsetZeroValues(value: Json, paths: readonly FieldPath[], old?: unknown): Json {
+  let out = value;
+  for (const path of paths) out = unsetAt(out, objectAt(old), path, 0) as Json;
+  return out;
+}
+
+function unsetAt(node: unknown, old: unknown, path: FieldPath, depth: number): unknown {
+  const key = path[depth]!;
+  if (key === '*') {
+    if (Array.isArray(node)) {
+      const olds = arrayAt(old);
+      let changed = false;
+      const items = node.map((item, i) => {
+        const next = unsetAt(item, olds?.[i], path, depth + 1);
+        changed ||= next !== item;
+        return next;
+      });
+      return changed ? items : node;
+    }
+    const map = objectAt(node);
+    if (!map) return node;
+    let out: Json | undefined;
+    for (const [name, item] of Object.entries(map)) {
+      const next = unsetAt(item, objectAt(old)?.[name], path, depth + 1);
+      if (next !== item) (out ??= { ...map })[name] = next;
+    }
+    return out ?? node;
+  }
+  const object = objectAt(node);
+  if (!object || !(key in object)) return node;
+  const previous = objectAt(old)?.[key];
+  if (depth === path.length - 1) {
+    if (!isZero(object[key])) return node;
+    const out = { ...object };
+    if (isSet(previous) && !isZero(previous)) out[key] = previous;
+    else delete out[key];
+    return out;
+  }
+  const next = unsetAt(object[key], previous, path, depth + 1);
+  return next === object[key] ? node : { ...object, [key]: next };
+}
+
+/** The same paths below `prefix` (a template's spec inside a set's spec, for example). */
+export function pathsUnder(prefix: FieldPath, paths: readonly FieldPath[]): FieldPath[] {
+  return paths.map((path) => [...prefix, ...path]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Int-or-string values (bufferSize, maxSurge, maxUnavailable).
 
 export type IntOrPercent = { kind: 'int'; value: number } | { kind: 'percent'; text: string; value: number | undefined };

@@ -6,19 +6,21 @@ import {
   ALLOCATION_OVERFLOW_SCHEMA,
   PRIORITIES_SCHEMA,
   SCHEDULING_SCHEMA,
+  type FieldPath,
   defaultPriorities,
   int32,
   intOrString,
   isSet,
   objectAt,
   parseIntOrPercent,
+  unsetZeroValues,
   validateAllocationOverflow,
   validateName,
   validateObjectMeta,
   validatePriorities,
 } from './common.js';
 import { FLEETSIM_AGONES_VERSION, GAMESERVER_TEMPLATE_SCHEMA, SDK_VERSION_ANNOTATION, bodySchema, validateTemplateSpec } from './gameserver.js';
-import { SET_STATUS_FIELDS, defaultTemplate } from './gameserverset.js';
+import { SET_SPEC_ZERO_UNSET, SET_STATUS_FIELDS, defaultTemplate } from './gameserverset.js';
 
 /**
  * Fleet rules (§5.1 of the controllers reference): defaults from the mutating webhook on create
@@ -65,8 +67,11 @@ export const fleetSchema: Schema = bodySchema({
   },
 });
 
+/** A fleet's zero values that mean unset: a set's, and the strategy Agones defaults. */
+const FLEET_SPEC_ZERO_UNSET: readonly FieldPath[] = [...SET_SPEC_ZERO_UNSET, ['strategy', 'type']];
+
 export function defaultFleet(object: Resource, _context: KindContext, old?: Resource): Resource {
-  const spec = { ...(objectAt(object.spec) ?? {}) };
+  const spec = { ...unsetZeroValues(objectAt(object.spec) ?? {}, FLEET_SPEC_ZERO_UNSET, old?.spec) };
   let metadata = object.metadata;
   // The CRD's defaults, on every write.
   if (!isSet(spec.replicas)) spec.replicas = 0;

@@ -90,8 +90,10 @@ describe('defaultGameServer', () => {
     ['zero or negative health values take the defaults', base({ health: { periodSeconds: 0, failureThreshold: -1, initialDelaySeconds: 2 } }), {
       health: { disabled: false, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 2 },
     }],
-    ['disabled health is left alone', base({ health: { disabled: true } }), {
-      health: { disabled: true, periodSeconds: 0, failureThreshold: 0, initialDelaySeconds: 0 },
+    // Nothing is defaulted, and no zero is stored: the schema's failureThreshold minimum is 1.
+    ['disabled health is left alone', base({ health: { disabled: true } }), { health: { disabled: true } }],
+    ['disabled health keeps the numbers given, not zeros', base({ health: { disabled: true, periodSeconds: 7, failureThreshold: 0 } }), {
+      health: { disabled: true, periodSeconds: 7 },
     }],
     ['scheduling given is kept', base({ scheduling: 'Distributed' }), { scheduling: 'Distributed' }],
     ['sdkServer fields are filled one by one', base({ sdkServer: { logLevel: 'Debug', grpcPort: 1000 } }), {

@@ -5,6 +5,7 @@ import { GAMESERVER_STATES, type GameServer, type GameServerPort, type GameServe
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
+  type FieldPath,
   type Json,
   SCHEDULING_SCHEMA,
   TEMPLATE_METADATA_SCHEMA,
@@ -15,7 +16,9 @@ import {
   isJsonObject,
   isSet,
   objectAt,
+  pathsUnder,
   stringAt,
+  unsetZeroValues,
   validateName,
   validateObjectMeta,
 } from './common.js';
@@ -228,10 +231,16 @@ function containersOf(spec: Json, field: 'containers' | 'initContainers' = 'cont
   return (arrayAt(podSpec?.[field]) ?? []).filter(isJsonObject);
 }
 
+const HEALTH_NUMBERS = ['periodSeconds', 'failureThreshold', 'initialDelaySeconds'] as const;
+
 function defaultHealth(health: Partial<Health> | undefined | null): Health {
   const h = health ?? {};
   if (h.disabled) {
-    return { disabled: true, periodSeconds: h.periodSeconds ?? 0, failureThreshold: h.failureThreshold ?? 0, initialDelaySeconds: h.initialDelaySeconds ?? 0 };
+    // Agones defaults nothing when health checking is off: what was given is kept, zeros left out
+    // (a stored zero failureThreshold would fail the schema's minimum of 1).
+    const disabled: Health = { disabled: true };
+    for (const key of HEALTH_NUMBERS) if (isSet(h[key]) && h[key] !== 0) disabled[key] = h[key];
+    return disabled;
   }
   return {
     disabled: false,
@@ -240,6 +249,33 @@ function defaultHealth(health: Partial<Health> | undefined | null): Health {
     initialDelaySeconds: h.initialDelaySeconds && h.initialDelaySeconds > 0 ? h.initialDelaySeconds : 5,
   };
 }
+
+/**
+ * The fields of a GameServer spec whose Go zero value (sent by clients built on Agones's Go types)
+ * means unset: the enums Agones defaults, and numbers the schema bounds at 1 or that are defaulted.
+ */
+export const GAMESERVER_SPEC_ZERO_UNSET: readonly FieldPath[] = [
+  ['container'],
+  ['scheduling'],
+  ['ports', '*', 'portPolicy'],
+  ['ports', '*', 'protocol'],
+  ['ports', '*', 'range'],
+  ['ports', '*', 'container'],
+  ['ports', '*', 'containerPort'],
+  ['ports', '*', 'hostPort'],
+  ...HEALTH_NUMBERS.map((key) => ['health', key]),
+  ['sdkServer', 'logLevel'],
+  ['sdkServer', 'grpcPort'],
+  ['sdkServer', 'httpPort'],
+  ['eviction', 'safe'],
+];
+
+/** A GameServer's own zero values: its spec's and the state Agones defaults from the ports. */
+const GAMESERVER_ZERO_UNSET: readonly FieldPath[] = [
+  ...pathsUnder(['spec'], GAMESERVER_SPEC_ZERO_UNSET),
+  ['status', 'state'],
+  ['status', 'eviction', 'safe'],
+];
 
 /**
  * The CRD defaults of counters and lists (count 0, capacity 1000; list capacity 1000, no values).
@@ -307,7 +343,8 @@ export function defaultGameServerSpec(raw: Json, context: KindContext): GameServ
   return spec;
 }
 
-export function defaultGameServer(object: Resource, context: KindContext, old?: Resource): Resource {
+export function defaultGameServer(input: Resource, context: KindContext, old?: Resource): Resource {
+  const object = unsetZeroValues(input, GAMESERVER_ZERO_UNSET, old) as Resource;
   // Agones defaults a GameServer on create only.
   if (old) return object;
   const spec = defaultGameServerSpec(objectAt(object.spec) ?? {}, context);

@@ -6,17 +6,20 @@ import {
   ALLOCATION_OVERFLOW_SCHEMA,
   PRIORITIES_SCHEMA,
   SCHEDULING_SCHEMA,
+  type FieldPath,
   defaultPriorities,
   int32,
   int64,
   jsonEqual,
   objectAt,
+  pathsUnder,
+  unsetZeroValues,
   validateAllocationOverflow,
   validateName,
   validateObjectMeta,
   validatePriorities,
 } from './common.js';
-import { GAMESERVER_TEMPLATE_SCHEMA, bodySchema, defaultCountersAndLists, validateTemplateSpec } from './gameserver.js';
+import { GAMESERVER_SPEC_ZERO_UNSET, GAMESERVER_TEMPLATE_SCHEMA, bodySchema, defaultCountersAndLists, validateTemplateSpec } from './gameserver.js';
 
 /**
  * GameServerSet rules (§4.1 of the controllers reference). Agones has no mutating webhook for
@@ -68,7 +71,17 @@ export const gameServerSetSchema: Schema = bodySchema({
   },
 });
 
-/** The CRD defaults inside a template: counters and lists of the GameServer spec. */
+/** The zero values of a set's or a fleet's spec that mean unset, its template's included. */
+export const SET_SPEC_ZERO_UNSET: readonly FieldPath[] = [
+  ['scheduling'],
+  ['priorities', '*', 'order'],
+  ...pathsUnder(['template', 'spec'], GAMESERVER_SPEC_ZERO_UNSET),
+];
+
+/**
+ * The CRD defaults inside a template: counters and lists of the GameServer spec. The rest of the
+ * template's spec is stored as given; its GameServers are defaulted when they are created.
+ */
 export function defaultTemplate(template: unknown): unknown {
   const t = objectAt(template);
   const spec = objectAt(t?.spec);
@@ -77,12 +90,12 @@ export function defaultTemplate(template: unknown): unknown {
 }
 
 /** Only the CRD defaults: priorities' order and the template's counters and lists. */
-export function defaultGameServerSet(object: Resource, _context: KindContext, _old?: Resource): Resource {
+export function defaultGameServerSet(object: Resource, _context: KindContext, old?: Resource): Resource {
   const spec = objectAt(object.spec);
   if (!spec) return object;
-  const next = { ...spec };
-  if (spec.priorities !== undefined) next.priorities = defaultPriorities(spec.priorities);
-  if (spec.template !== undefined) next.template = defaultTemplate(spec.template);
+  const next = { ...unsetZeroValues(spec, SET_SPEC_ZERO_UNSET, old?.spec) };
+  if (next.priorities !== undefined) next.priorities = defaultPriorities(next.priorities);
+  if (next.template !== undefined) next.template = defaultTemplate(next.template);
   return { ...object, spec: next };
 }
 

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { unsetZeroValues } from './common.js';
+
+describe('unsetZeroValues', () => {
+  const paths = [['scheduling'], ['ports', '*', 'protocol'], ['counters', '*', 'count'], ['health', 'periodSeconds']];
+
+  it('removes the zero values at the paths, in arrays and maps too, and leaves the rest', () => {
+    const value = {
+      scheduling: '',
+      ports: [{ protocol: '', name: '' }, { protocol: 'TCP' }],
+      counters: { a: { count: 0 } },
+      health: { periodSeconds: 0, disabled: false },
+      other: '',
+    };
+    expect(unsetZeroValues(value, paths)).toEqual({
+      ports: [{ name: '' }, { protocol: 'TCP' }],
+      counters: { a: {} },
+      health: { disabled: false },
+      other: '',
+    });
+    expect(value.scheduling).toBe('');
+  });
+
+  it('on an update keeps the value the object already has at the same path', () => {
+    const old = { scheduling: 'Distributed', ports: [{ protocol: 'TCP' }], health: { periodSeconds: 0 } };
+    expect(unsetZeroValues({ scheduling: '', ports: [{ protocol: '' }, { protocol: '' }], health: { periodSeconds: 0 } }, paths, old)).toEqual({
+      scheduling: 'Distributed',
+      ports: [{ protocol: 'TCP' }, {}],
+      health: {},
+    });
+  });
+
+  it('returns the same object when there is nothing to unset', () => {
+    const value = { scheduling: 'Packed', ports: [{ protocol: 'UDP' }] };
+    expect(unsetZeroValues(value, paths)).toBe(value);
+  });
+});

@@ -160,8 +160,7 @@ export class ResourceService {
   async create(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
     const { object, event } = this.prepareCreate(definition, namespace, body, options);
     if (options.dryRun) return object;
-    await this.cluster.commit([event]);
-    return this.get(definition, object.metadata.namespace, object.metadata.name);
+    return this.cluster.commitAndRead([event], () => this.get(definition, object.metadata.namespace, object.metadata.name));
   }
 
   /** PUT: replaces the object; the body's resourceVersion must be the current one. */
@@ -289,16 +288,16 @@ export class ResourceService {
     if (options.dryRun || definition.kind === 'Fleet' || definition.kind === 'GameServerSet') {
       return options.dryRun ? next : current;
     }
-    await this.cluster.commit([resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status })]);
-    return this.get(definition, namespace, name);
+    const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status });
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
   }
 
   /** Writes the status subresource for a controller (its own status, e.g. FleetAutoscaler's). */
   async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown): Promise<Resource> {
     const current = this.get(definition, namespace, name);
     if (definition.kind === 'Fleet' || definition.kind === 'GameServerSet') return current; // derived from the GameServers
-    await this.cluster.commit([resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status })]);
-    return this.get(definition, namespace, name);
+    const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status });
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
   }
 
   /** Deletes an object and, as Kubernetes's garbage collector would, everything it owns. */
@@ -370,8 +369,7 @@ export class ResourceService {
             object: stripDerivedStatus(definition, next),
           });
     if (options.dryRun) return next;
-    await this.cluster.commit([event]);
-    return this.get(definition, namespace, name);
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
   }
 
   private applyPatch(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {

@@ -8,7 +8,7 @@ import { GameServerSetController } from './controllers/gameserverset-controller.
 import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
-import { resourceApi } from './api/resource-api.js';
+import { apiErrorHandler, resourceApi } from './api/resource-api.js';
 import { type SidecarResolver, StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './runtime/cluster.js';
@@ -107,6 +107,8 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.use(resourceApi(this.cluster, this.service));
+    // Last: any error not answered above is a JSON Status, never Express's HTML page.
+    app.use(apiErrorHandler);
     const allocation = allocationRoutes(this.allocations, { resourceApi: true });
     this.httpServer = createServer((req, res) => {
       if (!allocation(req, res)) app(req, res);

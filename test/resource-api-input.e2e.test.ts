@@ -394,6 +394,12 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect(r.text).not.toMatch(/<html|<pre>|node_modules|\n\s+at /i);
     });
 
+    it("a sidecar path with a bad percent-escape is a 400 in the sidecar's own error format", async () => {
+      const r = await apiRequest(serve.baseUrl, 'GET', '/sdk/%ZZ/x/gameserver');
+      expect(r.status, r.text).toBe(400);
+      expect(r.json).toMatchObject({ code: 3, details: [] });
+    });
+
     it('a request target that is not a URL, and a malformed body on fleetsim\'s own routes, get JSON', async () => {
       for (const head of ['GET //[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'GET /apis/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']) {
         const text = await rawRequest(serve.port, head);

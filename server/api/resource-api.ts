@@ -104,13 +104,21 @@ function selectorOf(req: Request): LabelSelector | undefined {
   return text ? parseLabelSelector(text) : undefined;
 }
 
+/**
+ * Whether an error Express or Node raised is the client's mistake: Express's own 4xx (an
+ * unreadable body, a route parameter with a bad percent-escape) or a URIError from decoding one.
+ */
+export function isClientMistake(error: unknown): boolean {
+  if (error instanceof URIError) return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
 /** A request's error in the resource API's format: a Status, never Express's HTML page. */
 export function apiErrorHandler(error: unknown, _req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) return next(error);
-  const { type, status } = (error ?? {}) as { type?: string; status?: unknown };
-  if (type === 'entity.too.large') return sendError(res, apiErrors.tooLarge(API_BODY_LIMIT));
-  // Express's own 4xx (a path with a bad percent-escape, an unreadable body): the client's mistake.
-  if (!(error instanceof ApiError) && typeof status === 'number' && status >= 400 && status < 500) {
+  if ((error as { type?: unknown } | null)?.type === 'entity.too.large') return sendError(res, apiErrors.tooLarge(API_BODY_LIMIT));
+  if (!(error instanceof ApiError) && isClientMistake(error)) {
     return sendError(res, apiErrors.badRequest(error instanceof Error ? error.message : String(error)));
   }
   sendError(res, error);

@@ -5,6 +5,7 @@ import { ApiError, apiErrors } from '../k8s/status.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
+import { checkBodyMediaType } from './request-options.js';
 
 /** Largest AllocationRequest body read by the allocator endpoint. */
 export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;
@@ -99,6 +100,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
         throw apiErrors.badRequest(`the namespace in the path is not valid percent-encoding: ${encodedNamespace}`);
       }
     }
+    // A body in a format the API does not read (a cross-site form or text/plain post) is a 415.
+    checkBodyMediaType('POST', req.headers['content-type']);
     // Strict and Warn refuse unknown fields in an allocation; Ignore drops them.
     const strict = fieldValidationOf(new URLSearchParams(query).get('fieldValidation') ?? undefined) !== 'Ignore';
     const body = await readBody(req, API_BODY_LIMIT);

@@ -321,7 +321,10 @@ const FIELD_VALIDATION: Parameter = {
 const LIST_PARAMS: Parameter[] = [
   { name: 'fieldSelector', in: 'query', description: 'A selector to restrict the list of returned objects by their fields (metadata.name=NAME).', type: 'string' },
   { name: 'labelSelector', in: 'query', description: 'A selector to restrict the list of returned objects by their labels.', type: 'string' },
-  { name: 'resourceVersion', in: 'query', description: 'For a watch, the resourceVersion to start from.', type: 'string' },
+  { name: 'limit', in: 'query', description: 'The most items a list returns; when more remain, metadata.continue holds the token of the next page.', type: 'integer' },
+  { name: 'continue', in: 'query', description: 'The metadata.continue token of the previous page of a list.', type: 'string' },
+  { name: 'resourceVersion', in: 'query', description: 'For a watch, the resourceVersion to start from; for a list, the resourceVersion it is read at (see resourceVersionMatch).', type: 'string' },
+  { name: 'resourceVersionMatch', in: 'query', description: 'How a list reads resourceVersion: NotOlderThan or Exact. Requires resourceVersion.', type: 'string' },
   { name: 'timeoutSeconds', in: 'query', description: 'Timeout for the watch call.', type: 'integer' },
   { name: 'watch', in: 'query', description: 'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.', type: 'boolean' },
 ];

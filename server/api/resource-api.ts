@@ -10,6 +10,16 @@ import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
 import { parseRequestText } from './request-body.js';
+import {
+  checkBodyMediaType,
+  dryRunOf,
+  encodeContinue,
+  type ListOptions,
+  listOptionsOf,
+  parseResourceVersion,
+  queryText,
+  writeOptionsKind,
+} from './request-options.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
 import { openApiRouter } from './openapi.js';
 import { toTable } from './table.js';
@@ -58,9 +68,9 @@ function parseBody(req: Request): unknown {
   return parseRequestText(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', req.headers['content-type']);
 }
 
-/** The `fieldValidation` query parameter: Strict when absent; anything else than the three is a 400. */
+/** The `fieldValidation` query parameter: Strict when absent or empty; anything else than the three is a 400. */
 export function fieldValidationOf(value: unknown): FieldValidation {
-  const validation = String(value ?? 'Strict');
+  const validation = value === undefined || value === '' ? 'Strict' : String(value);
   if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
     throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
   }
@@ -68,7 +78,11 @@ export function fieldValidationOf(value: unknown): FieldValidation {
 }
 
 function writeOptions(req: Request): WriteOptions {
-  return { dryRun: req.query.dryRun === 'All', fieldValidation: fieldValidationOf(req.query.fieldValidation), warnings: [] };
+  return {
+    dryRun: dryRunOf(req.query, writeOptionsKind(req.method)),
+    fieldValidation: fieldValidationOf(queryText(req.query, 'fieldValidation')),
+    warnings: [],
+  };
 }
 
 /** Sends what a write decided, with its warnings as `Warning: 299` headers (kubectl prints them). */
@@ -78,13 +92,33 @@ function sendWritten(res: Response, status: number, body: unknown, options: Writ
 }
 
 function fieldFilterOf(req: Request, kind: string): ((object: object) => boolean) | undefined {
-  const text = req.query.fieldSelector;
-  return typeof text === 'string' && text !== '' ? parseFieldSelector(text, kind) : undefined;
+  const text = queryText(req.query, 'fieldSelector');
+  return text ? parseFieldSelector(text, kind) : undefined;
 }
 
 function selectorOf(req: Request): LabelSelector | undefined {
-  const text = req.query.labelSelector;
-  return typeof text === 'string' && text !== '' ? parseLabelSelector(text) : undefined;
+  const text = queryText(req.query, 'labelSelector');
+  return text ? parseLabelSelector(text) : undefined;
+}
+
+/**
+ * Whether an error Express or Node raised is the client's mistake: Express's own 4xx (an
+ * unreadable body, a route parameter with a bad percent-escape) or a URIError from decoding one.
+ */
+export function isClientMistake(error: unknown): boolean {
+  if (error instanceof URIError) return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** A request's error in the resource API's format: a Status, never Express's HTML page. */
+export function apiErrorHandler(error: unknown, _req: Request, res: Response, next: NextFunction): void {
+  if (res.headersSent) return next(error);
+  if ((error as { type?: unknown } | null)?.type === 'entity.too.large') return sendError(res, apiErrors.tooLarge(API_BODY_LIMIT));
+  if (!(error instanceof ApiError) && isClientMistake(error)) {
+    return sendError(res, apiErrors.badRequest(error instanceof Error ? error.message : String(error)));
+  }
+  sendError(res, error);
 }
 
 /**
@@ -119,11 +153,16 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       const target = resolveTarget(group(req), version(req), parts);
       if (!target) return sendError(res, apiErrors.pathNotFound());
       try {
+        checkBodyMediaType(req.method, req.headers['content-type']);
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
-        // A read answers from durable state only (a GET's answer is built before its first await).
-        if (req.method === 'GET') await cluster.readCommitted(() => serve(cluster, service, target, req, res));
-        else await serve(cluster, service, target, req, res);
+        if (req.method === 'GET') {
+          await reachAskedResourceVersion(cluster, req);
+          // A read answers from durable state only (a GET's answer is built before its first await).
+          await cluster.readCommitted(() => serve(cluster, service, target, req, res));
+        } else {
+          await serve(cluster, service, target, req, res);
+        }
       } catch (error) {
         if (!res.headersSent) sendError(res, error);
         else res.end();
@@ -132,10 +171,9 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
   router.all('/api/v1/*rest', handle(() => '', () => 'v1'));
   router.all('/apis/:group/:version/*rest', handle((req) => req.params.group as string, (req) => req.params.version as string));
 
-  router.use((error: Error & { type?: string }, _req: Request, res: Response, next: NextFunction) => {
-    if (error.type === 'entity.too.large') return sendError(res, apiErrors.tooLarge(API_BODY_LIMIT));
-    next(error);
-  });
+  // Whatever no route took is answered as the API server answers an unknown path.
+  router.use((_req: Request, res: Response) => sendError(res, apiErrors.pathNotFound()));
+  router.use(apiErrorHandler);
   return router;
 }
 
@@ -166,16 +204,14 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
 
   if (name === undefined) {
     if (method === 'GET') {
-      const watch = req.query.watch === 'true' || req.query.watch === '1';
-      if (watch) return watchObjects(cluster, service, target, req, res);
-      const fieldFilter = fieldFilterOf(req, definition.kind);
-      const listed = service.list(definition, target.namespace, selectorOf(req));
-      const items = fieldFilter ? listed.filter(fieldFilter) : listed;
-      const resourceVersion = String(cluster.resourceVersion);
+      const options = listOptionsOf(req.query);
+      if (options.watch) return watchObjects(cluster, service, target, req, res, options);
+      const { items, metadata } = await listObjects(cluster, service, target, req, options);
       if (wantsTable(req)) {
-        return sendJson(res, 200, toTable(definition, items, cluster.clock.now(), { resourceVersion, includeObject: req.query.includeObject as string }));
+        const table = toTable(definition, items, cluster.clock.now(), { includeObject: req.query.includeObject as string });
+        return sendJson(res, 200, { ...table, metadata });
       }
-      return sendJson(res, 200, { apiVersion: apiVersionOf(definition), kind: definition.listKind, metadata: { resourceVersion }, items });
+      return sendJson(res, 200, { apiVersion: apiVersionOf(definition), kind: definition.listKind, metadata, items });
     }
     if (method === 'POST') {
       const options = writeOptions(req);
@@ -217,12 +253,124 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
   }
 }
 
+/** How long a request for a resourceVersion not yet reached waits for it (the API server's 3 s). */
+const RESOURCE_VERSION_WAIT_MS = 3_000;
+
+/**
+ * A read asking for a resourceVersion the log has not reached waits for it (504
+ * ResourceVersionTooLarge when it does not come in time) before it is served; a continue token
+ * carries its own, older version.
+ */
+async function reachAskedResourceVersion(cluster: Cluster, req: Request): Promise<void> {
+  const asked = queryText(req.query, 'resourceVersion');
+  if (!asked || queryText(req.query, 'continue')) return;
+  const wanted = parseResourceVersion(asked);
+  if (wanted > cluster.resourceVersion) await waitForResourceVersion(cluster, wanted);
+}
+
+/** Waits until the log has reached `wanted`; 504 ResourceVersionTooLarge when it does not in time. */
+async function waitForResourceVersion(cluster: Cluster, wanted: number): Promise<void> {
+  const deadline = Date.now() + RESOURCE_VERSION_WAIT_MS;
+  while (cluster.resourceVersion < wanted) {
+    if (Date.now() >= deadline) throw apiErrors.tooLargeResourceVersion(wanted, cluster.resourceVersion);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Whether any committed change of `kind` came after `from`; undefined when `from` left the watch window. */
+function changedSince(cluster: Cluster, kind: string, from: number): boolean | undefined {
+  const changes = cluster.changesSince(from, kind);
+  if (!changes) return undefined;
+  let changed = false;
+  // The window's changes come synchronously on subscribe; live ones are not waited for.
+  changes.subscribe(() => (changed = true)).unsubscribe();
+  return changed;
+}
+
+const TOO_OLD = 'The resourceVersion for the provided list is too old.';
+const CONTINUE_TOO_OLD =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue ' +
+  'parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided ' +
+  'token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was ' +
+  'returned and now may show up in the list.';
+
+/** etcd's key order: namespace, then name, by code unit (what a continue token points into). */
+function compareKeys(a: Resource, b: Resource): number {
+  const ka = `${a.metadata.namespace}/${a.metadata.name}`;
+  const kb = `${b.metadata.namespace}/${b.metadata.name}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/**
+ * A list, as the API server answers it: at the resourceVersion asked for (waiting briefly for
+ * one not reached yet), in pages of `limit` items with a continue token when more remain.
+ *
+ * fleetsim keeps no snapshots: a page after the first lists the objects as they are now, after
+ * the previous page's last key, and carries the first page's resourceVersion, so a client that
+ * watches from it is told of every change made while it paged. A token older than the watch
+ * window is refused (410, with a token that continues at the latest state), as after an etcd
+ * compaction.
+ */
+async function listObjects(
+  cluster: Cluster,
+  service: ResourceService,
+  target: Target,
+  req: Request,
+  options: ListOptions,
+): Promise<{ items: Resource[]; metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } }> {
+  const { definition } = target;
+  const selector = selectorOf(req);
+  const fieldFilter = fieldFilterOf(req, definition.kind);
+  const token = options.continueToken;
+  let resourceVersion = cluster.resourceVersion;
+  if (token) {
+    if (token.resourceVersion !== -1) {
+      // Only whether the window still reaches back to the token (no scan of the changes since).
+      if (cluster.changesSince(token.resourceVersion, definition.kind) === undefined) {
+        const error = apiErrors.gone(CONTINUE_TOO_OLD);
+        error.status.metadata.continue = encodeContinue({ resourceVersion: -1, after: token.after });
+        throw error;
+      }
+      resourceVersion = token.resourceVersion;
+    }
+  } else {
+    const asked = parseResourceVersion(options.resourceVersion);
+    // With a limit, a resourceVersion without a match is read exactly (the API server's rule).
+    const exact = options.resourceVersionMatch === 'Exact' || (options.resourceVersionMatch === undefined && options.limit > 0 && asked > 0);
+    if (exact && asked > 0) {
+      // Only the present is kept: an older state is served only when nothing of the kind changed since.
+      if (asked < cluster.resourceVersion && changedSince(cluster, definition.kind, asked) !== false) throw apiErrors.gone(TOO_OLD);
+      resourceVersion = asked;
+    }
+  }
+  const listed = service.list(definition, target.namespace, selector);
+  let items = fieldFilter ? listed.filter(fieldFilter) : listed;
+  if (!token && options.limit === 0) return { items, metadata: { resourceVersion: String(resourceVersion) } };
+
+  items = [...items].sort(compareKeys);
+  if (token) {
+    const slash = token.after.indexOf('/');
+    const after = { metadata: { namespace: token.after.slice(0, slash), name: token.after.slice(slash + 1) } } as Resource;
+    const start = items.findIndex((o) => compareKeys(o, after) > 0);
+    items = start < 0 ? [] : items.slice(start);
+  }
+  const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(resourceVersion) };
+  if (options.limit > 0 && items.length > options.limit) {
+    const last = items[options.limit - 1]!;
+    metadata.continue = encodeContinue({ resourceVersion, after: `${last.metadata.namespace}/${last.metadata.name}` });
+    // Counted only for an unfiltered list, as the API server does.
+    if (!selector && !fieldFilter) metadata.remainingItemCount = items.length - options.limit;
+    items = items.slice(0, options.limit);
+  }
+  return { items, metadata };
+}
+
 /** `?watch=true`: a stream of `{"type": ..., "object": ...}` lines from a resourceVersion. */
-function watchObjects(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response): void {
+async function watchObjects(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response, options: ListOptions): Promise<void> {
   const { definition } = target;
   const selector = selectorOf(req);
   const table = wantsTable(req);
-  const fromText = typeof req.query.resourceVersion === 'string' ? req.query.resourceVersion : '';
+  const fromText = options.resourceVersion;
   const fieldFilter = fieldFilterOf(req, definition.kind);
   const inScope = (namespace: string, name: string) =>
     (target.namespace === undefined || !definition.namespaced || namespace === target.namespace) &&
@@ -241,8 +389,7 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
     }
     changes = cluster.changesSince(cluster.resourceVersion, definition.kind);
   } else {
-    const from = Number(fromText);
-    if (!Number.isInteger(from)) throw apiErrors.badRequest(`invalid resourceVersion "${fromText}"`);
+    const from = parseResourceVersion(fromText);
     changes = cluster.changesSince(from, definition.kind);
     if (!changes) throw apiErrors.gone(`too old resource version: ${from} (${cluster.resourceVersion})`);
   }
@@ -270,7 +417,7 @@ function watchObjects(cluster: Cluster, service: ResourceService, target: Target
     if (!object || !wanted(object)) return;
     write(change.type, render(object));
   });
-  const timeout = Number(req.query.timeoutSeconds ?? 0);
+  const timeout = options.timeoutSeconds;
   const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
   res.on('close', () => {
     subscription.unsubscribe();

@@ -4,7 +4,8 @@ import { type FieldError, invalidStatus } from './validation.js';
 export interface K8sStatus {
   kind: 'Status';
   apiVersion: 'v1';
-  metadata: Record<string, never>;
+  /** Empty, but for a 410 on a list page: the token that continues at the latest state. */
+  metadata: { continue?: string };
   status: 'Failure';
   message: string;
   reason: string;
@@ -49,10 +50,16 @@ export const apiErrors = {
   forbidden: (message: string) => status(403, 'Forbidden', message),
   methodNotAllowed: (message = 'the server does not allow this method on the requested resource') =>
     status(405, 'MethodNotAllowed', message),
-  unsupportedMediaType: (contentType: string) =>
-    status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json; got ${contentType}`),
+  unsupportedMediaType: (contentType: string, accepted = ['application/json-patch+json', 'application/merge-patch+json']) =>
+    status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}; got ${contentType || 'no Content-Type'}`),
   tooLarge: (limit: number) => status(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
   gone: (message: string) => status(410, 'Expired', message),
+  /** The API server's ResourceVersionTooLarge: the resourceVersion asked for never arrived. */
+  tooLargeResourceVersion: (asked: number, current: number) =>
+    status(504, 'Timeout', `Timeout: Too large resource version: ${asked}, current: ${current}`, {
+      causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+      retryAfterSeconds: 1,
+    }),
   pathNotFound: () => status(404, 'NotFound', 'the server could not find the requested resource'),
   internal: (message: string) => status(500, 'InternalError', `Internal error occurred: ${message}`),
 };

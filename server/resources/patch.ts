@@ -1,4 +1,4 @@
-import { apiErrors } from '../k8s/status.js';
+import { ApiError, apiErrors } from '../k8s/status.js';
 import { isJsonObject } from '../kinds/rules/common.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -27,8 +27,37 @@ function pointer(path: string): string[] {
   return path.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/**
+ * A patch that is well formed but cannot be applied (a path that is not there, a failing `test`):
+ * the API server's 422, with what went wrong as the cause.
+ */
+function notApplicable(path: string, detail: string): ApiError {
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `the server rejected our request due to an error in our request: ${detail}`,
+    reason: 'Invalid',
+    details: { causes: [{ reason: 'FieldValueInvalid', message: detail, field: path }] },
+    code: 422,
+  });
+}
+
 function clone<T>(value: T): T {
   return structuredClone(value);
+}
+
+/** RFC 6902's equality: objects compare by members whatever their order. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  }
+  if (isJsonObject(a) && isJsonObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameValue(a[k], b[k]));
+  }
+  return a === b;
 }
 
 /** RFC 6902 JSON patch (add, remove, replace, move, copy, test). */
@@ -39,7 +68,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
     let node: Json = root;
     for (const token of tokens.slice(0, -1)) {
       const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
-      if (next === undefined) throw apiErrors.badRequest(`the path "/${tokens.join('/')}" does not exist`);
+      if (next === undefined) throw notApplicable(`/${tokens.join('/')}`, `the path "/${tokens.join('/')}" does not exist`);
       node = next;
     }
     return { parent: node, key: tokens[tokens.length - 1]! };
@@ -48,7 +77,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
     let node: Json = root;
     for (const token of tokens) {
       const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
-      if (next === undefined) throw apiErrors.badRequest(`the path "/${tokens.join('/')}" does not exist`);
+      if (next === undefined) throw notApplicable(`/${tokens.join('/')}`, `the path "/${tokens.join('/')}" does not exist`);
       node = next;
     }
     return node;
@@ -68,10 +97,10 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
     const { parent, key } = parentOf(tokens);
     if (Array.isArray(parent)) {
       const index = key === '-' ? parent.length : Number(key);
-      if (!Number.isInteger(index) || index < 0 || index > parent.length) throw apiErrors.badRequest(`invalid array index "${key}"`);
+      if (!Number.isInteger(index) || index < 0 || index > parent.length) throw notApplicable(`/${tokens.join('/')}`, `invalid array index "${key}"`);
       parent.splice(index, 0, value);
     } else if (isJsonObject(parent)) (parent as Record<string, Json>)[key] = value;
-    else throw apiErrors.badRequest(`cannot add at "/${tokens.join('/')}"`);
+    else throw notApplicable(`/${tokens.join('/')}`, `cannot add at "/${tokens.join('/')}"`);
   };
   for (const raw of operations as Operation[]) {
     if (!isJsonObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
@@ -97,9 +126,8 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
         add(tokens, clone(read(pointer(raw.from ?? ''))));
         break;
       case 'test':
-        if (JSON.stringify(read(tokens)) !== JSON.stringify(raw.value)) {
-          throw new Error(`the test operation at "${raw.path}" failed`);
-        }
+        // Nothing is written: the whole patch fails with its first failing operation.
+        if (!sameValue(read(tokens), raw.value)) throw notApplicable(raw.path, `testing value ${raw.path} failed: test failed`);
         break;
       default:
         throw apiErrors.badRequest(`unknown JSON patch operation "${raw.op}"`);

@@ -1,46 +1,175 @@
 import { apiErrors } from '../k8s/status.js';
+import { fieldErrorMessage, invalid, isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 
 /** A parsed label selector: every requirement must hold. */
 export interface Requirement {
   key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
   values: string[];
 }
 export type LabelSelector = Requirement[];
 
-/** Parses the `labelSelector` query syntax: `a=b,c!=d,e in (x,y),f notin (z),g,!h`. */
-export function parseLabelSelector(text: string): LabelSelector {
-  const requirements: Requirement[] = [];
-  const parts: string[] = [];
-  let depth = 0;
-  let current = '';
-  for (const c of text) {
-    if (c === '(') depth++;
-    if (c === ')') depth--;
-    if (c === ',' && depth === 0) {
-      parts.push(current);
-      current = '';
-    } else current += c;
+// The `labelSelector` query grammar of apimachinery's labels.Parse: a lexer of identifiers and
+// operators, then requirements separated by commas. Errors carry its wording, so a client sees
+// what a real API server would tell it.
+
+type TokenType = 'identifier' | 'in' | 'notin' | '!' | '!=' | '(' | ')' | ',' | '=' | '==' | '>' | '<' | 'end';
+interface Token {
+  type: TokenType;
+  text: string;
+}
+
+const SPECIAL = new Set(['=', '!', '(', ')', ',', '>', '<']);
+const WHITESPACE = new Set([' ', '\t', '\r', '\n']);
+
+function lex(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (WHITESPACE.has(c)) {
+      i++;
+      continue;
+    }
+    if (SPECIAL.has(c)) {
+      const two = text.slice(i, i + 2);
+      const type = (two === '!=' || two === '==' ? two : c) as TokenType;
+      tokens.push({ type, text: type });
+      i += type.length;
+      continue;
+    }
+    let end = i;
+    while (end < text.length && !WHITESPACE.has(text[end]!) && !SPECIAL.has(text[end]!)) end++;
+    const word = text.slice(i, end);
+    tokens.push({ type: word === 'in' ? 'in' : word === 'notin' ? 'notin' : 'identifier', text: word });
+    i = end;
   }
-  if (current.trim() !== '') parts.push(current);
-  for (const raw of parts) {
-    const part = raw.trim();
-    let m: RegExpMatchArray | null;
-    if ((m = part.match(/^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      requirements.push({ key: m[1]!, operator: m[2] === 'in' ? 'In' : 'NotIn', values: m[3]!.split(',').map((v) => v.trim()) });
-    } else if ((m = part.match(/^([^\s!=]+)\s*!=\s*(\S*)$/))) {
-      requirements.push({ key: m[1]!, operator: 'NotIn', values: [m[2]!] });
-    } else if ((m = part.match(/^([^\s!=]+)\s*==?\s*(\S*)$/))) {
-      requirements.push({ key: m[1]!, operator: 'In', values: [m[2]!] });
-    } else if ((m = part.match(/^!([^\s!=]+)$/))) {
-      requirements.push({ key: m[1]!, operator: 'DoesNotExist', values: [] });
-    } else if ((m = part.match(/^([^\s!=()]+)$/))) {
-      requirements.push({ key: m[1]!, operator: 'Exists', values: [] });
-    } else {
-      throw apiErrors.badRequest(`unable to parse requirement: "${part}"`);
+  tokens.push({ type: 'end', text: '' });
+  return tokens;
+}
+
+class SelectorSyntaxError extends Error {}
+
+/** labels.NewRequirement's checks on a parsed requirement. */
+function checkRequirement(r: Requirement): void {
+  const problems: string[] = [];
+  const keyProblems = isQualifiedName(r.key);
+  if (keyProblems.length) problems.push(fieldErrorMessage(invalid('key', r.key, keyProblems.join('; '))));
+  if ((r.operator === 'Gt' || r.operator === 'Lt') && r.values.some((v) => !/^[-+]?\d+$/.test(v))) {
+    problems.push(`values[0]: Invalid value: "${r.values[0]}": for 'Gt', 'Lt' operators, the value must be an integer`);
+  }
+  r.values.forEach((value, i) => {
+    const valueProblems = isValidLabelValue(value);
+    if (valueProblems.length) problems.push(fieldErrorMessage(invalid(`values[${i}][${r.key}]`, value, valueProblems.join('; '))));
+  });
+  if (problems.length) throw new SelectorSyntaxError(problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`);
+}
+
+/**
+ * Parses the `labelSelector` query syntax: `a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`. A syntax
+ * error or an invalid key or value is a 400 that names the selector and the problem.
+ */
+export function parseLabelSelector(text: string): LabelSelector {
+  try {
+    return parseRequirements(lex(text));
+  } catch (error) {
+    if (!(error instanceof SelectorSyntaxError)) throw error;
+    throw apiErrors.badRequest(`unable to parse labelSelector ${JSON.stringify(text)}: ${error.message}`);
+  }
+}
+
+function parseRequirements(tokens: Token[]): LabelSelector {
+  let at = 0;
+  // In a value position `in` and `notin` are ordinary words.
+  const peek = (): Token => {
+    const t = tokens[at]!;
+    return t.type === 'in' || t.type === 'notin' ? { type: 'identifier', text: t.text } : t;
+  };
+  const next = (): Token => {
+    const t = peek();
+    at++;
+    return t;
+  };
+  const requirements: Requirement[] = [];
+
+  const parseValues = (): string[] => {
+    const open = next();
+    if (open.type !== '(') throw new SelectorSyntaxError(`found '${open.text}', expected: '('`);
+    const values = new Set<string>();
+    let expectValue = true;
+    for (;;) {
+      const t = next();
+      if (t.type === ')') {
+        if (expectValue) values.add('');
+        return [...values].sort();
+      }
+      if (t.type === ',') {
+        if (expectValue) values.add('');
+        expectValue = true;
+        continue;
+      }
+      if (t.type === 'identifier' && expectValue) {
+        values.add(t.text);
+        expectValue = false;
+        continue;
+      }
+      if (t.type === 'end') throw new SelectorSyntaxError(`found '', expected: ',' or ')'`);
+      throw new SelectorSyntaxError(`found '${t.text}', expected: ${expectValue ? "',', ')' or identifier" : "',' or ')'"}`);
+    }
+  };
+
+  const parseRequirement = (): Requirement => {
+    let negated = false;
+    let t = next();
+    if (t.type === '!') {
+      negated = true;
+      t = next();
+    }
+    if (t.type !== 'identifier') throw new SelectorSyntaxError(`found '${t.text}', expected: identifier`);
+    const key = t.text;
+    const after = tokens[at]!;
+    if (after.type === 'end' || after.type === ',') return { key, operator: negated ? 'DoesNotExist' : 'Exists', values: [] };
+    if (negated) throw new SelectorSyntaxError(`found '${after.text}', expected: ',' or 'end of string'`);
+    const op = tokens[at++]!;
+    switch (op.type) {
+      case 'in':
+      case 'notin':
+        return { key, operator: op.type === 'in' ? 'In' : 'NotIn', values: parseValues() };
+      case '=':
+      case '==':
+      case '!=':
+      case '>':
+      case '<': {
+        const value = peek();
+        let values: string[];
+        if (value.type === 'end' || value.type === ',') values = [''];
+        else if (value.type === 'identifier') values = [next().text];
+        else throw new SelectorSyntaxError(`found '${value.text}', expected: identifier`);
+        const operator = op.type === '!=' ? 'NotIn' : op.type === '>' ? 'Gt' : op.type === '<' ? 'Lt' : 'In';
+        return { key, operator, values };
+      }
+      default:
+        throw new SelectorSyntaxError(`found '${op.text}', expected: in, notin, =, ==, !=, gt, lt`);
+    }
+  };
+
+  for (;;) {
+    const t = peek();
+    if (t.type === 'end') return requirements;
+    if (t.type !== 'identifier' && t.type !== '!') {
+      throw new SelectorSyntaxError(`found '${t.text}', expected: !, identifier, or 'end of string'`);
+    }
+    const requirement = parseRequirement();
+    checkRequirement(requirement);
+    requirements.push(requirement);
+    const separator = next();
+    if (separator.type === 'end') return requirements;
+    if (separator.type !== ',') throw new SelectorSyntaxError(`found '${separator.text}', expected: ',' or 'end of string'`);
+    const following = peek();
+    if (following.type !== 'identifier' && following.type !== '!') {
+      throw new SelectorSyntaxError(`found '${following.text}', expected: identifier after ','`);
     }
   }
-  return requirements;
 }
 
 export function matchesSelector(selector: LabelSelector, labels: Record<string, string>): boolean {
@@ -55,6 +184,14 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
         return has;
       case 'DoesNotExist':
         return !has;
+      case 'Gt':
+      case 'Lt': {
+        // A label that is not an integer never matches (apimachinery's Requirement.Matches).
+        if (!has || !/^[-+]?\d+$/.test(labels[r.key]!)) return false;
+        const label = Number(labels[r.key]);
+        const bound = Number(r.values[0]);
+        return r.operator === 'Gt' ? label > bound : label < bound;
+      }
     }
   });
 }
@@ -82,17 +219,61 @@ function fieldValue(object: Record<string, unknown>, path: string): string {
   return node === undefined || node === null ? '' : String(node);
 }
 
-/** Parses a `fieldSelector` (`a=b`, `a==b`, `a!=b`, comma-separated) into a predicate. */
+/** Splits on commas that are not escaped with a backslash (apimachinery's fields.splitTerms). */
+function splitTerms(text: string): string[] {
+  const terms: string[] = [];
+  let current = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && i + 1 < text.length) {
+      current += c + text[++i]!;
+    } else if (c === ',') {
+      terms.push(current);
+      current = '';
+    } else current += c;
+  }
+  terms.push(current);
+  return terms;
+}
+
+/** `\,` `\=` `\\` stand for themselves; any other escape, or a bare `,` or `=`, is an error. */
+function unescapeFieldValue(value: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '\\') {
+      const escaped = value[i + 1];
+      if (escaped !== '\\' && escaped !== ',' && escaped !== '=') throw new SelectorSyntaxError(`invalid escape sequence: \\${escaped ?? ''}`);
+      out += escaped;
+      i++;
+    } else if (c === ',' || c === '=') {
+      throw new SelectorSyntaxError(`unescaped character in value: ${c}`);
+    } else out += c;
+  }
+  return out;
+}
+
+/**
+ * Parses a `fieldSelector` (`a=b`, `a==b`, `a!=b`, comma-separated, `\` escapes in values) into
+ * a predicate. A term without an operator, a bad escape or a field the kind does not support is
+ * a 400 naming the selector and the problem.
+ */
 export function parseFieldSelector(text: string, kind: string): (object: object) => boolean {
   const allowed = [...FIELD_LABELS['*']!, ...(FIELD_LABELS[kind] ?? [])];
-  const tests = text
-    .split(',')
-    .filter((p) => p.trim() !== '')
-    .map((part) => {
-      const m = /^\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*$/.exec(part);
-      if (!m) throw apiErrors.badRequest(`invalid field selector: "${part}"`);
-      const [, field, op, value] = m as unknown as [string, string, string, string];
-      if (!allowed.includes(field)) throw apiErrors.badRequest(`field label not supported: ${field}`);
+  const tests = splitTerms(text)
+    .filter((term) => term !== '')
+    .map((term) => {
+      const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
+      if (!m) throw apiErrors.badRequest(`invalid fieldSelector ${JSON.stringify(text)}: can't understand '${term}'`);
+      const [, field, op, rawValue] = m as unknown as [string, string, string, string];
+      let value: string;
+      try {
+        value = unescapeFieldValue(rawValue);
+      } catch (error) {
+        if (!(error instanceof SelectorSyntaxError)) throw error;
+        throw apiErrors.badRequest(`invalid fieldSelector ${JSON.stringify(text)}: ${error.message}`);
+      }
+      if (!allowed.includes(field)) throw apiErrors.badRequest(`fieldSelector ${JSON.stringify(text)}: field label not supported: ${field}`);
       return (object: object) => (fieldValue(object as Record<string, unknown>, field) === value) === (op !== '!=');
     });
   return (object) => tests.every((t) => t(object));

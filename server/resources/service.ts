@@ -22,6 +22,8 @@ export interface WriteOptions {
   warnings?: string[];
 }
 
+const INT32_MAX = 2_147_483_647;
+
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
 const MAX_NAME = 63;
 
@@ -242,6 +244,10 @@ export class ResourceService {
       throw apiErrors.invalid('Scale', 'autoscaling', name, [
         invalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0'),
       ]);
+    }
+    // Scale.spec.replicas is an int32 on the wire.
+    if (replicas > INT32_MAX) {
+      throw apiErrors.invalid('Scale', 'autoscaling', name, [invalid('spec.replicas', replicas, `must be less than or equal to ${INT32_MAX}`)]);
     }
     const version = isJsonObject(scale) && isJsonObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
     const current = this.get(definition, namespace, name);

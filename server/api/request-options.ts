@@ -1,0 +1,191 @@
+import { ApiError, apiErrors } from '../k8s/status.js';
+import { type FieldError, forbidden, notSupported } from '../k8s/validation.js';
+
+/**
+ * The query parameters and media types of the resource API, read and checked as the Kubernetes
+ * API server reads them (k8s.io/apiserver handlers, apimachinery's ListOptions validation). Wire
+ * format only: what a list or a watch then serves is the resource API's business.
+ */
+
+export type Query = Record<string, unknown>;
+
+/** One query parameter's text: the first of repeated ones, as Go's url.Values.Get. */
+export function queryText(query: Query, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) return value.length ? String(value[0]) : undefined;
+  return value === undefined ? undefined : String(value);
+}
+
+/** apimachinery's field errors of `kind` (ListOptions, CreateOptions, …) as one 422. */
+function invalidOptions(kind: string, errors: FieldError[]): ApiError {
+  return apiErrors.invalid(kind, 'meta.k8s.io', '', errors);
+}
+
+/** Go's strconv.ParseBool, as the API server decodes `watch`. */
+function parseBool(name: string, text: string): boolean {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False', ''].includes(text)) return false;
+  throw apiErrors.badRequest(`${name}: invalid value "${text}": strconv.ParseBool: parsing "${text}": invalid syntax`);
+}
+
+/** A decimal int64 query parameter (`limit`, `timeoutSeconds`). */
+function parseInteger(name: string, text: string): number {
+  if (!/^[-+]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw apiErrors.badRequest(`${name}: invalid value "${text}": strconv.ParseInt: parsing "${text}": invalid syntax`);
+  }
+  return Number(text);
+}
+
+/** A resourceVersion: the log sequence number, a decimal uint64 ("" and "0" mean "any"). */
+export function parseResourceVersion(text: string): number {
+  if (text === '') return 0;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw apiErrors.badRequest(`invalid resource version "${text}": resourceVersion must be a non-negative integer (the log sequence number)`);
+  }
+  return Number(text);
+}
+
+export type ResourceVersionMatch = 'NotOlderThan' | 'Exact';
+
+/** A continue token: where the next page starts and the resourceVersion of the first page. */
+export interface ContinueToken {
+  /** -1: continue at the latest state (the token a 410 hands back). */
+  resourceVersion: number;
+  /** `namespace/name` of the last object of the previous page. */
+  after: string;
+}
+
+export interface ListOptions {
+  watch: boolean;
+  /** The text given (`''` when absent). */
+  resourceVersion: string;
+  resourceVersionMatch: ResourceVersionMatch | undefined;
+  /** At most this many items; 0: all of them. */
+  limit: number;
+  continueToken: ContinueToken | undefined;
+  /** A watch ends after this many seconds (0: never). */
+  timeoutSeconds: number;
+}
+
+const TOKEN_VERSION = 'meta.k8s.io/v1';
+
+/** The opaque `metadata.continue` token, the shape Kubernetes gives it (base64 of a small JSON). */
+export function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: TOKEN_VERSION, rv: token.resourceVersion, start: `${token.after}\u0000` })).toString('base64url');
+}
+
+export function decodeContinue(text: string): ContinueToken {
+  const bad = (problem: string) => apiErrors.badRequest(`invalid continue token: ${problem}`);
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+  } catch {
+    throw bad('continue key is not valid: not a token this server gave');
+  }
+  const token = decoded as { v?: unknown; rv?: unknown; start?: unknown } | null;
+  if (!token || typeof token !== 'object') throw bad('continue key is not valid: not a token this server gave');
+  if (token.v !== TOKEN_VERSION) throw bad(`continue key is not supported by this server (version ${String(token.v)})`);
+  const rv = token.rv;
+  if (typeof rv !== 'number' || !Number.isSafeInteger(rv) || (rv < 1 && rv !== -1)) {
+    throw bad(`continue key is not valid: incorrect encoded start resourceVersion (version ${TOKEN_VERSION})`);
+  }
+  const start = typeof token.start === 'string' && token.start.endsWith('\u0000') ? token.start.slice(0, -1) : undefined;
+  if (start === undefined || !/^[^/]*\/[^/]+$/.test(start)) {
+    throw bad('continue key is not valid: encoded start key is not a namespace/name');
+  }
+  return { resourceVersion: rv, after: start };
+}
+
+/** Reads and checks `watch`, `resourceVersion`, `resourceVersionMatch`, `limit`, `continue`, `timeoutSeconds`. */
+export function listOptionsOf(query: Query): ListOptions {
+  const watch = parseBool('watch', queryText(query, 'watch') ?? '');
+  const resourceVersion = queryText(query, 'resourceVersion') ?? '';
+  parseResourceVersion(resourceVersion);
+  const match = queryText(query, 'resourceVersionMatch') ?? '';
+  const continueText = queryText(query, 'continue') ?? '';
+  const limitText = queryText(query, 'limit') ?? '';
+  const timeoutText = queryText(query, 'timeoutSeconds') ?? '';
+  const limit = limitText === '' ? 0 : parseInteger('limit', limitText);
+  const timeoutSeconds = timeoutText === '' ? 0 : parseInteger('timeoutSeconds', timeoutText);
+  const sendInitialEvents = queryText(query, 'sendInitialEvents');
+
+  // apimachinery's ValidateListOptions (and its watch variant), answered as a 422 on ListOptions.
+  const errors: FieldError[] = [];
+  if (watch) {
+    if (sendInitialEvents !== undefined) errors.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
+    if (match !== '') {
+      if (sendInitialEvents === undefined) errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+      if (match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+      if (continueText !== '') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    }
+  } else {
+    if (match !== '') {
+      if (resourceVersion === '') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+      if (continueText !== '') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+      if (match !== 'Exact' && match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+      if (match === 'Exact' && resourceVersion === '0') errors.push(forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+    }
+    if (sendInitialEvents !== undefined) errors.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  }
+  if (errors.length) throw invalidOptions('ListOptions', errors);
+
+  let continueToken: ContinueToken | undefined;
+  if (continueText !== '') {
+    if (resourceVersion !== '' && resourceVersion !== '0') throw apiErrors.badRequest('specifying resource version is not allowed when using continue');
+    continueToken = decodeContinue(continueText);
+  }
+  return {
+    watch,
+    resourceVersion,
+    resourceVersionMatch: match === '' ? undefined : (match as ResourceVersionMatch),
+    limit: Math.max(0, limit),
+    continueToken,
+    timeoutSeconds: Math.max(0, timeoutSeconds),
+  };
+}
+
+/** `dryRun`: absent or empty is a real write, `All` a dry run; any other value is a 422. */
+export function dryRunOf(query: Query, optionsKind: string): boolean {
+  const raw = query.dryRun;
+  const values = (Array.isArray(raw) ? raw.map(String) : raw === undefined ? [] : [String(raw)]).filter((v) => v !== '');
+  const unsupported = values.filter((v) => v !== 'All');
+  if (unsupported.length) throw invalidOptions(optionsKind, [notSupported('dryRun', values, ['All'])]);
+  return values.length > 0;
+}
+
+/** The `*Options` kind named by the API server's errors for a write of this method. */
+export function writeOptionsKind(method: string): string {
+  return method === 'POST' ? 'CreateOptions' : method === 'PUT' ? 'UpdateOptions' : method === 'PATCH' ? 'PatchOptions' : 'DeleteOptions';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Media types of request bodies
+// ---------------------------------------------------------------------------------------------
+
+/** Bodies a create or an update is read from (JSON, or YAML as kubectl may send). */
+export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'];
+/** Bodies a PATCH is read from. */
+export const PATCH_MEDIA_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+
+/** `Application/JSON; charset=utf-8` → `application/json`. */
+export function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/**
+ * A body in a format the API does not read is a 415 before anything else: a browser's
+ * cross-site "simple" request (text/plain, form data) never reaches a handler. No Content-Type
+ * on a create or an update is read as JSON, as the API server does.
+ */
+export function checkBodyMediaType(method: string, contentType: string | undefined): void {
+  if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return;
+  const type = mediaTypeOf(contentType);
+  const accepted = method === 'PATCH' ? PATCH_MEDIA_TYPES : OBJECT_MEDIA_TYPES;
+  if (type === '' && method !== 'PATCH') return;
+  if (!accepted.includes(type)) throw apiErrors.unsupportedMediaType(contentType ?? '', accepted);
+}

@@ -1,0 +1,462 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killAll } from './helpers/process.js';
+import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * The resource API read as the Kubernetes API server reads a request: query parameters
+ * (selectors, pagination, resourceVersion and its match, watch timeouts, dryRun and
+ * fieldValidation), body media types, the scale and status subresources, JSON patches, and URLs
+ * no route takes. Every client mistake is a 4xx Status in JSON and changes nothing.
+ */
+
+const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
+const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
+const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
+
+interface Status {
+  kind: string;
+  code: number;
+  reason: string;
+  message: string;
+  metadata?: { continue?: string };
+  details?: { causes?: Array<{ reason: string; message: string; field?: string }> };
+}
+interface ObjectList {
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: Array<{ metadata: { name: string; namespace: string; resourceVersion: string } }>;
+}
+
+function fleet(name: string, replicas: number) {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'Fleet',
+    metadata: { name },
+    spec: {
+      replicas,
+      template: {
+        spec: {
+          ports: [{ name: 'default', containerPort: 7654 }],
+          template: { spec: { containers: [{ name: 'game', image: 'example/game:1' }] } },
+        },
+      },
+    },
+  };
+}
+
+/** The answer is a Kubernetes Status of `code`, never HTML. */
+function expectStatus(r: ApiResponse, code: number): Status {
+  expect(r.status, r.text).toBe(code);
+  expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+  const status = r.json as Status;
+  expect(status).toMatchObject({ kind: 'Status', code });
+  return status;
+}
+
+/** Every page of a list of `limit` items, following continue tokens. */
+async function allPages(baseUrl: string, path: string, limit: number): Promise<ObjectList[]> {
+  const pages: ObjectList[] = [];
+  let token: string | undefined;
+  do {
+    const query = `limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
+    const r = await apiRequest(baseUrl, 'GET', `${path}?${query}`);
+    expect(r.status, r.text).toBe(200);
+    const page = r.json as ObjectList;
+    pages.push(page);
+    token = page.metadata.continue;
+  } while (token && pages.length < 50);
+  return pages;
+}
+
+/** A request sent as raw bytes (a request target `fetch` would not send). */
+function rawRequest(port: number, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    let text = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+    socket.setTimeout(5_000, () => {
+      socket.destroy();
+      resolve(text);
+    });
+  });
+}
+
+describe.sequential('resource API input, as the API server reads it', () => {
+  let serve: ServeProcess;
+  const names = async (path = GAMESERVERS) => ((await apiRequest(serve.baseUrl, 'GET', path)).json as ObjectList).items.map((o) => o.metadata.name);
+
+  beforeAll(async () => {
+    serve = await startServe();
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('paged', 5) })).status).toBe(201);
+    await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers' });
+  });
+
+  afterAll(async () => {
+    await killAll();
+  });
+
+  describe('labelSelector and fieldSelector', () => {
+    it.each([
+      ['labelSelector', 'a=b=c', "found '='"],
+      ['labelSelector', 'app in (x', "expected: ',' or ')'"],
+      ['labelSelector', 'a,,b', "found ','"],
+      ['labelSelector', '-bad-=x', 'key: Invalid value: "-bad-"'],
+      ['labelSelector', 'n>x', 'must be an integer'],
+      ['fieldSelector', 'metadata.name', "can't understand 'metadata.name'"],
+      ['fieldSelector', 'metadata.name=a=b', 'unescaped character'],
+      ['fieldSelector', 'spec.replicas=1', 'field label not supported: spec.replicas'],
+    ])('%s=%s is a 400 naming the selector and the problem (list and watch)', async (parameter, text, problem) => {
+      for (const extra of ['', '&watch=true']) {
+        const status = expectStatus(await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?${parameter}=${encodeURIComponent(text)}${extra}`), 400);
+        expect(status.reason).toBe('BadRequest');
+        expect(status.message).toContain(parameter);
+        expect(status.message).toContain(JSON.stringify(text));
+        expect(status.message).toContain(problem);
+      }
+    });
+
+    it('a valid selector still filters', async () => {
+      const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?labelSelector=${encodeURIComponent('agones.dev/fleet in (paged),!nope')}`);
+      expect((r.json as ObjectList).items).toHaveLength(5);
+      const none = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?labelSelector=${encodeURIComponent('agones.dev/fleet!=paged')}`);
+      expect((none.json as ObjectList).items).toHaveLength(0);
+    });
+  });
+
+  describe('limit and continue', () => {
+    it('pages a list: at most limit items, a continue token while more remain, every object once in key order', async () => {
+      const all = (await names()).sort();
+      const pages = await allPages(serve.baseUrl, GAMESERVERS, 2);
+      expect(pages.map((p) => p.items.length)).toEqual([2, 2, 1]);
+      expect(pages.map((p) => p.metadata.remainingItemCount)).toEqual([3, 1, undefined]);
+      expect(pages[2]!.metadata.continue).toBeUndefined();
+      expect(pages.flatMap((p) => p.items.map((o) => o.metadata.name))).toEqual(all);
+      // Every page is read at the first page's resourceVersion.
+      expect(new Set(pages.map((p) => p.metadata.resourceVersion)).size).toBe(1);
+    });
+
+    it('a filtered page has no remainingItemCount; a limit of 0 or more than there is lists everything', async () => {
+      const filtered = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?limit=2&labelSelector=agones.dev%2Ffleet%3Dpaged`);
+      expect((filtered.json as ObjectList).metadata.continue).toBeDefined();
+      expect((filtered.json as ObjectList).metadata.remainingItemCount).toBeUndefined();
+      for (const limit of [0, 10]) {
+        const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?limit=${limit}`);
+        expect((r.json as ObjectList).items).toHaveLength(5);
+        expect((r.json as ObjectList).metadata.continue).toBeUndefined();
+      }
+    });
+
+    it('a page after the first shows an object created meanwhile, after its key, and not one that was deleted', async () => {
+      const first = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
+      expect(first.items.map((o) => o.metadata.name)).toEqual(['paged']);
+      expect(first.metadata.continue).toBeUndefined();
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('a-first', 0) })).status).toBe(201);
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('z-last', 0) })).status).toBe(201);
+      const page = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
+      expect(page.items.map((o) => o.metadata.name)).toEqual(['a-first']);
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/paged`, { timeoutMs: 10_000 })).status).toBe(200);
+      const rest = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1&continue=${encodeURIComponent(page.metadata.continue!)}`);
+      expect((rest.json as ObjectList).items.map((o) => o.metadata.name)).toEqual(['z-last']);
+      // Put the fleet back for the tests that follow.
+      for (const name of ['a-first', 'z-last']) await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/${name}`);
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('paged', 5) })).status).toBe(201);
+      await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers again' });
+    });
+
+    it.each([
+      ['continue=not-a-token', 'invalid continue token'],
+      [`continue=${Buffer.from('{"v":"meta.k8s.io/v1","rv":"x","start":"a/b\\u0000"}').toString('base64url')}`, 'invalid continue token'],
+      [`continue=${Buffer.from('{"v":"other/v9","rv":1,"start":"a/b\\u0000"}').toString('base64url')}`, 'not supported'],
+    ])('%s is a 400', async (query, message) => {
+      const status = expectStatus(await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?limit=2&${query}`), 400);
+      expect(status.message).toContain(message);
+    });
+
+    it('continue with a resourceVersion is a 400, as the API server answers', async () => {
+      const first = (await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?limit=2`)).json as ObjectList;
+      const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?limit=2&resourceVersion=5&continue=${encodeURIComponent(first.metadata.continue!)}`);
+      expect(expectStatus(r, 400).message).toBe('specifying resource version is not allowed when using continue');
+    });
+
+    it.each(['limit=abc', 'timeoutSeconds=soon&watch=true', 'watch=maybe'])('%s is a 400', async (query) => {
+      const status = expectStatus(await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?${query}`), 400);
+      expect(status.message).toContain(query.split('=')[0]!);
+    });
+
+    it('kubectl get --chunk-size=2 lists everything, page by page', async () => {
+      if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
+      const home = mkdtempSync(join(tmpdir(), 'fleetsim-chunks-'));
+      try {
+        const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+          const child = spawn(
+            KUBECTL,
+            ['--kubeconfig', '/dev/null', '--server', serve.baseUrl, '--cache-dir', join(home, 'cache'), 'get', 'gameservers', '--chunk-size=2', '-o', 'name', '-v=6'],
+            { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          let stdout = '';
+          let stderr = '';
+          child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+          child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+          child.once('error', reject);
+          child.once('close', (code) => {
+            clearTimeout(timer);
+            resolve({ code, stdout, stderr });
+          });
+        });
+        expect(result.code, result.stderr).toBe(0);
+        const listed = result.stdout.split('\n').filter((l) => l !== '').map((l) => l.replace(/^gameserver\.agones\.dev\//, ''));
+        expect(listed.sort()).toEqual((await names()).sort());
+        // Three requests: limit=2, then two with a continue token.
+        expect(result.stderr.match(/GET \S+gameservers\?\S*limit=2\S* 200 OK/g)).toHaveLength(3);
+        expect(result.stderr.match(/GET \S+gameservers\?\S*continue=\S+ 200 OK/g)).toHaveLength(2);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('resourceVersion, resourceVersionMatch and timeoutSeconds', () => {
+    const current = async () => Number(((await apiRequest(serve.baseUrl, 'GET', GAMESERVERS)).json as ObjectList).metadata.resourceVersion);
+
+    it.each([
+      ['resourceVersionMatch=NotOlderThan', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided'],
+      ['resourceVersionMatch=Newest&resourceVersion=1', 'resourceVersionMatch: Unsupported value: "Newest"'],
+      ['resourceVersionMatch=Exact&resourceVersion=0', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'],
+      ['resourceVersionMatch=NotOlderThan&watch=true', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'],
+    ])('%s is a 422 on ListOptions', async (query, message) => {
+      const status = expectStatus(await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?${query}`), 422);
+      expect(status.reason).toBe('Invalid');
+      expect(status.message).toContain('ListOptions.meta.k8s.io "" is invalid');
+      expect(status.message).toContain(message);
+      expect(status.details?.causes?.[0]?.field).toBe('resourceVersionMatch');
+    });
+
+    it('NotOlderThan and Exact at the current resourceVersion list', async () => {
+      const rv = await current();
+      for (const match of ['NotOlderThan', 'Exact']) {
+        const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?resourceVersion=${rv}&resourceVersionMatch=${match}`);
+        expect(r.status, r.text).toBe(200);
+        expect((r.json as ObjectList).items).toHaveLength(5);
+      }
+    });
+
+    it('a resourceVersion that is not a number is a 400, for a list and a watch', async () => {
+      for (const extra of ['', '&watch=true']) {
+        const status = expectStatus(await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?resourceVersion=abc${extra}`), 400);
+        expect(status.message).toContain('"abc"');
+      }
+    });
+
+    it('a resourceVersion never reached is a 504 ResourceVersionTooLarge after a short wait, for a list and a watch', async () => {
+      const rv = (await current()) + 1_000_000;
+      const [list, watch] = await Promise.all(
+        ['', '&watch=true'].map((extra) => apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?resourceVersion=${rv}${extra}`)),
+      );
+      for (const r of [list!, watch!]) {
+        const status = expectStatus(r, 504);
+        expect(status.reason).toBe('Timeout');
+        expect(status.message).toContain(`Too large resource version: ${rv}`);
+        expect(status.details?.causes).toEqual([{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }]);
+      }
+    });
+
+    it('a resourceVersion reached during the wait is served', async () => {
+      const rv = (await current()) + 1;
+      const pending = apiRequest(serve.baseUrl, 'GET', `${FLEETS}?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
+      expect((await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/paged`, {
+        body: { metadata: { labels: { touched: 'yes' } } },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      })).status).toBe(200);
+      const r = await pending;
+      expect(r.status, r.text).toBe(200);
+      expect(Number((r.json as ObjectList).metadata.resourceVersion)).toBeGreaterThanOrEqual(rv);
+    });
+
+    it('a watch with timeoutSeconds ends by itself', async () => {
+      const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?watch=true&timeoutSeconds=1`, { timeoutMs: 8_000 });
+      expect(r.status).toBe(200);
+      expect(r.text.split('\n').filter((l) => l !== '')).toHaveLength(5);
+    });
+  });
+
+  describe('dryRun and fieldValidation', () => {
+    it('an empty fieldValidation= or dryRun= means unset', async () => {
+      const created = await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?fieldValidation=&dryRun=`, { body: fleet('empty-params', 0) });
+      expect(created.status, created.text).toBe(201);
+      expect(await names(FLEETS)).toContain('empty-params');
+      const deleted = await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/empty-params?dryRun=`);
+      expect(deleted.status, deleted.text).toBe(200);
+      expect(await names(FLEETS)).not.toContain('empty-params');
+    });
+
+    it('dryRun=All writes nothing; any other dryRun value is a 422 and writes nothing', async () => {
+      expect((await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=All`, { body: fleet('dry', 0) })).status).toBe(201);
+      const status = expectStatus(await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=true`, { body: fleet('dry', 0) }), 422);
+      expect(status.message).toContain('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["true"]');
+      expect(await names(FLEETS)).not.toContain('dry');
+    });
+  });
+
+  describe('body media types', () => {
+    it.each([
+      ['POST', FLEETS, 'text/plain'],
+      ['POST', FLEETS, 'application/x-www-form-urlencoded'],
+      ['POST', FLEETS, 'multipart/form-data; boundary=x'],
+      ['POST', FLEETS, 'application/vnd.kubernetes.protobuf'],
+      ['PUT', `${FLEETS}/paged`, 'text/plain'],
+      ['PATCH', `${FLEETS}/paged`, 'text/plain'],
+      ['PATCH', `${FLEETS}/paged`, 'application/json'],
+      ['PUT', `${FLEETS}/paged/scale`, 'text/plain'],
+      ['PATCH', `${FLEETS}/paged/status`, 'application/x-www-form-urlencoded'],
+      ['POST', ALLOCATIONS, 'text/plain'],
+      ['POST', ALLOCATIONS, 'application/x-www-form-urlencoded'],
+    ])('%s %s with %s is a 415 and changes nothing', async (method, path, contentType) => {
+      const before = (await apiRequest(serve.baseUrl, 'GET', FLEETS)).json as ObjectList;
+      const body = path === ALLOCATIONS ? { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'paged' } }] } } : { ...fleet('paged', 7), metadata: { name: 'paged', labels: { x: 'y' } } };
+      const r = await apiRequest(serve.baseUrl, method, path, { body: JSON.stringify(body), headers: { 'content-type': contentType } });
+      const status = expectStatus(r, 415);
+      expect(status.reason).toBe('UnsupportedMediaType');
+      expect(status.message).toContain(contentType);
+      expect((await apiRequest(serve.baseUrl, 'GET', FLEETS)).json).toEqual(before);
+      const allocated = (await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?fieldSelector=status.state%3DAllocated`)).json as ObjectList;
+      expect(allocated.items).toHaveLength(0);
+    });
+
+    it('JSON and YAML bodies are still read', async () => {
+      const yaml = 'apiVersion: agones.dev/v1\nkind: Fleet\nmetadata:\n  name: from-yaml\nspec:\n  replicas: 0\n  template:\n    spec:\n      ports: [{name: default, containerPort: 7654}]\n      template: {spec: {containers: [{name: game, image: example/game:1}]}}\n';
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: yaml, headers: { 'content-type': 'application/yaml' } })).status).toBe(201);
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/from-yaml`)).status).toBe(200);
+    });
+  });
+
+  describe('subresources and patches', () => {
+    const fleetNow = async () => (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged`)).json as { metadata: { resourceVersion: string }; spec: { replicas: number } };
+
+    it.each([2147483648, 9007199254740991, -1])('the scale subresource refuses spec.replicas %d with a 422 naming it', async (replicas) => {
+      const before = await fleetNow();
+      for (const [method, contentType] of [['PUT', 'application/json'], ['PATCH', 'application/merge-patch+json']] as const) {
+        const r = await apiRequest(serve.baseUrl, method, `${FLEETS}/paged/scale`, { body: `{"spec":{"replicas":${replicas}}}`, headers: { 'content-type': contentType } });
+        const status = expectStatus(r, 422);
+        expect(status.details?.causes?.[0]?.field).toBe('spec.replicas');
+      }
+      expect(await fleetNow()).toEqual(before);
+    });
+
+    it.each(['null', '[]', '123', '"text"'])('a status PUT with body %s is a 400, not a 500', async (body) => {
+      const r = await apiRequest(serve.baseUrl, 'PUT', `${FLEETS}/paged/status`, { body, headers: { 'content-type': 'application/json' } });
+      expect(expectStatus(r, 400).reason).toBe('BadRequest');
+    });
+
+    it('a JSON patch whose test operation fails is a 422 and changes nothing', async () => {
+      const before = await fleetNow();
+      const patch = [
+        { op: 'replace', path: '/spec/replicas', value: 3 },
+        { op: 'test', path: '/spec/replicas', value: 99 },
+      ];
+      const r = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/paged`, { body: patch, headers: { 'content-type': 'application/json-patch+json' } });
+      const status = expectStatus(r, 422);
+      expect(status.reason).toBe('Invalid');
+      expect(status.message).toContain('the server rejected our request due to an error in our request');
+      expect(status.message).toContain('/spec/replicas');
+      expect(await fleetNow()).toEqual(before);
+    });
+
+    it('a JSON patch whose test operation holds is applied', async () => {
+      const before = await fleetNow();
+      const patch = [
+        { op: 'test', path: '/spec/replicas', value: before.spec.replicas },
+        { op: 'add', path: '/metadata/labels/tested', value: 'yes' },
+      ];
+      const r = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/paged`, { body: patch, headers: { 'content-type': 'application/json-patch+json' } });
+      expect(r.status, r.text).toBe(200);
+    });
+  });
+
+  describe('URLs no route takes', () => {
+    it.each([
+      ['/apis/agones.dev/v1/namespaces/%ZZ/fleets', 400],
+      ['/apis/agones.dev/v1/namespaces/default/fleets/%E0%A4%A', 400],
+      ['/no/such/path', 404],
+      ['/apis/agones.dev/v1/namespaces/default/nothings', 404],
+      ['/apis/nope.dev/v1', 404],
+    ])('GET %s is a %d Status in JSON', async (path, code) => {
+      const r = await apiRequest(serve.baseUrl, 'GET', path);
+      expectStatus(r, code);
+      expect(r.text).not.toMatch(/<html|<pre>|node_modules|\n\s+at /i);
+    });
+
+    it("a sidecar path with a bad percent-escape is a 400 in the sidecar's own error format", async () => {
+      const r = await apiRequest(serve.baseUrl, 'GET', '/sdk/%ZZ/x/gameserver');
+      expect(r.status, r.text).toBe(400);
+      expect(r.json).toMatchObject({ code: 3, details: [] });
+    });
+
+    it('a request target that is not a URL, and a malformed body on fleetsim\'s own routes, get JSON', async () => {
+      for (const head of ['GET //[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 'GET /apis/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']) {
+        const text = await rawRequest(serve.port, head);
+        expect(text).toMatch(/^HTTP\/1\.1 4\d\d /);
+        expect(text).toMatch(/content-type: application\/json/i);
+        expect(text).not.toMatch(/<html|<pre>|node_modules|\n\s+at /i);
+      }
+      const clock = await apiRequest(serve.baseUrl, 'POST', '/fleetsim/v1/clock', { body: '{"advanceSeconds":', headers: { 'content-type': 'application/json' } });
+      expect(clock.status).toBe(400);
+      expect(clock.text).not.toMatch(/<html|<pre>|node_modules|\n\s+at /i);
+      expect(clock.json).toBeDefined();
+    });
+  });
+});
+
+describe.sequential('a continue token older than the watch window', () => {
+  let dir: string;
+
+  afterAll(async () => {
+    await killAll();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is a 410 Expired whose Status carries a token that continues at the latest state', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fleetsim-continue-'));
+    const db = join(dir, 'fleetsim.db');
+    const args = ['--db', db, '--no-default-fleet', '--nodes', '2'];
+    let serve = await startServe(args);
+    for (const name of ['f-a', 'f-b', 'f-c']) expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet(name, 0) })).status).toBe(201);
+    const first = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
+    expect(first.metadata.continue).toBeDefined();
+    // A change after the token, then a restart: the window the server keeps starts after it.
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('f-e', 0) })).status).toBe(201);
+    await serve.process.kill('SIGTERM');
+    serve = await startServe(args);
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('f-d', 0) })).status).toBe(201);
+    const r = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1&continue=${encodeURIComponent(first.metadata.continue!)}`);
+    const status = expectStatus(r, 410);
+    expect(status.reason).toBe('Expired');
+    expect(status.message).toContain('The provided continue parameter is too old');
+    expect(status.metadata?.continue).toBeDefined();
+
+    const rest = await allPagesFrom(serve.baseUrl, status.metadata!.continue!);
+    expect(rest).toEqual(['f-b', 'f-c', 'f-d', 'f-e']);
+  });
+});
+
+/** The names on every page from a continue token on. */
+async function allPagesFrom(baseUrl: string, token: string): Promise<string[]> {
+  const seen: string[] = [];
+  let next: string | undefined = token;
+  while (next) {
+    const r = await apiRequest(baseUrl, 'GET', `${FLEETS}?limit=1&continue=${encodeURIComponent(next)}`);
+    expect(r.status, r.text).toBe(200);
+    const page = r.json as ObjectList;
+    seen.push(...page.items.map((o) => o.metadata.name));
+    next = page.metadata.continue;
+  }
+  return seen;
+}

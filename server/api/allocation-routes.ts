@@ -3,6 +3,7 @@ import type { AllocationService } from '../allocation/allocation-service.js';
 import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../allocation/allocation-request.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { parseJsonBody } from './proto-json.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 
@@ -69,15 +70,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     }
     const text = body.toString('utf8');
     const gsa = service.prepareOnce(`allocator\n${text}`, () => {
-      let parsed: unknown = {};
-      if (text.trim() !== '') {
-        try {
-          parsed = JSON.parse(text) as unknown;
-        } catch (error) {
-          throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${(error as Error).message}`);
-        }
-      }
-      const request = fromAllocationRequest(parsed);
+      // The gateway's reading of a body (an empty one is an empty request), depth-capped.
+      const request = fromAllocationRequest(parseJsonBody(text));
       return service.prepare(request.metadata?.namespace ?? '', request, false);
     });
     const { status } = await service.allocate(gsa);

@@ -35,15 +35,93 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
-/** A JSON (or, by Content-Type, YAML) body; a syntax error is a 400 that names the problem. */
+/**
+ * Deepest nesting of objects and arrays a request body may have. Real manifests stay under 20
+ * levels (a Fleet's pod template with affinity rules is the deepest); thousands of levels would
+ * be accepted by JSON.parse and then overflow the stack of every recursive walk after it (event
+ * encoding, structured clone), so a body is refused before anything is done with it, as the
+ * Kubernetes API server refuses very deep objects.
+ */
+export const MAX_BODY_DEPTH = 100;
+
+/** Path segments shown when naming where a body nests too deep. */
+const SHOWN_SEGMENTS = 8;
+
+/** A body that is not a document: bad syntax, or nested deeper than MAX_BODY_DEPTH. */
+export class BodyParseError extends Error {
+  constructor(
+    readonly reason: 'syntax' | 'depth',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function tooDeep(path: string): BodyParseError {
+  const where = path === '' ? '' : ` (at ${path})`;
+  return new BodyParseError('depth', `the body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep${where}`);
+}
+
+/** The path to the first value nested deeper than the limit; recursion stops at the limit. */
+function deepestPath(value: unknown, depth: number, segments: string[]): string[] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth > MAX_BODY_DEPTH) return segments.slice();
+  const visit = (segment: string, item: unknown): string[] | undefined => {
+    if (typeof item !== 'object' || item === null) return undefined;
+    segments.push(segment);
+    const found = deepestPath(item, depth + 1, segments);
+    segments.pop();
+    return found;
+  };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = visit(`[${i}]`, value[i]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    const found = visit(segments.length ? `.${key}` : key, (value as Record<string, unknown>)[key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function renderPath(segments: string[]): string {
+  const shown = segments.slice(0, SHOWN_SEGMENTS).join('');
+  return segments.length > SHOWN_SEGMENTS ? `${shown}…` : shown;
+}
+
+/**
+ * The one reader of request bodies, shared by the resource API, the allocator and the sidecar:
+ * JSON (YAML when `yaml`) parsed into a document whose nesting is within MAX_BODY_DEPTH. Each
+ * surface turns a BodyParseError into its own error format.
+ */
+export function parseDocument(text: string, yaml = false): unknown {
+  let document: unknown;
+  try {
+    document = yaml ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
+  } catch (error) {
+    // The YAML composer recurses per level: a deep enough document overflows it.
+    if (error instanceof RangeError) throw tooDeep('');
+    throw new BodyParseError('syntax', (error as Error).message);
+  }
+  const path = deepestPath(document, 1, []);
+  if (path) throw tooDeep(renderPath(path));
+  return document;
+}
+
+/** A JSON (or, by Content-Type, YAML) body; a syntax error or too deep a body is a 400 that names the problem. */
 export function parseRequestText(text: string, contentType: string | undefined): unknown {
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   const type = (contentType ?? 'application/json').split(';')[0]!.trim();
+  const yaml = type.includes('yaml');
   try {
-    if (type.includes('yaml')) return parseYaml(text) as unknown;
-    return JSON.parse(text) as unknown;
+    return parseDocument(text, yaml);
   } catch (error) {
-    throw apiErrors.badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+    if (!(error instanceof BodyParseError)) throw error;
+    if (error.reason === 'depth') throw apiErrors.badRequest(`the request body is refused: ${error.message}`);
+    throw apiErrors.badRequest(`the request body is not valid ${yaml ? 'YAML' : 'JSON'}: ${error.message}`);
   }
 }
 

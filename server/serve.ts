@@ -9,7 +9,14 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { resourceApi } from './api/resource-api.js';
-import { type SidecarResolver, StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import {
+  type SidecarResolver,
+  StreamRegistry,
+  attachSidecarWebSocket,
+  decodePathSegment,
+  sidecarHttpHandler,
+} from './api/sidecar-http.js';
+import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './runtime/cluster.js';
 import { Sidecar } from './sidecar/sidecar.js';
@@ -62,6 +69,12 @@ export class FleetsimServer {
   // -- end multi-cluster / allocator TLS
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   private readonly streams = new StreamRegistry();
+
+  /** Sidecar watch streams (REST and WebSocket) open now. */
+  get openWatchStreams(): number {
+    return this.streams.size;
+  }
+
   private httpServer: Server | undefined;
   private wss: WebSocketServer | undefined;
 
@@ -100,8 +113,8 @@ export class FleetsimServer {
     const resolveSidecar: SidecarResolver = (path) => {
       const m = /^\/sdk\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
       if (!m) return undefined;
-      const namespace = decodeURIComponent(m[1]!);
-      const name = decodeURIComponent(m[2]!);
+      const namespace = decodePathSegment(m[1]!, 'namespace');
+      const name = decodePathSegment(m[2]!, 'GameServer name');
       return { sidecar: () => new Sidecar(this.cluster, namespace, name), path: m[3] ?? '/' };
     };
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
@@ -111,7 +124,9 @@ export class FleetsimServer {
     this.httpServer = createServer((req, res) => {
       if (!allocation(req, res)) app(req, res);
     });
-    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams);
+    // An upgrade outside /sdk is addressed to the resource API, which serves no WebSocket.
+    const notFound = apiErrors.pathNotFound();
+    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams, () => ({ status: notFound.code, body: notFound.status }));
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());

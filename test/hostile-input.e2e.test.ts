@@ -163,7 +163,12 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
   });
 
   it('a deep body is refused in YAML and in a patch too, and changes nothing', async () => {
-    const before = await lastSeq();
+    const fleetState = async (name: string) => {
+      const res = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/${name}`);
+      const fleet = res.json as { metadata?: { generation: number }; spec?: unknown };
+      return { status: res.status, generation: fleet.metadata?.generation, spec: fleet.spec };
+    };
+    const before = await fleetState('beside-0');
     const yaml = `${fleetYaml('deep-yaml')}\n          deep: ${'['.repeat(DEPTH)}1${']'.repeat(DEPTH)}\n`;
     const fromYaml = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: yaml, headers: { 'content-type': 'application/yaml' } });
     expect(fromYaml.status, fromYaml.text).toBe(400);
@@ -173,7 +178,29 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
       headers: { 'content-type': 'application/merge-patch+json' },
     });
     expect(patch.status, patch.text).toBe(400);
-    expect(await lastSeq()).toBe(before);
+    expect(await fleetState('beside-0')).toEqual(before);
+    expect((await fleetState('deep-yaml')).status).toBe(404);
+    await alive();
+  });
+
+  it('a JSON patch cannot graft its way past the limit: the patched object is capped as bodies are', async () => {
+    const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: deepFleetJson('grafted', 60) });
+    expect(created.status, created.text).toBe(201);
+    const spec = async () => {
+      const res = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/grafted`);
+      const fleet = res.json as { metadata: { generation: number }; spec: unknown };
+      return { generation: fleet.metadata.generation, spec: fleet.spec };
+    };
+    const before = await spec();
+    const deepPath = `/spec/template/spec/template/deep${'/a'.repeat(59)}`;
+    // Each copy doubles the depth; every body stays shallow.
+    const patch = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/grafted`, {
+      body: Array.from({ length: 8 }, () => ({ op: 'copy', from: '/spec/template/spec/template/deep', path: `${deepPath}/b` })),
+      headers: { 'content-type': 'application/json-patch+json' },
+    });
+    expect(patch.status, patch.text.slice(0, 300)).toBe(400);
+    expect(patch.json).toMatchObject({ kind: 'Status', code: 400, message: expect.stringMatching(/levels deep \(at spec\.template\.spec\.template\.deep\.a/) });
+    expect(await spec()).toEqual(before);
     await alive();
   });
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { MAX_NESTING_DEPTH, tooDeeplyNested } from '../k8s/nesting.js';
 import { apiErrors } from '../k8s/status.js';
 
 /**
@@ -35,17 +36,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
-/**
- * Deepest nesting of objects and arrays a request body may have. Real manifests stay under 20
- * levels (a Fleet's pod template with affinity rules is the deepest); thousands of levels would
- * be accepted by JSON.parse and then overflow the stack of every recursive walk after it (event
- * encoding, structured clone), so a body is refused before anything is done with it, as the
- * Kubernetes API server refuses very deep objects.
- */
-export const MAX_BODY_DEPTH = 100;
-
-/** Path segments shown when naming where a body nests too deep. */
-const SHOWN_SEGMENTS = 8;
+/** Deepest nesting of objects and arrays a request body may have (see server/k8s/nesting.ts). */
+export const MAX_BODY_DEPTH = MAX_NESTING_DEPTH;
 
 /** A body that is not a document: bad syntax, or nested deeper than MAX_BODY_DEPTH. */
 export class BodyParseError extends Error {
@@ -55,41 +47,6 @@ export class BodyParseError extends Error {
   ) {
     super(message);
   }
-}
-
-function tooDeep(path: string): BodyParseError {
-  const where = path === '' ? '' : ` (at ${path})`;
-  return new BodyParseError('depth', `the body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep${where}`);
-}
-
-/** The path to the first value nested deeper than the limit; recursion stops at the limit. */
-function deepestPath(value: unknown, depth: number, segments: string[]): string[] | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (depth > MAX_BODY_DEPTH) return segments.slice();
-  const visit = (segment: string, item: unknown): string[] | undefined => {
-    if (typeof item !== 'object' || item === null) return undefined;
-    segments.push(segment);
-    const found = deepestPath(item, depth + 1, segments);
-    segments.pop();
-    return found;
-  };
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = visit(`[${i}]`, value[i]);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  for (const key in value) {
-    const found = visit(segments.length ? `.${key}` : key, (value as Record<string, unknown>)[key]);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-function renderPath(segments: string[]): string {
-  const shown = segments.slice(0, SHOWN_SEGMENTS).join('');
-  return segments.length > SHOWN_SEGMENTS ? `${shown}…` : shown;
 }
 
 /**
@@ -103,11 +60,13 @@ export function parseDocument(text: string, yaml = false): unknown {
     document = yaml ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
   } catch (error) {
     // The YAML composer recurses per level: a deep enough document overflows it.
-    if (error instanceof RangeError) throw tooDeep('');
+    if (error instanceof RangeError) {
+      throw new BodyParseError('depth', `the body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep`);
+    }
     throw new BodyParseError('syntax', (error as Error).message);
   }
-  const path = deepestPath(document, 1, []);
-  if (path) throw tooDeep(renderPath(path));
+  const tooDeep = tooDeeplyNested(document);
+  if (tooDeep) throw new BodyParseError('depth', `the body ${tooDeep}`);
   return document;
 }
 

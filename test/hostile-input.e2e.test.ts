@@ -240,10 +240,18 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
     });
   });
 
-  it('the allocator answers a wrong method in its own format', async () => {
+  it('the allocator answers a wrong method and an unknown path under it in its own format', async () => {
     const res = await apiRequest(serve.baseUrl, 'GET', '/gameserverallocation');
     expect(res.status).toBe(501);
     expect(res.json).toEqual({ code: 12, message: 'Method Not Allowed', details: [] });
+    for (const [method, path] of [
+      ['POST', '/gameserverallocation/nope'],
+      ['GET', '/gameserverallocation/%ZZ'],
+    ] as const) {
+      const unknown = await apiRequest(serve.baseUrl, method, path, { body: method === 'POST' ? {} : undefined });
+      expect(unknown.status, `${method} ${path}: ${unknown.text}`).toBe(404);
+      expect(unknown.json).toEqual({ code: 5, message: 'Not Found', details: [] });
+    }
   });
 });
 

@@ -21,6 +21,8 @@ export interface AllocationRoutesOptions {
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 const ALLOCATOR_PATH = /^\/gameserverallocation\/?$/i;
+/** Paths under the allocator's own: unknown to it, answered in its format rather than handed on. */
+const UNDER_ALLOCATOR_PATH = /^\/gameserverallocation\//i;
 const RESOURCE_API_PATH = /^\/apis\/allocation\.agones\.dev\/v1\/(?:namespaces\/([^/]+)\/)?gameserverallocations\/?$/i;
 
 function splitUrl(url: string | undefined): { path: string; query: string } {
@@ -105,6 +107,10 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     if (ALLOCATOR_PATH.test(path)) {
       if (req.method !== 'POST') sendSdkError(res, new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
       else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
+      return true;
+    }
+    if (UNDER_ALLOCATOR_PATH.test(path)) {
+      sendSdkError(res, new SdkError(GrpcCode.NOT_FOUND, 'Not Found'));
       return true;
     }
     if (!options.resourceApi || req.method !== 'POST') return false;

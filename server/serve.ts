@@ -10,7 +10,14 @@ import { FleetAutoscalerController } from './controllers/fleetautoscaler-control
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, isClientMistake, resourceApi } from './api/resource-api.js';
 import { GrpcCode, SdkError } from './sidecar/errors.js';
-import { type SidecarResolver, StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import {
+  type SidecarResolver,
+  StreamRegistry,
+  attachSidecarWebSocket,
+  decodePathSegment,
+  sidecarHttpHandler,
+} from './api/sidecar-http.js';
+import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './runtime/cluster.js';
 import { Sidecar } from './sidecar/sidecar.js';
@@ -67,6 +74,12 @@ export class FleetsimServer {
   // -- end multi-cluster / allocator TLS
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   private readonly streams = new StreamRegistry();
+
+  /** Sidecar watch streams (REST and WebSocket) open now. */
+  get openWatchStreams(): number {
+    return this.streams.size;
+  }
+
   private httpServer: Server | undefined;
   private wss: WebSocketServer | undefined;
 
@@ -105,8 +118,8 @@ export class FleetsimServer {
     const resolveSidecar: SidecarResolver = (path) => {
       const m = /^\/sdk\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
       if (!m) return undefined;
-      const namespace = decodeURIComponent(m[1]!);
-      const name = decodeURIComponent(m[2]!);
+      const namespace = decodePathSegment(m[1]!, 'namespace');
+      const name = decodePathSegment(m[2]!, 'GameServer name');
       return { sidecar: () => new Sidecar(this.cluster, namespace, name), path: m[3] ?? '/' };
     };
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
@@ -129,7 +142,10 @@ export class FleetsimServer {
         if (!allocation(req, res)) app(req, res);
       }),
     );
-    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams);
+    // An upgrade outside /sdk is addressed to the resource API, which serves no WebSocket.
+    const notFound = apiErrors.pathNotFound();
+    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams, () => ({ status: notFound.code, body: notFound.status }));
+    // After the WebSocket listener: the guard wraps the upgrade listeners already on the server.
     guard.upgrades(this.httpServer);
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);

@@ -87,6 +87,43 @@ const CASES: BadRequest[] = [
   },
   { name: 'a JSON array for a message', method: 'POST', path: '/reserve', body: '[]', status: 400, expected: rpcError(3, /\S/) },
   { name: 'malformed health stream', method: 'POST', path: '/health', body: '{"x":', status: 400, expected: rpcError(3, /\S/) },
+  // -- lifecycle bodies are decoded as agones.dev.sdk.Empty before anything happens
+  ...['/ready', '/allocate', '/shutdown'].flatMap((path) =>
+    ['{"x":', '{', '[]', 'null', '123', '"x"', '{}]'].map((body) => ({
+      name: `${path} with the body ${body}`,
+      method: 'POST',
+      path,
+      body,
+      status: 400,
+      expected: rpcError(3, /\S/),
+    })),
+  ),
+  ...['[]', 'null', '123', '"x"', '{}[]', '{} 1'].map((body) => ({
+    name: `a health stream holding ${body}`,
+    method: 'POST',
+    path: '/health',
+    body,
+    status: 400,
+    expected: rpcError(3, /\S/),
+  })),
+  { name: 'a null Duration', method: 'POST', path: '/reserve', body: 'null', status: 400, expected: rpcError(3, /\S/) },
+  { name: 'a null KeyValue', method: 'PUT', path: '/metadata/label', body: 'null', status: 400, expected: rpcError(3, /\S/) },
+  {
+    name: 'a label value nested 5,000 levels deep',
+    method: 'PUT',
+    path: '/metadata/label',
+    body: `{"key":"a","value":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`,
+    status: 400,
+    expected: rpcError(3, /levels deep \(at value\.a/),
+  },
+  {
+    name: 'an annotation value that is an object',
+    method: 'PUT',
+    path: '/metadata/annotation',
+    body: '{"key":"a","value":{"b":{"c":"d"}}}',
+    status: 400,
+    expected: rpcError(3, /\bvalue\b/),
+  },
   {
     name: 'UpdateList body with an unknown field (body-derived mask)',
     method: 'PATCH',
@@ -172,6 +209,17 @@ const CASES: BadRequest[] = [
     status: 500,
     expected: rpcError(2, /^invalid argument\. Field Mask Path\(s\): \[bogus\] are invalid for List\./),
   },
+  // -- a list update with no fields to change: the query mask "" is the path "", refused as Agones refuses it
+  ...['/v1beta1', '/v1alpha1'].flatMap((prefix) =>
+    ['update_mask=', 'updateMask=', 'update_mask=,', 'update_mask=capacity,'].map((query) => ({
+      name: `UpdateList at ${prefix} with ${query}`,
+      method: 'PATCH',
+      path: `${prefix}/lists/players?${query}`,
+      body: '{"capacity":"5","values":["x"]}',
+      status: 500,
+      expected: rpcError(2, /^invalid argument\. Field Mask Path\(s\): \[[^\]]*\] are invalid for List\./),
+    })),
+  ),
   {
     name: 'AddListValue of a value already present',
     method: 'POST',
@@ -381,6 +429,26 @@ describe('bad input: Agones status and body, and nothing changes', () => {
     expect(response.status, text).toBe(413);
     expect(JSON.parse(text)).toEqual({ code: expect.any(Number), message: expect.stringMatching(/\S/), details: [] });
     expect(await getGameServer(base)).toEqual(before);
+  });
+
+  it('lifecycle calls take {} sent as a form (curl -d), an empty body, and unknown fields', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const health = await call(base, 'POST', '/health', '{}', form);
+    expect(health.status, health.text).toBe(200);
+    expect(health.json).toEqual({});
+    const pings = await call(base, 'POST', '/health', '{}{"x":1} {}');
+    expect(pings.status, pings.text).toBe(200);
+    // Reserve with no body at all is Reserve(0); Ready with {} as a form, then with an empty body.
+    const ready = await call(base, 'POST', '/ready', '{}', form);
+    expect(ready.status, ready.text).toBe(200);
+    expect(ready.json).toEqual({});
+    await waitFor(async () => (await getGameServer(base)).status.state === 'Ready', { what: 'Ready' });
+    const allocate = await call(base, 'POST', '/allocate', '{"unknown":true}');
+    expect(allocate.status, allocate.text).toBe(200);
+    await waitFor(async () => (await getGameServer(base)).status.state === 'Allocated', { what: 'Allocated' });
+    const readyAgain = await call(base, 'POST', '/ready', '');
+    expect(readyAgain.status, readyAgain.text).toBe(200);
+    await waitFor(async () => (await getGameServer(base)).status.state === 'Ready', { what: 'Ready again' });
   });
 
   it('the sidecar is still healthy after all of it: a good request works', async () => {

@@ -1,5 +1,5 @@
 import type { FeatureGates } from '../features.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -40,7 +40,7 @@ const INT32_MIN = -(2n ** 31n);
 const INT32_MAX = 2n ** 31n - 1n;
 
 function invalidValue(type: string, path: string, value: unknown): SdkError {
-  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${JSON.stringify(value)}`);
+  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${showValue(value)}`);
 }
 
 function isSet(value: unknown): boolean {
@@ -231,7 +231,7 @@ function listAction(value: unknown, path: string): ListAction {
  */
 export function fromAllocationRequest(body: unknown): GameServerAllocation {
   if (body !== null && body !== undefined && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${JSON.stringify(body)}`);
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${showValue(body)}`);
   }
   const request = (body ?? {}) as Json;
   const spec: GameServerAllocationSpec = {};

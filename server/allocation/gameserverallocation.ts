@@ -422,6 +422,14 @@ export function validateAllocation(gsa: GameServerAllocation, gates: FeatureGate
   if (scheduling !== 'Packed' && scheduling !== 'Distributed') {
     errs.push(notSupported('spec.scheduling', scheduling ?? '', ['Packed', 'Distributed']));
   }
+  // A policy selector that cannot be converted would only fail once allocation walks the policies.
+  const policySelector = spec.multiClusterSetting?.policySelector;
+  if (isSet(policySelector)) {
+    const conversion = convertLabelSelector(policySelector);
+    if (!conversion.ok) {
+      errs.push(invalid('spec.multiClusterSetting.policySelector', policySelector, `Error converting label selector: ${conversion.error}`));
+    }
+  }
   if (isSet(spec.required)) errs.push(...validateSelector(spec.required, 'spec.required', gates));
   (spec.preferred ?? []).forEach((s, i) => errs.push(...validateSelector(s ?? {}, `spec.preferred[${i}]`, gates)));
   (spec.selectors ?? []).forEach((s, i) => errs.push(...validateSelector(s ?? {}, `spec.selectors[${i}]`, gates)));

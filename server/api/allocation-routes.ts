@@ -3,6 +3,7 @@ import type { AllocationService } from '../allocation/allocation-service.js';
 import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../allocation/allocation-request.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { parseJsonBody } from './proto-json.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 import { checkBodyMediaType } from './request-options.js';
@@ -26,6 +27,8 @@ export interface AllocationRoutesOptions {
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 const ALLOCATOR_PATH = /^\/gameserverallocation\/?$/i;
+/** Paths under the allocator's own: unknown to it, answered in its format rather than handed on. */
+const UNDER_ALLOCATOR_PATH = /^\/gameserverallocation\//i;
 const RESOURCE_API_PATH = /^\/apis\/allocation\.agones\.dev\/v1\/(?:namespaces\/([^/]+)\/)?gameserverallocations\/?$/i;
 
 function splitUrl(url: string | undefined): { path: string; query: string } {
@@ -75,15 +78,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     }
     const text = body.toString('utf8');
     const gsa = service.prepareOnce(`allocator\n${text}`, () => {
-      let parsed: unknown = {};
-      if (text.trim() !== '') {
-        try {
-          parsed = JSON.parse(text) as unknown;
-        } catch (error) {
-          throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${(error as Error).message}`);
-        }
-      }
-      const request = fromAllocationRequest(parsed);
+      // The gateway's reading of a body (an empty one is an empty request), depth-capped.
+      const request = fromAllocationRequest(parseJsonBody(text));
       return service.prepare(request.metadata?.namespace ?? '', request, false);
     });
     const { status } = await service.allocate(gsa);
@@ -120,6 +116,10 @@ export function allocationRoutes(service: AllocationService, options: Allocation
       if (req.method !== 'POST') sendSdkError(res, new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
       else if (options.refusal) sendSdkError(res, new SdkError(GrpcCode.PERMISSION_DENIED, options.refusal()));
       else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
+      return true;
+    }
+    if (UNDER_ALLOCATOR_PATH.test(path)) {
+      sendSdkError(res, new SdkError(GrpcCode.NOT_FOUND, 'Not Found'));
       return true;
     }
     if (!options.resourceApi || req.method !== 'POST') return false;

@@ -1,4 +1,5 @@
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
+import { BodyParseError, parseDocument } from './request-body.js';
 
 /**
  * Decoding request bodies as Agones's gateway does (protojson, DiscardUnknown): a field may be
@@ -21,10 +22,7 @@ const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;
 
 function badValue(type: string, field: string, value: unknown): SdkError {
-  return new SdkError(
-    GrpcCode.INVALID_ARGUMENT,
-    `proto: invalid value for ${type} field ${field}: ${JSON.stringify(value)}`,
-  );
+  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${field}: ${showValue(value)}`);
 }
 
 function decodeInteger(field: string, type: 'int64' | 'int32', value: unknown): number {
@@ -56,19 +54,25 @@ function decodeField(spec: FieldSpec, value: unknown): Decoded[string] {
   }
 }
 
-/** Parses one JSON document; an empty body is an empty message. */
+/** Parses one JSON document with the shared, depth-capped parser; an empty body is an empty message. */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return {};
   try {
-    return JSON.parse(text) as unknown;
+    return parseDocument(text);
   } catch (error) {
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${(error as Error).message}`);
+    if (!(error instanceof BodyParseError)) throw error;
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, error.reason === 'syntax' ? `proto: syntax error: ${error.message}` : `proto: ${error.message}`);
   }
+}
+
+function unexpected(c: string): SdkError {
+  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected ${JSON.stringify(c)}: a stream of JSON objects was expected`);
 }
 
 /**
  * Splits a body holding several JSON objects in a row (`{}{}`): the gateway reads a client
- * stream, such as Health's pings, that way.
+ * stream, such as Health's pings, that way. Each element must be an object (a message):
+ * `[]`, `null`, `123` or a string is a syntax error, as in the gateway's decoder.
  */
 export function parseJsonSequence(text: string): unknown[] {
   const documents: unknown[] = [];
@@ -76,22 +80,26 @@ export function parseJsonSequence(text: string): unknown[] {
   let start = -1;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const c = text[i]!;
     if (inString) {
       if (c === '\\') i++;
       else if (c === '"') inString = false;
       continue;
     }
+    if (depth === 0) {
+      if (c === '{') {
+        start = i;
+        depth = 1;
+      } else if (!/\s/.test(c)) {
+        throw unexpected(c);
+      }
+      continue;
+    }
     if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
-      if (depth === 0) start = i;
-      depth++;
-    } else if (c === '}' || c === ']') {
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
       depth--;
-      if (depth < 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected '${c}'`);
       if (depth === 0) documents.push(parseJsonBody(text.slice(start, i + 1)));
-    } else if (depth === 0 && !/\s/.test(c!)) {
-      throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected '${c}'`);
     }
   }
   if (depth !== 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: Unexpected end of JSON input');
@@ -103,12 +111,9 @@ export function decodeMessage(document: unknown, fields: readonly FieldSpec[], m
   message: Decoded;
   present: string[];
 } {
-  if (document === null) return { message: {}, present: [] };
-  if (typeof document !== 'object' || Array.isArray(document)) {
-    throw new SdkError(
-      GrpcCode.INVALID_ARGUMENT,
-      `proto: syntax error: ${messageName} must be a JSON object, got ${JSON.stringify(document)}`,
-    );
+  // `null` means unset for a field, but a message body must be an object (protojson).
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${messageName} must be a JSON object, got ${showValue(document)}`);
   }
   const message: Decoded = {};
   const present: string[] = [];

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { MAX_NESTING_DEPTH, tooDeeplyNested } from '../k8s/nesting.js';
 import { apiErrors } from '../k8s/status.js';
 
 /**
@@ -35,15 +36,51 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
-/** A JSON (or, by Content-Type, YAML) body; a syntax error is a 400 that names the problem. */
+/** Deepest nesting of objects and arrays a request body may have (see server/k8s/nesting.ts). */
+export const MAX_BODY_DEPTH = MAX_NESTING_DEPTH;
+
+/** A body that is not a document: bad syntax, or nested deeper than MAX_BODY_DEPTH. */
+export class BodyParseError extends Error {
+  constructor(
+    readonly reason: 'syntax' | 'depth',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The one reader of request bodies, shared by the resource API, the allocator and the sidecar:
+ * JSON (YAML when `yaml`) parsed into a document whose nesting is within MAX_BODY_DEPTH. Each
+ * surface turns a BodyParseError into its own error format.
+ */
+export function parseDocument(text: string, yaml = false): unknown {
+  let document: unknown;
+  try {
+    document = yaml ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
+  } catch (error) {
+    // The YAML composer recurses per level: a deep enough document overflows it.
+    if (error instanceof RangeError) {
+      throw new BodyParseError('depth', `the body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep`);
+    }
+    throw new BodyParseError('syntax', (error as Error).message);
+  }
+  const tooDeep = tooDeeplyNested(document);
+  if (tooDeep) throw new BodyParseError('depth', `the body ${tooDeep}`);
+  return document;
+}
+
+/** A JSON (or, by Content-Type, YAML) body; a syntax error or too deep a body is a 400 that names the problem. */
 export function parseRequestText(text: string, contentType: string | undefined): unknown {
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   const type = (contentType ?? 'application/json').split(';')[0]!.trim();
+  const yaml = type.includes('yaml');
   try {
-    if (type.includes('yaml')) return parseYaml(text) as unknown;
-    return JSON.parse(text) as unknown;
+    return parseDocument(text, yaml);
   } catch (error) {
-    throw apiErrors.badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+    if (!(error instanceof BodyParseError)) throw error;
+    if (error.reason === 'depth') throw apiErrors.badRequest(`the request body is refused: ${error.message}`);
+    throw apiErrors.badRequest(`the request body is not valid ${yaml ? 'YAML' : 'JSON'}: ${error.message}`);
   }
 }
 

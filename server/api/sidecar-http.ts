@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
@@ -16,13 +16,21 @@ export interface SidecarTarget {
 }
 export type SidecarResolver = (path: string) => SidecarTarget | undefined;
 
-/** Keeps track of open watch streams so that a closing sidecar can end them cleanly. */
+/**
+ * Keeps track of open watch streams so that a closing sidecar can end them cleanly. A stream
+ * leaves it when it ends or when its client goes, whichever comes first.
+ */
 export class StreamRegistry {
   private readonly open = new Set<() => void>();
 
   add(end: () => void): () => void {
     this.open.add(end);
     return () => this.open.delete(end);
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.open.size;
   }
 
   endAll(): void {
@@ -35,6 +43,38 @@ function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   if (length !== undefined) return Number(length) > 0;
   return req.headers['transfer-encoding'] !== undefined;
+}
+
+/** The path and query of a request target, read without URL parsing (which throws on targets such as `//[`). */
+export function splitTarget(target: string | undefined): { path: string; query: URLSearchParams } {
+  const text = target ?? '/';
+  if (!text.startsWith('/')) {
+    // The absolute form (`GET http://host/ready`) names the path inside a URL.
+    try {
+      const url = new URL(text);
+      return { path: url.pathname, query: url.searchParams };
+    } catch {
+      // Not a URL either: routed as given, to a 404.
+    }
+  }
+  const mark = text.indexOf('?');
+  if (mark < 0) return { path: text, query: new URLSearchParams() };
+  return { path: text.slice(0, mark), query: new URLSearchParams(text.slice(mark + 1)) };
+}
+
+/** A percent-encoded path segment, decoded; a bad escape is the client's error (400), named. */
+export function decodePathSegment(segment: string, what: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in the ${what} "${segment}"`);
+  }
+}
+
+/** Agones's gateway error body for a failure outside any route (a bad path, a bad upgrade). */
+function errorBody(error: unknown): SdkError {
+  if (error instanceof SdkError) return error;
+  return new SdkError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
 }
 
 function writeJson(res: Response, status: number, body: unknown): void {
@@ -53,11 +93,17 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
   return [
     raw,
     (req: Request, res: Response, next: NextFunction) => {
-      const url = new URL(req.originalUrl, 'http://sidecar');
-      const target = resolve(url.pathname);
+      const { path, query } = splitTarget(req.originalUrl);
+      let target: SidecarTarget | undefined;
+      try {
+        target = resolve(path);
+      } catch (error) {
+        const refused = errorBody(error);
+        return writeJson(res, refused.httpStatus, refused.toJSON());
+      }
       if (!target) return next();
       const body = hasBody(req) && Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined;
-      const request: SidecarRequest = { method: req.method, path: target.path, query: url.searchParams, body };
+      const request: SidecarRequest = { method: req.method, path: target.path, query, body };
       const sink: ResponseSink = {
         reply: (status, document) => writeJson(res, status, document),
         startStream: () => {
@@ -65,6 +111,8 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
           res.setHeader('Transfer-Encoding', 'chunked');
           res.flushHeaders();
           const unregister = streams.add(() => res.end());
+          // A client that goes away must not leave its stream registered.
+          res.once('close', unregister);
           return {
             write: (document) => res.write(`${JSON.stringify(document)}\n`),
             end: () => {
@@ -73,7 +121,8 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
             },
           };
         },
-        onClose: (listener) => res.on('close', listener),
+        // A client gone before the route subscribed still releases what the route holds.
+        onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
       void dispatchSidecar(target.sidecar, request, sink);
     },
@@ -95,41 +144,92 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
  * request (method from `?method=`), each line of the answer becomes one text frame; a unary
  * answer is one frame, then the connection closes.
  */
-export function attachSidecarWebSocket(server: Server, resolve: SidecarResolver, streams: StreamRegistry): WebSocketServer {
+export function attachSidecarWebSocket(
+  server: Server,
+  resolve: SidecarResolver,
+  streams: StreamRegistry,
+  unmatched: UnmatchedUpgrade = () => ({ status: NOT_FOUND.httpStatus, body: NOT_FOUND.toJSON() }),
+): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true });
+  // A handshake ws refuses (bad headers) is answered in the gateway's format, not ws's HTML.
+  wss.on('wsClientError', (error: Error & { code?: string }, socket: Duplex) => {
+    refuseUpgrade(socket, 400, new SdkError(GrpcCode.INVALID_ARGUMENT, error.message).toJSON());
+  });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://sidecar');
-    const target = resolve(url.pathname);
-    if (!target) {
-      socket.destroy();
-      return;
+    // Node leaves an upgraded socket without an error listener: a reset would crash the process.
+    socket.on('error', () => socket.destroy());
+    try {
+      upgrade(wss, req, socket, head, resolve, streams, unmatched);
+    } catch (error) {
+      // Whatever a request does, the process answers it and goes on.
+      const refused = errorBody(error);
+      refuseUpgrade(socket, refused.httpStatus, refused.toJSON());
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const method = (url.searchParams.get('method') ?? req.method ?? 'GET').toUpperCase();
-      const closeListeners: Array<() => void> = [];
-      ws.on('close', () => closeListeners.forEach((l) => l()));
-      ws.on('error', () => ws.terminate());
-      const request: SidecarRequest = { method, path: target.path, query: url.searchParams, body: undefined };
-      const sink: ResponseSink = {
-        reply: (_status, document) => {
-          if (document !== null) ws.send(JSON.stringify(document));
-          // Unary routes: one frame, then the connection ends without a close frame.
-          ws.terminate();
-        },
-        startStream: () => {
-          const unregister = streams.add(() => ws.close(1000));
-          return {
-            write: (document) => ws.send(JSON.stringify(document)),
-            end: () => {
-              unregister();
-              ws.close(1000);
-            },
-          };
-        },
-        onClose: (listener) => closeListeners.push(listener),
-      };
-      void dispatchSidecar(target.sidecar, request, sink);
-    });
   });
   return wss;
+}
+
+/** What an upgrade to a path no sidecar serves is answered (serve: the resource API's 404). */
+export type UnmatchedUpgrade = (path: string) => { status: number; body: unknown };
+
+const NOT_FOUND = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
+
+/** Answers an upgrade request with a plain HTTP error and closes the connection. */
+function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    () => socket.destroy(),
+  );
+}
+
+function upgrade(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  resolve: SidecarResolver,
+  streams: StreamRegistry,
+  unmatched: UnmatchedUpgrade,
+): void {
+  const { path, query } = splitTarget(req.url);
+  const target = resolve(path);
+  if (!target) {
+    const answer = unmatched(path);
+    refuseUpgrade(socket, answer.status, answer.body);
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    const method = (query.get('method') ?? req.method ?? 'GET').toUpperCase();
+    const closeListeners: Array<() => void> = [];
+    ws.on('close', () => closeListeners.forEach((l) => l()));
+    ws.on('error', () => ws.terminate());
+    const request: SidecarRequest = { method, path: target.path, query, body: undefined };
+    const sink: ResponseSink = {
+      reply: (_status, document) => {
+        if (document !== null) ws.send(JSON.stringify(document));
+        // Unary routes: one frame, then the connection ends without a close frame.
+        ws.terminate();
+      },
+      startStream: () => {
+        const unregister = streams.add(() => ws.close(1000));
+        // A client that goes away must not leave its stream registered.
+        closeListeners.push(unregister);
+        return {
+          write: (document) => ws.send(JSON.stringify(document)),
+          end: () => {
+            unregister();
+            ws.close(1000);
+          },
+        };
+      },
+      onClose: (listener) => (ws.readyState === ws.CLOSED ? listener() : closeListeners.push(listener)),
+    };
+    void dispatchSidecar(target.sidecar, request, sink);
+  });
 }

@@ -45,6 +45,8 @@ interface Route {
 const NOT_FOUND = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
 const METHOD_NOT_ALLOWED = new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed');
 
+/** agones.dev.sdk.Empty: no fields, but the body must still be a message (an object) when there is one. */
+const EMPTY: FieldSpec[] = [];
 const KEY_VALUE: FieldSpec[] = [
   { name: 'key', type: 'string' },
   { name: 'value', type: 'string' },
@@ -113,11 +115,10 @@ function countersAndLists(prefix: string): Route[] {
       const document = parseJsonBody(r.body ?? '');
       const { message } = decodeMessage(document, LIST, 'agones.dev.sdk.beta.List');
       const queryMask = r.query.get('update_mask') ?? r.query.get('updateMask');
-      // Without a mask in the query, the gateway derives it from the keys the body holds.
+      // Without a mask in the query, the gateway derives it from the keys the body holds. A query
+      // mask is split as given: `update_mask=` is the path "", which UpdateList refuses.
       const mask =
-        queryMask !== null
-          ? queryMask.split(',').filter((p) => p !== '')
-          : fieldMaskFromBody(document, LIST, 'agones.dev.sdk.beta.List');
+        queryMask !== null ? queryMask.split(',') : fieldMaskFromBody(document, LIST, 'agones.dev.sdk.beta.List');
       const list = {
         name: name!,
         capacity: num(message.capacity),
@@ -135,9 +136,10 @@ function countersAndLists(prefix: string): Route[] {
 }
 
 const ROUTES: Route[] = [
-  route('POST', '/ready', async (s) => (await s.ready(), ok)),
-  route('POST', '/allocate', async (s) => (await s.allocate(), ok)),
-  route('POST', '/shutdown', async (s) => (await s.shutdown(), ok)),
+  // The body is decoded before anything happens: a malformed one is a 400 and changes nothing.
+  route('POST', '/ready', async (s, r) => (decode(r, EMPTY, 'agones.dev.sdk.Empty'), await s.ready(), ok)),
+  route('POST', '/allocate', async (s, r) => (decode(r, EMPTY, 'agones.dev.sdk.Empty'), await s.allocate(), ok)),
+  route('POST', '/shutdown', async (s, r) => (decode(r, EMPTY, 'agones.dev.sdk.Empty'), await s.shutdown(), ok)),
   route('POST', '/health', async (s, r) => {
     // Health is a client stream: each JSON object in the body is one ping.
     const pings = parseJsonSequence(r.body ?? '');

@@ -321,6 +321,35 @@ describe('sidecar gRPC with the official Node SDK', () => {
     await expect(client.beta.getListValues('players')).resolves.toEqual(['test1', 'test2']);
   });
 
+  it('UpdateList refuses the mask path "" (no field to change) and a missing mask, and changes nothing', async () => {
+    interface Settable extends PbMessage {
+      setName(v: string): Settable;
+      setCapacity(v: number): Settable;
+      setValuesList(v: string[]): Settable;
+      setList(v: PbMessage): Settable;
+      setUpdateMask(v: PbMessage): Settable;
+      setPathsList(v: string[]): Settable;
+    }
+    const betaPb = require('@google-cloud/agones-sdk/lib/beta/beta_pb.js') as Record<'List' | 'UpdateListRequest', new () => Settable>;
+    const fieldMaskPb = require('google-protobuf/google/protobuf/field_mask_pb.js') as { FieldMask: new () => Settable };
+    const raw = client.beta.client as unknown as {
+      updateList(request: PbMessage, callback: (error: grpc.ServiceError | null) => void): void;
+    };
+    const updateList = (paths: string[] | undefined) => {
+      const request = new betaPb.UpdateListRequest().setList(new betaPb.List().setName('players').setCapacity(5).setValuesList(['x']));
+      if (paths) request.setUpdateMask(new fieldMaskPb.FieldMask().setPathsList(paths));
+      return new Promise<grpc.ServiceError | null>((resolve) => raw.updateList(request, resolve));
+    };
+    const before = cluster.gameServers.get(NAMESPACE, NAME)?.status.lists?.players;
+    for (const paths of [[''], ['capacity', '']]) {
+      const error = await updateList(paths);
+      expect(error).toMatchObject({ code: GrpcCode.UNKNOWN });
+      expect(error?.details).toMatch(/^invalid argument\. Field Mask Path\(s\): \[.*\] are invalid for List\./);
+    }
+    expect(await updateList(undefined)).toMatchObject({ code: GrpcCode.UNKNOWN, details: expect.stringMatching(/cannot be nil/) });
+    expect(cluster.gameServers.get(NAMESPACE, NAME)?.status.lists?.players).toEqual(before);
+  });
+
   it('players: capacity, connect, disconnect, count', async () => {
     await client.alpha.setPlayerCapacity(2);
     await expect(client.alpha.getPlayerCapacity()).resolves.toBe(2);

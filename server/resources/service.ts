@@ -10,6 +10,7 @@ import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.
 import type { Cluster } from '../runtime/cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from './selectors.js';
+import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
 import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/rules/common.js';
 
@@ -389,6 +390,9 @@ export class ResourceService {
     else if (type === 'application/json-patch+json') result = jsonPatch(current, patch);
     else throw apiErrors.unsupportedMediaType(type);
     if (!isJsonObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
+    // A JSON patch can graft deep values onto deep paths: the result is capped as bodies are.
+    const tooDeep = tooDeeplyNested(result);
+    if (tooDeep) throw apiErrors.badRequest(`the patched object ${tooDeep}`);
     return result;
   }
 

@@ -67,6 +67,7 @@ export class Cluster {
   /** Committed changes by kind: a controller or a watch hears only the kind it follows. */
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
+  private gameServerWatches = 0;
   private readonly recent: Change[] = [];
   /** What the events applied since the last transaction changed, released when it commits. */
   private pendingBatch: ReleaseBatch | undefined;
@@ -242,6 +243,11 @@ export class Cluster {
     });
   }
 
+  /** Subscriptions to `watchGameServer` open now: each closed watch must give its own back. */
+  get openGameServerWatches(): number {
+    return this.gameServerWatches;
+  }
+
   /** Committed changes of one GameServer (cheap per watcher: no scan of other objects). */
   watchGameServer(namespace: string, name: string): Observable<GameServerChange> {
     const key = objectKey(namespace, name);
@@ -252,7 +258,9 @@ export class Cluster {
         this.watchers.set(key, subject);
       }
       const subscription = subject.subscribe(subscriber);
+      this.gameServerWatches++;
       return () => {
+        this.gameServerWatches--;
         subscription.unsubscribe();
         if (!subject.observed) this.watchers.delete(key);
       };

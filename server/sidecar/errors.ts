@@ -40,6 +40,15 @@ const HTTP_STATUS: Record<GrpcCode, number> = {
   16: 401,
 };
 
+/** Longest rendering of a bad value in an error message: a 1 MiB value is not echoed back. */
+const SHOWN_VALUE_CHARS = 100;
+
+/** A value as an error message shows it (JSON), cut short when long. */
+export function showValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > SHOWN_VALUE_CHARS ? `${text.slice(0, SHOWN_VALUE_CHARS)}…` : text;
+}
+
 export function httpStatusOf(code: GrpcCode): number {
   return HTTP_STATUS[code];
 }

@@ -39,6 +39,12 @@ export class StandaloneSidecar {
   readonly recorder: ConformanceRecorder | undefined;
   private readonly controller: GameServerController;
   private readonly streams = new StreamRegistry();
+
+  /** Sidecar watch streams (REST and WebSocket) open now. */
+  get openWatchStreams(): number {
+    return this.streams.size;
+  }
+
   private httpServer: Server | undefined;
   private wss: WebSocketServer | undefined;
   private grpc: SidecarGrpcServer | undefined;

@@ -18,6 +18,8 @@ export interface ClusterOptions {
   gates: FeatureGates;
   /** Seed of every random choice (uids, names, ports), so a run can be repeated. */
   seed?: number;
+  /** How long Kubernetes Events are kept (kube-apiserver's --event-ttl); default one hour. */
+  eventTtlMs?: number;
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
@@ -77,7 +79,7 @@ export class Cluster {
     this.gates = options.gates;
     this.rng = new SeededRandom(options.seed ?? 1);
     this.log = new EventLog(options.db);
-    this.readModel = new ReadModel(options.gates);
+    this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
     this.gameServerChanges$ = this.committedGameServers.asObservable();

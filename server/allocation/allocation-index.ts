@@ -97,18 +97,22 @@ export class AllocationIndex {
     const bucket = this.smallestBucket(namespace, pool, matchLabels);
     if (!bucket) return undefined;
     let best: GameServer | undefined;
+    let bestKey = '';
     let rank: NodeSlot | undefined;
     for (const slot of bucket.order) {
       // The busiest rank holding a match is decided once a less busy node comes up.
       if (best && !this.sameRank(slot, rank!)) return best;
       for (const key of slot.servers) {
+        // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
+        // from here on in this node can beat the best so far, so a tied node costs one compare.
+        if (!better && best && key >= bestKey) break;
         const gs = this.gameServers.getByKey(key);
         if (!gs || !accept(gs)) continue;
-        if (!best || (better ? better(gs, best) : compareNames(gs, best)) < 0) {
+        if (!best || (better && better(gs, best) < 0) || (!better && compareNames(gs, best) < 0)) {
           best = gs;
+          bestKey = key;
           rank = slot;
         }
-        // Servers are in name order: without other tie-breaks the node's first match is its best.
         if (!better) break;
       }
     }

@@ -7,6 +7,7 @@ import { GameServerController } from './controllers/gameserver-controller.js';
 import { GameServerSetController } from './controllers/gameserverset-controller.js';
 import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
+import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, isClientMistake, resourceApi } from './api/resource-api.js';
 import { GrpcCode, SdkError } from './sidecar/errors.js';
@@ -46,6 +47,8 @@ export interface ServeOptions {
   portRange: { min: number; max: number };
   maxPodsPerNode?: number;
   seed?: number;
+  /** How long Kubernetes Events are kept; default one hour. */
+  eventTtlMs?: number;
   /** Start a small default fleet when the log is empty and no manifest is given. */
   defaultFleet: boolean;
   allocatorModel?: AllocatorModel;
@@ -85,7 +88,7 @@ export class FleetsimServer {
 
   constructor(private readonly options: ServeOptions) {
     this.clock = options.clock === 'virtual' ? new VirtualClock() : new WallClock();
-    this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed });
+    this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.service = new ResourceService(this.cluster);
     this.allocator = new Allocator(this.cluster, { model: options.allocatorModel });
     this.allocations = new AllocationService(this.cluster, this.allocator);
@@ -100,6 +103,7 @@ export class FleetsimServer {
       // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
       new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver }),
       new SimulatedProcesses(this.cluster, options.profiles),
+      new EventExpiry(this.cluster),
     ];
   }
 

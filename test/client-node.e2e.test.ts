@@ -20,17 +20,17 @@ import { waitFor } from './helpers/wait.js';
 
 /**
  * The official JavaScript client (@kubernetes/client-node 1.x) against `fleetsim serve`, through
- * its custom objects API as one drives Agones from code: create the example Fleet, list it,
+ * its custom objects API as one drives Agones from code: create the project's example Fleet (examples/fleet.yaml), list it,
  * patch replicas (JSON merge patch, and the client's default JSON patch), the scale subresource,
  * a raw watch and an informer on GameServers, errors as ApiException with the Status body, and
  * delete with cascading.
  */
 
-const EXAMPLE = fileURLToPath(new URL('../../shared/reference/agones/examples/fleet.yaml', import.meta.url));
+const EXAMPLE = fileURLToPath(new URL('../examples/fleet.yaml', import.meta.url));
 const AGONES = { group: 'agones.dev', version: 'v1', namespace: 'default' };
 const FLEETS = { ...AGONES, plural: 'fleets' };
 const GAMESERVERS = { ...AGONES, plural: 'gameservers' };
-const FLEET = 'fleet-example';
+const FLEET = 'simple-game-server';
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const STRATEGIC_MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
@@ -165,15 +165,15 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
     const patched = (await api.patchNamespacedCustomObject({
       ...FLEETS,
       name: FLEET,
-      body: [{ op: 'replace', path: '/spec/template/metadata/labels/foo', value: 'baz' }],
+      body: [{ op: 'replace', path: '/spec/template/metadata/labels/mode', value: 'ranked' }],
     })) as Fleet;
-    expect(patched.spec.template.metadata?.labels).toEqual({ foo: 'baz' });
+    expect(patched.spec.template.metadata?.labels).toEqual({ mode: 'ranked' });
     const scale = (await api.patchNamespacedCustomObjectScale({ ...FLEETS, name: FLEET, body: { spec: { replicas: 3 } } }, MERGE_PATCH)) as {
       kind: string;
       spec: { replicas: number };
     };
     expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 3 } });
-    const servers = await waitForReady(3, { foo: 'baz' });
+    const servers = await waitForReady(3, { mode: 'ranked' });
     expect(servers).toHaveLength(3);
   });
 
@@ -195,7 +195,7 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
     const added = new Set(watched.filter((e) => e.type === 'ADDED').map((e) => e.name));
     const deleted = new Set(watched.filter((e) => e.type === 'DELETED').map((e) => e.name));
     for (const name of current) expect(added.has(name), name).toBe(true);
-    // 4 with foo=bar were replaced by 3 with foo=baz: at least the 4 old ones were deleted.
+    // 4 with mode=casual were replaced by 3 with mode=ranked: at least the 4 old ones were deleted.
     expect(deleted.size).toBeGreaterThanOrEqual(4);
     for (const name of deleted) expect(current.includes(name), name).toBe(false);
     expect(watchError).toBeUndefined();

@@ -9,7 +9,7 @@ import { type ServeProcess, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
- * The real kubectl (1.32) against `fleetsim serve`: apply of Agones's example Fleet with
+ * The real kubectl (1.32) against `fleetsim serve`: apply of the project's example Fleet (examples/fleet.yaml) with
  * validation on (no --validate=false), get with Agones's printer columns, scale, watch, a
  * rolling update by `kubectl patch --type merge` and by `kubectl apply` of an edited manifest,
  * events, delete with cascading, explain, and bad input rejected without creating anything.
@@ -18,8 +18,8 @@ import { waitFor } from './helpers/wait.js';
  */
 
 const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
-const EXAMPLE = fileURLToPath(new URL('../../shared/reference/agones/examples/fleet.yaml', import.meta.url));
-const FLEET = 'fleet-example';
+const EXAMPLE = fileURLToPath(new URL('../examples/fleet.yaml', import.meta.url));
+const FLEET = 'simple-game-server';
 
 interface Run {
   code: number | null;
@@ -172,7 +172,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
   it("kubectl get fleets shows Agones's columns and reaches READY = replicas", async () => {
     const header = (await kubectl.ok(['get', 'fleets'])).split('\n')[0]!.trim().split(/\s+/);
     expect(header).toEqual(['NAME', 'SCHEDULING', 'DESIRED', 'CURRENT', 'ALLOCATED', 'READY', 'AGE']);
-    await waitForRollout(2, { foo: 'bar' });
+    await waitForRollout(2, { mode: 'casual' });
     const row = await fleetRow();
     expect(row).toMatchObject({ NAME: FLEET, SCHEDULING: 'Packed', DESIRED: '2', CURRENT: '2', ALLOCATED: '0', READY: '2' });
     expect(row?.AGE).toMatch(/^\d+s$/);
@@ -184,7 +184,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
     expect(watch.lines()[0]!.trim().split(/\s+/)).toEqual(['EVENT', 'NAME', 'STATE', 'ADDRESS', 'PORT', 'NODE', 'AGE']);
 
     expect(await kubectl.ok(['scale', 'fleet', FLEET, '--replicas=5'])).toContain(`fleet.agones.dev/${FLEET} scaled`);
-    const servers = await waitForRollout(5, { foo: 'bar' });
+    const servers = await waitForRollout(5, { mode: 'casual' });
 
     // Each new GameServer was seen by the watch, going through its states up to Ready.
     const names = servers.map((gs) => gs.metadata.name);
@@ -202,7 +202,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
     const before = new Set((await gameServers()).map((gs) => gs.metadata.name));
     const patched = await kubectl.ok(['patch', 'fleet', FLEET, '--type', 'merge', '-p', '{"spec":{"template":{"metadata":{"labels":{"version":"2"}}}}}']);
     expect(patched).toContain(`fleet.agones.dev/${FLEET} patched`);
-    const servers = await waitForRollout(5, { foo: 'bar', version: '2' });
+    const servers = await waitForRollout(5, { mode: 'casual', version: '2' });
     expect(servers.some((gs) => before.has(gs.metadata.name))).toBe(false);
     // The watch saw the old GameServers go.
     await waitFor(() => [...before].every((n) => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(` ${n} `))), {
@@ -214,19 +214,19 @@ describe.sequential('kubectl against fleetsim serve', () => {
   it('kubectl apply of an edited manifest sends a JSON merge patch and rolls the Fleet again', async () => {
     const edited = join(home, 'fleet-edited.yaml');
     const text = readFileSync(EXAMPLE, 'utf8');
-    expect(text).toMatch(/foo: bar/);
+    expect(text).toMatch(/mode: casual/);
     // The user edits the manifest to the scale they now want and a new label. (A manifest still
     // saying replicas: 2 would scale back: apply patches every field that differs from the live
     // object.)
     expect(text).toMatch(/^ {2}replicas: 2$/m);
-    writeFileSync(edited, text.replace(/foo: bar/, 'foo: baz').replace(/^ {2}replicas: 2$/m, '  replicas: 5'));
+    writeFileSync(edited, text.replace(/mode: casual/, 'mode: ranked').replace(/^ {2}replicas: 2$/m, '  replicas: 5'));
     const r = await kubectl.run(['apply', '-f', edited, '-v=8']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`fleet.agones.dev/${FLEET} configured`);
     // Fleet is not a built-in type and the OpenAPI offers no strategic merge patch for it.
-    expect(r.stderr).toMatch(/PATCH \S+\/fleets\/fleet-example\?\S*fieldValidation=Strict[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Content-Type: application\/merge-patch\+json/);
+    expect(r.stderr).toMatch(/PATCH \S+\/fleets\/simple-game-server\?\S*fieldValidation=Strict[^\n]*\n(?:[^\n]*\n){0,6}[^\n]*Content-Type: application\/merge-patch\+json/);
     // A three-way merge: the label added by kubectl patch was never in a manifest, so it stays.
-    const servers = await waitForRollout(5, { foo: 'baz', version: '2' });
+    const servers = await waitForRollout(5, { mode: 'ranked', version: '2' });
     expect(servers).toHaveLength(5);
   });
 

@@ -83,4 +83,24 @@ describe('AllocationIndex', () => {
     expect(seen.has('g0')).toBe(false);
     expect(seen.size).toBe(19);
   });
+
+  it('treats nodes with equal counts as one rank: the best server across them wins, not the first node', () => {
+    // n1 and n2 each hold one Allocated and two Ready servers; n3 is less busy.
+    const servers = [
+      gs('x1', 'n1', 'Allocated'),
+      gs('m', 'n1', 'Ready'),
+      gs('z', 'n1', 'Ready'),
+      gs('x2', 'n2', 'Allocated'),
+      gs('b', 'n2', 'Ready'),
+      gs('y', 'n2', 'Ready'),
+      gs('a', 'n3', 'Ready'),
+    ];
+    const { index } = setup(servers);
+    // By name alone: b (on n2) before m (on n1), though n1 sorts first; never a on the less busy n3.
+    expect(index.findPacked('default', 'Ready', {}, any)?.metadata.name).toBe('b');
+    // A tie-break ranks across the tied nodes too: here it prefers z.
+    const preferZ = (p: GameServer, q: GameServer) => (p.metadata.name === 'z' ? -1 : q.metadata.name === 'z' ? 1 : byName(p, q));
+    expect(index.findPacked('default', 'Ready', {}, any, preferZ)?.metadata.name).toBe('z');
+    expect(index.findPacked('default', 'Ready', {}, (g) => g.status.nodeName !== 'n2')?.metadata.name).toBe('m');
+  });
 });

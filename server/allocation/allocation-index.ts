@@ -82,30 +82,41 @@ export class AllocationIndex {
 
   /**
    * The best candidate of a pool for a selector's labels, in Packed order (busiest node first,
-   * then `better` within a node), among those `accept` takes.
+   * then `better`, then the name), among those `accept` takes. Nodes whose counts tie are one
+   * rank: Agones sorts their servers together, so the best of all of them wins, not the best of
+   * the node whose name sorts first.
    */
   findPacked(
     namespace: string,
     pool: Pool,
     matchLabels: Record<string, string>,
     accept: (gs: GameServer) => boolean,
-    /** Tie-breaks within a node beyond the name (players, priorities); omit when there are none. */
+    /** Tie-breaks beyond the name (players, priorities); omit when there are none. */
     better?: (a: GameServer, b: GameServer) => number,
   ): GameServer | undefined {
     const bucket = this.smallestBucket(namespace, pool, matchLabels);
     if (!bucket) return undefined;
+    let best: GameServer | undefined;
+    let bestKey = '';
+    let rank: NodeSlot | undefined;
     for (const slot of bucket.order) {
-      let best: GameServer | undefined;
+      // The busiest rank holding a match is decided once a less busy node comes up.
+      if (best && !this.sameRank(slot, rank!)) return best;
       for (const key of slot.servers) {
+        // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
+        // from here on in this node can beat the best so far, so a tied node costs one compare.
+        if (!better && best && key >= bestKey) break;
         const gs = this.gameServers.getByKey(key);
         if (!gs || !accept(gs)) continue;
-        // Servers are in name order: without other tie-breaks the first match is the best.
-        if (!better) return gs;
-        if (!best || better(gs, best) < 0) best = gs;
+        if (!best || (better && better(gs, best) < 0) || (!better && compareNames(gs, best) < 0)) {
+          best = gs;
+          bestKey = key;
+          rank = slot;
+        }
+        if (!better) break;
       }
-      if (best) return best;
     }
-    return undefined;
+    return best;
   }
 
   /** A uniformly random candidate (Distributed without priorities). */
@@ -303,6 +314,12 @@ export class AllocationIndex {
     return a.node < b.node;
   }
 
+  /** Whether two nodes are equals in Packed order (the same counts, or both unknown). */
+  private sameRank(a: NodeSlot, b: NodeSlot): boolean {
+    if ((a.node === '') !== (b.node === '')) return false;
+    return a.counts.allocated === b.counts.allocated && a.counts.ready === b.counts.ready;
+  }
+
   /** Moves a slot to its place after its node's counts changed (usually zero or one step). */
   private reposition(bucket: Bucket, slot: NodeSlot): void {
     const order = bucket.order;
@@ -320,6 +337,11 @@ export class AllocationIndex {
     order[i] = slot;
     slot.index = i;
   }
+}
+
+/** Name order within one namespace (a bucket holds one namespace). */
+function compareNames(a: GameServer, b: GameServer): number {
+  return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
 }
 
 function position(sorted: string[], key: string): number {

@@ -124,13 +124,35 @@ describe('AllocationService', () => {
     expect(cluster.log.lastSeq).toBe(seq);
   });
 
-  it('converts the deprecated required/preferred fields (the Agones example)', async () => {
+  it('converts the deprecated required/preferred fields', async () => {
     const { service } = await setup('', 2);
-    const text = readFileSync(new URL('../../../shared/reference/agones/examples/gameserverallocation-deprecated.yaml', import.meta.url), 'utf8');
-    const example = parseAllDocuments(text)[0]!.toJS() as { spec: { required: { matchLabels: Record<string, string> } } };
-    example.spec.required = { matchLabels: { 'agones.dev/fleet': 'f' } };
-    const gsa = await service.create('default', { ...example, spec: { ...example.spec, preferred: [{ matchLabels: { team: 'red' } }] } });
+    const gsa = await service.create('default', {
+      spec: {
+        required: { matchLabels: { 'agones.dev/fleet': 'f' }, gameServerState: 'Ready' },
+        preferred: [{ matchLabels: { team: 'red' } }],
+        scheduling: 'Packed',
+        metadata: { labels: { mode: 'duel' }, annotations: { arena: 'harbour' } },
+      },
+    });
     expect(gsa.status?.state).toBe('Allocated');
+  });
+
+  it("allocates with the project's example (examples/gameserverallocation.yaml): fallback selector, then labels the server", async () => {
+    const { service, cluster } = await setup('', 2);
+    const text = readFileSync(new URL('../../examples/gameserverallocation.yaml', import.meta.url), 'utf8');
+    const example = parseAllDocuments(text)[0]!.toJS() as { spec: { selectors: Array<{ matchLabels: Record<string, string> }> } };
+    // The example names the fleet of examples/fleet.yaml; here the servers belong to fleet `f`.
+    for (const selector of example.spec.selectors) selector.matchLabels['agones.dev/fleet'] = 'f';
+    const first = await service.create('default', example);
+    expect(first.status?.state).toBe('Allocated');
+    const gs = cluster.gameServers.get('default', first.status!.gameServerName!)!;
+    expect(gs.metadata.labels).toMatchObject({ queue: 'ranked' });
+    expect(gs.metadata.annotations).toMatchObject({ 'match-id': 'example-0001' });
+    // The labelled server is Allocated now, so the first selector finds nothing Ready and the
+    // second request falls back to the other server.
+    const second = await service.create('default', example);
+    expect(second.status?.state).toBe('Allocated');
+    expect(second.status?.gameServerName).not.toBe(first.status?.gameServerName);
   });
 
   it('agones-batch waits for the dispatcher to wake, then allocates as exact does', async () => {

@@ -1,5 +1,6 @@
 import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector, rfc3339Nano } from '../../machines/allocation.js';
-import type { TimerHandle } from '../clock.js';
+import type { SeededRandom, TimerHandle } from '../clock.js';
+import type { FeatureGates } from '../features.js';
 import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver.js';
 import type { Cluster } from '../runtime/cluster.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
@@ -46,6 +47,37 @@ export interface AllocationResult {
 const EMPTY_NODE_COUNTS = new Map<string, { ready: number; allocated: number }>();
 
 /**
+ * The candidate the index gives one selector of a (defaulted) request, by the request's
+ * strategy: the same rule as machines/allocation's orderForAllocation followed by
+ * findGameServerForAllocation, without sorting the fleet (a property test holds the two equal).
+ * Distributed without priorities draws from `rng`.
+ */
+export function pickForSelector(
+  index: AllocationIndex,
+  namespace: string,
+  selector: GameServerSelector,
+  gsa: GameServerAllocation,
+  gates: FeatureGates,
+  rng: SeededRandom,
+): GameServer | undefined {
+  const spec = gsa.spec ?? {};
+  const priorities = gates.CountsAndLists ? (spec.priorities ?? undefined) : undefined;
+  const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
+  const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
+  const labels = selector.matchLabels ?? {};
+  if (spec.scheduling !== 'Distributed') {
+    // Within a node, Packed breaks ties by player room and priorities before the name.
+    const tieBreaks = gates.PlayerAllocationFilter || (priorities && priorities.length > 0);
+    const better = tieBreaks ? (a: GameServer, b: GameServer) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates) : undefined;
+    return index.findPacked(namespace, pool, labels, accept, better);
+  }
+  if (priorities && priorities.length > 0) {
+    return index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities));
+  }
+  return index.findRandom(namespace, pool, labels, accept, rng);
+}
+
+/**
  * The allocator: picks a GameServer for a (defaulted, validated) GameServerAllocation and
  * allocates it as one atomic event through the GameServer's machine. The index moves as soon as
  * the event is applied, so no GameServer is ever handed out twice.
@@ -86,25 +118,9 @@ export class Allocator {
 
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
   private allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
-    const gates = this.cluster.gates;
-    const spec = gsa.spec ?? {};
     const namespace = gsa.metadata?.namespace ?? 'default';
-    const priorities = gates.CountsAndLists ? (spec.priorities ?? undefined) : undefined;
     for (const selector of this.requestOf(gsa).selectors) {
-      const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
-      const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
-      const labels = selector.matchLabels ?? {};
-      let chosen: GameServer | undefined;
-      if (spec.scheduling !== 'Distributed') {
-        // Within a node, Packed breaks ties by player room and priorities before the name.
-        const tieBreaks = gates.PlayerAllocationFilter || (priorities && priorities.length > 0);
-        const better = tieBreaks ? (a: GameServer, b: GameServer) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates) : undefined;
-        chosen = this.index.findPacked(namespace, pool, labels, accept, better);
-      } else if (priorities && priorities.length > 0) {
-        chosen = this.index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities));
-      } else {
-        chosen = this.index.findRandom(namespace, pool, labels, accept, this.cluster.rng);
-      }
+      const chosen = pickForSelector(this.index, namespace, selector, gsa, this.cluster.gates, this.cluster.rng);
       if (!chosen) continue;
       const result = this.apply(chosen, gsa);
       if (result) return result;

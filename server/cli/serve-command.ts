@@ -1,7 +1,7 @@
 import { parseFeatureGates } from '../features.js';
 import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from './flags.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
 // -- allocator TLS
 import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';
@@ -39,6 +39,7 @@ const FLAGS: FlagSpec[] = [
     help: 'with --allocator-client-ca, still allocate without a certificate on --port (refused by default)',
   },
   // -- end allocator TLS
+  { name: 'event-ttl', type: 'string', default: '1h', help: 'how long Kubernetes Events are kept (a duration: 1h, 30m, 1h30m)' },
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -65,6 +66,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
   if (!range) throw new FlagError(`--port-range must look like 7000-8000`);
+  const eventTtlMs = parseDuration(String(values['event-ttl']), '--event-ttl');
+  if (eventTtlMs <= 0) throw new FlagError('--event-ttl must be longer than 0');
   // -- allocator TLS
   const tlsCert = values['allocator-tls-cert'] ? String(values['allocator-tls-cert']) : undefined;
   const tlsKey = values['allocator-tls-key'] ? String(values['allocator-tls-key']) : undefined;
@@ -104,6 +107,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     profiles: values.profiles ? loadProfiles(String(values.profiles)) : [],
     portRange: { min: Number(range[1]), max: Number(range[2]) },
     seed: Number(values.seed),
+    eventTtlMs,
     defaultFleet: !values['no-default-fleet'],
     allocatorModel,
     allocatorTls,

@@ -1,8 +1,9 @@
-import type { Clock, SeededRandom } from '../clock.js';
-import type { NewEvent } from '../log/event-log.js';
+import type { Observable } from 'rxjs';
+import type { Clock, SeededRandom, TimerHandle } from '../clock.js';
+import type { NewEvent, StoredEvent } from '../log/event-log.js';
 import { type ObjectMeta, rfc3339 } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import type { ReadModel } from '../runtime/read-model.js';
+import { EVENTS_EXPIRED, type ReadModel } from '../runtime/read-model.js';
 
 /**
  * Kubernetes Events (core/v1 `Event`) as Agones's controllers record them: stored as objects of
@@ -111,5 +112,59 @@ export class EventRecorder {
     } while (store?.get(involved.namespace, name) !== undefined);
     const event = buildKubernetesEvent(involved, fields, this.component, { name, uid: this.host.rng.uid(), now });
     return resourceEvent('ResourceCreated', EVENT_KIND, involved.namespace, name, { object: event });
+  }
+}
+
+/** What expiry needs from the cluster (a Cluster satisfies it). */
+export interface EventExpiryHost {
+  clock: Clock;
+  readModel: ReadModel;
+  resourceApplied$: Observable<StoredEvent>;
+  commit(events: readonly NewEvent[]): Promise<void>;
+}
+
+/**
+ * Expires Events as the API server's --event-ttl does. The read model drops them by the time of
+ * each event it applies; on a cluster where nothing else is written, this appends one
+ * EventsExpired event when the oldest is due, so they go at their time all the same.
+ */
+export class EventExpiry {
+  private timer: TimerHandle | undefined;
+  private subscription: { unsubscribe(): void } | undefined;
+
+  constructor(private readonly host: EventExpiryHost) {}
+
+  start(): void {
+    this.subscription = this.host.resourceApplied$.subscribe((event) => {
+      // Events only get later: a timer already set is never too late.
+      if (event.kind === EVENT_KIND && event.type !== EVENTS_EXPIRED && this.timer === undefined) this.schedule();
+    });
+    this.schedule();
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+    this.host.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(): void {
+    const due = this.host.readModel.nextEventExpiry();
+    if (due === undefined) return;
+    this.timer = this.host.clock.setTimeout(() => this.fire(), Math.max(0, due - this.host.clock.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const due = this.host.readModel.nextEventExpiry();
+    // Something written meanwhile may have expired them already.
+    if (due !== undefined && due <= this.host.clock.now()) {
+      try {
+        void this.host.commit([{ type: EVENTS_EXPIRED, kind: EVENT_KIND, namespace: '', name: '', payload: {} }]).catch(() => undefined);
+      } catch {
+        return; // The log is closed: the cluster is stopping.
+      }
+    }
+    this.schedule();
   }
 }

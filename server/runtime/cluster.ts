@@ -18,6 +18,8 @@ export interface ClusterOptions {
   gates: FeatureGates;
   /** Seed of every random choice (uids, names, ports), so a run can be repeated. */
   seed?: number;
+  /** How long Kubernetes Events are kept (kube-apiserver's --event-ttl); default one hour. */
+  eventTtlMs?: number;
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
@@ -85,7 +87,7 @@ export class Cluster {
     // A stream per position in the log: a fresh log with the same seed gives the same log, and a
     // restart draws uids and names no earlier start has drawn.
     this.rng = new SeededRandom(options.seed ?? 1, this.log.lastSeq);
-    this.readModel = new ReadModel(options.gates);
+    this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
     this.gameServerChanges$ = this.committedGameServers.asObservable();

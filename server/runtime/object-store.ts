@@ -39,6 +39,16 @@ export class ObjectStore<T> {
     return { event, key, previous, object };
   }
 
+  /**
+   * Drops an object a projection rule retires without an event of its own (an Event past its
+   * TTL, decided by the time of the event being applied). Returns what was removed.
+   */
+  remove(key: string): T | undefined {
+    const object = this.objects.get(key);
+    this.objects.delete(key);
+    return object;
+  }
+
   get(namespace: string, name: string): T | undefined {
     return this.objects.get(objectKey(namespace, name));
   }

@@ -30,6 +30,27 @@ export interface ApplySink {
 
 const IGNORE: ApplySink = { gameServer: () => undefined, change: () => undefined, derived: () => undefined };
 
+/** How long a Kubernetes Event lives after its last write: kube-apiserver's --event-ttl default. */
+export const DEFAULT_EVENT_TTL_MS = 60 * 60 * 1000;
+
+/**
+ * An event (kind Event) that changes nothing but carries a time: appended when Events are due to
+ * expire and nothing else is being written, so the read model retires them on an idle cluster too.
+ */
+export const EVENTS_EXPIRED = 'EventsExpired';
+
+export interface ReadModelOptions {
+  /** Events older than this (since their last write, by the log's time) are dropped. */
+  eventTtlMs?: number;
+}
+
+/** A stored Event's last write, in the order written. */
+interface EventWrite {
+  key: string;
+  seq: number;
+  time: number;
+}
+
 const STORED_KINDS = [
   'GameServerSet',
   'Fleet',
@@ -53,8 +74,20 @@ export class ReadModel {
   readonly gameServerEvents = new RecentGameServerEvents();
   /** Sequence number of the last event applied. */
   lastSeq = 0;
+  readonly eventTtlMs: number;
+  /**
+   * Writes of stored Events in log order (so in time order): expiry pops from the front, so an
+   * applied event costs O(1) however many Events are kept. `eventHead` is the front.
+   */
+  private readonly eventWrites: EventWrite[] = [];
+  private eventHead = 0;
 
-  constructor(readonly gates: FeatureGates = FEATURE_DEFAULTS) {}
+  constructor(
+    readonly gates: FeatureGates = FEATURE_DEFAULTS,
+    options: ReadModelOptions = {},
+  ) {
+    this.eventTtlMs = options.eventTtlMs ?? DEFAULT_EVENT_TTL_MS;
+  }
 
   /**
    * Applies one event, telling `sink` (the commit in progress) what changed: GameServer changes,
@@ -62,6 +95,7 @@ export class ReadModel {
    */
   apply(event: StoredEvent, sink: ApplySink = IGNORE): void {
     this.lastSeq = event.seq;
+    this.expireEvents(event, sink);
     if (event.kind === GAMESERVER_KIND) {
       if (event.type === 'GameServersCreated') {
         for (const gs of gameServersOfBatch(event)) {
@@ -72,8 +106,49 @@ export class ReadModel {
       }
       return;
     }
+    if (event.type === EVENTS_EXPIRED) return;
     const store = this.resources.get(event.kind);
-    if (store) sink.change(watchChange(event, store.apply(event)));
+    if (!store) return;
+    const change = store.apply(event);
+    sink.change(watchChange(event, change));
+    if (event.kind === 'Event' && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
+  }
+
+  /** When the oldest stored Event expires (epoch ms), or undefined when none is kept. */
+  nextEventExpiry(): number | undefined {
+    const store = this.resources.get('Event')!;
+    while (this.eventHead < this.eventWrites.length) {
+      const write = this.eventWrites[this.eventHead]!;
+      if (isLastWrite(store.getByKey(write.key), write)) return write.time + this.eventTtlMs;
+      this.eventHead++; // A later write or a deletion superseded it.
+    }
+    return undefined;
+  }
+
+  /**
+   * Drops stored Events whose last write is a TTL older than `event` (the time comes from the
+   * log, never a clock, so a replay drops the same ones at the same point), telling watchers.
+   * Derived GameServer Events are hidden past the same horizon.
+   */
+  private expireEvents(event: StoredEvent, sink: ApplySink): void {
+    const horizon = event.time - this.eventTtlMs;
+    this.gameServerEvents.horizon = horizon;
+    const writes = this.eventWrites;
+    if (this.eventHead >= writes.length || writes[this.eventHead]!.time > horizon) return;
+    const store = this.resources.get('Event')!;
+    while (this.eventHead < writes.length && writes[this.eventHead]!.time <= horizon) {
+      const write = writes[this.eventHead++]!;
+      const object = store.getByKey(write.key);
+      if (!isLastWrite(object, write)) continue;
+      store.remove(write.key);
+      const { namespace, name } = object!.metadata;
+      sink.change({ kind: 'Event', namespace, name, seq: event.seq, type: 'DELETED', last: object });
+    }
+    // Drop the expired front now and then, so the array does not grow with the log.
+    if (this.eventHead > 1024 && this.eventHead * 2 > writes.length) {
+      writes.splice(0, this.eventHead);
+      this.eventHead = 0;
+    }
   }
 
   private gameServerChanged(event: StoredEvent, change: ObjectChange<GameServer>, sink: ApplySink): void {
@@ -124,6 +199,10 @@ export class ReadModel {
     const resourceVersion = String(Math.max(Number(object.metadata.resourceVersion), seq));
     return { ...object, metadata: { ...object.metadata, resourceVersion }, status };
   }
+}
+
+function isLastWrite(object: Resource | undefined, write: EventWrite): boolean {
+  return object !== undefined && object.metadata.resourceVersion === String(write.seq);
 }
 
 function templateKeys(object: Resource): TemplateKeys {

@@ -35,6 +35,8 @@ export class RecentGameServerEvents {
   /** Kept as the facts only: the Event objects are built when someone lists them. */
   private readonly ring: Recorded[] = [];
   private next = 0;
+  /** Events at or before this time (epoch ms) have expired: set from the log's time, never a clock. */
+  horizon = -Infinity;
 
   apply(event: StoredEvent, gs: GameServer): void {
     const involved: Involved = {
@@ -63,7 +65,9 @@ export class RecentGameServerEvents {
 
   values(): Resource[] {
     const ordered = this.ring.length < RECENT_EVENTS ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
-    return ordered.map(toObject);
+    const out: Resource[] = [];
+    for (const recorded of ordered) if (recorded.event.time > this.horizon) out.push(toObject(recorded));
+    return out;
   }
 
   get(namespace: string, name: string): Resource | undefined {

@@ -10,16 +10,23 @@ import type { KindContext, KindDefinition } from '../registry.js';
 import type { Resource } from '../resource.js';
 
 /**
- * Every Fleet, GameServer and FleetAutoscaler example Agones ships must pass the schema, the
- * defaults and the validation, with the feature gates it needs; and fail on exactly those gates
- * without them. The manifests are read from the shared reference folder, not copied here.
+ * The project's own example manifests (`examples/`) and every Fleet, GameServer and
+ * FleetAutoscaler example Agones ships must pass the schema, the defaults and the validation,
+ * with the feature gates they need; and fail on exactly those gates without them. Agones's
+ * manifests are read from the shared reference folder beside the repository, never copied here;
+ * a clone without that folder skips them and says so.
  */
 
-const EXAMPLES = fileURLToPath(new URL('../../../../shared/reference/agones/examples/', import.meta.url));
+const PROJECT_EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
+const UPSTREAM_EXAMPLES = fileURLToPath(new URL('../../../../shared/reference/agones/examples/', import.meta.url));
+const HAVE_UPSTREAM = existsSync(UPSTREAM_EXAMPLES);
+if (!HAVE_UPSTREAM) {
+  console.warn(`Agones's upstream example manifests are not at ${UPSTREAM_EXAMPLES}: their tests are skipped (the project's own examples/ are still checked).`);
+}
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
-/** The gates each example needs beyond the defaults, and the errors it gives without them. */
-const NEEDS: Record<string, { gates: FeatureGate[]; without: string[] }> = {
+/** The gates each upstream example needs beyond the defaults, and the errors it gives without them. */
+const UPSTREAM_NEEDS: Record<string, { gates: FeatureGate[]; without: string[] }> = {
   'fleet.yaml': {
     gates: ['CountsAndLists'],
     without: [
@@ -60,11 +67,11 @@ interface Example {
 const TEST_CA_BUNDLE =
   'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJpekNDQVRHZ0F3SUJBZ0lVSi9oVCt0Z3Y4MGI4YmU0cVBxeENWSE1mb1VNd0NnWUlLb1pJemowRUF3SXcKR3pFWk1CY0dBMVVFQXd3UVpteGxaWFJ6YVcwdGRHVnpkQzFqWVRBZUZ3MHlOakV4TWpJd05UUTNNVGhhRncwegpOakV4TVRrd05UUTNNVGhhTUJzeEdUQVhCZ05WQkFNTUVHWnNaV1YwYzJsdExYUmxjM1F0WTJFd1dUQVRCZ2NxCmhrak9QUUlCQmdncWhrak9QUU1CQndOQ0FBVDg1ckRVZnJWeEsvZEQwdmFqQ2hmRTZhRU8zYVMrVklUOWVjZ20KVEllT0paRzdjd0xYY2lRQ3FFTmx4UFo5RnB5V2NLVlpWZGxKYVhWUDd0RlBUeEovbzFNd1VUQWRCZ05WSFE0RQpGZ1FVQ2UzdDd3UG9JRTh0R045NjQzL1lsYnlHek9zd0h3WURWUjBqQkJnd0ZvQVVDZTN0N3dQb0lFOHRHTjk2CjQzL1lsYnlHek9zd0R3WURWUjBUQVFIL0JBVXdBd0VCL3pBS0JnZ3Foa2pPUFFRREFnTklBREJGQWlBU0lqQjQKbVd1TXNyVTRzSitqNnVnTDlXVEhJUGp5Uys0cGlobVhMSldDQndJaEFMazVUTUh1eXJobDNIZUlIcnpRdTB3RApHUllkRk80anR4Ky9hMW1uKzc5NgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==';
 
-function loadExamples(): Example[] {
+function loadExamples(folder: string): Example[] {
   const examples: Example[] = [];
-  for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(folder).filter((f) => f.endsWith('.yaml')).sort()) {
     // Some examples are templates (`caBundle: $CA_BUNDLE`): fill the placeholder with a valid value.
-    const text = readFileSync(`${EXAMPLES}${file}`, 'utf8').replace('$CA_BUNDLE', TEST_CA_BUNDLE);
+    const text = readFileSync(`${folder}${file}`, 'utf8').replace('$CA_BUNDLE', TEST_CA_BUNDLE);
     for (const doc of parseAllDocuments(text)) {
       const body = doc.toJS() as Record<string, unknown> | null;
       const definition = body && definitionOfKind(String(body.kind));
@@ -91,15 +98,10 @@ function create(example: Example, gates: FeatureGate[], old?: Resource): { repor
   return { report, object, errors };
 }
 
-describe.skipIf(!existsSync(EXAMPLES))('Agones example manifests', () => {
-  const examples = existsSync(EXAMPLES) ? loadExamples() : [];
-
-  it('cover the kinds this module serves', () => {
-    expect(new Set(examples.map((e) => e.definition.kind))).toEqual(new Set(['Fleet', 'GameServer', 'FleetAutoscaler']));
-  });
-
-  describe.each(examples.map((e) => [e.file, e] as const))('%s', (file, example) => {
-    const needs = NEEDS[file] ?? { gates: [], without: [] };
+/** The checks every example gets: schema, validation, validation as an update, its gates. */
+function checkExamples(examples: Example[], needsOf: (file: string) => { gates: FeatureGate[]; without: string[] }): void {
+  describe.each(examples.map((e) => [`${e.file} (${e.definition.kind} ${String((e.body.metadata as { name?: string } | undefined)?.name)})`, e] as const))('%s', (_, example) => {
+    const needs = needsOf(example.file);
 
     it('passes the schema, with no unknown field', () => {
       expect(create(example, needs.gates).report).toEqual({ unknown: [], errors: [] });
@@ -118,6 +120,42 @@ describe.skipIf(!existsSync(EXAMPLES))('Agones example manifests', () => {
       expect(create(example, []).errors).toEqual(needs.without);
     });
   });
+}
+
+/** The gates each of the project's examples needs, and the errors it gives without them. */
+const PROJECT_NEEDS: Record<string, { gates: FeatureGate[]; without: string[] }> = {
+  'fleet-counters-lists.yaml': {
+    gates: ['CountsAndLists'],
+    without: [
+      'spec.template.spec.counters: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+      'spec.template.spec.lists: Forbidden: Value cannot be set unless feature flag CountsAndLists is enabled',
+      'spec.priorities: Forbidden: FeatureCountsAndLists is not enabled',
+    ],
+  },
+  'fleetautoscaler-counter.yaml': { gates: ['CountsAndLists'], without: ['spec.policy.counter: Forbidden: feature CountsAndLists must be enabled'] },
+  'fleetautoscaler-list.yaml': { gates: ['CountsAndLists'], without: ['spec.policy.list: Forbidden: feature CountsAndLists must be enabled'] },
+};
+
+describe("the project's example manifests (examples/)", () => {
+  const examples = loadExamples(PROJECT_EXAMPLES);
+
+  it('cover every stored kind a user starts with, and each autoscaler policy', () => {
+    expect(new Set(examples.map((e) => e.definition.kind))).toEqual(new Set(['Fleet', 'GameServer', 'FleetAutoscaler', 'GameServerAllocationPolicy']));
+    const policies = examples.filter((e) => e.definition.kind === 'FleetAutoscaler').map((e) => (e.body.spec as { policy: { type: string } }).policy.type);
+    expect(policies.sort()).toEqual(['Buffer', 'Counter', 'List', 'Webhook']);
+  });
+
+  checkExamples(examples, (file) => PROJECT_NEEDS[file] ?? { gates: [], without: [] });
+});
+
+describe.skipIf(!HAVE_UPSTREAM)(`Agones's upstream example manifests (only when ${UPSTREAM_EXAMPLES} exists)`, () => {
+  const examples = HAVE_UPSTREAM ? loadExamples(UPSTREAM_EXAMPLES) : [];
+
+  it('cover the kinds this module serves', () => {
+    expect(new Set(examples.map((e) => e.definition.kind))).toEqual(new Set(['Fleet', 'GameServer', 'FleetAutoscaler']));
+  });
+
+  checkExamples(examples, (file) => UPSTREAM_NEEDS[file] ?? { gates: [], without: [] });
 });
 
 describe('the kind definitions', () => {

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { GameServer } from '../kinds/gameserver.js';
+import type { Resource } from '../kinds/resource.js';
+import type { StoredEvent } from '../log/event-log.js';
+import { type ApplySink, type Change, DEFAULT_EVENT_TTL_MS, EVENTS_EXPIRED, ReadModel } from './read-model.js';
+
+const T0 = Date.parse('2026-06-01T00:00:00Z');
+const MINUTE = 60_000;
+
+function kubernetesEvent(name: string, reason: string): Resource {
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '0', generation: 1, creationTimestamp: '', labels: {}, annotations: {} },
+    involvedObject: { apiVersion: 'agones.dev/v1', kind: 'Fleet', namespace: 'default', name: 'f', uid: 'f' },
+    reason,
+    message: reason,
+    type: 'Normal',
+  } as Resource;
+}
+
+function gameServer(name: string): GameServer {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'GameServer',
+    metadata: { name, namespace: 'default', uid: name, resourceVersion: '1', generation: 1, creationTimestamp: '', labels: {}, annotations: {} },
+    spec: { ports: [], health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 }, scheduling: 'Packed', sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 }, template: {} },
+    status: { state: 'Ready', ports: [], address: '', addresses: [], nodeName: 'n', reservedUntil: null },
+  };
+}
+
+/** A log: Events written over two hours, other kinds in between, an idle stretch, an expiry tick. */
+function log(): StoredEvent[] {
+  const events: StoredEvent[] = [];
+  const at = (minutes: number, e: Omit<StoredEvent, 'seq' | 'time' | 'schemaVersion'>) =>
+    events.push({ ...e, seq: events.length + 1, time: T0 + minutes * MINUTE, schemaVersion: 1 });
+  const created = (minutes: number, name: string, reason = 'Scaling') =>
+    at(minutes, { type: 'ResourceCreated', kind: 'Event', namespace: 'default', name, payload: { object: kubernetesEvent(name, reason) } });
+  created(0, 'e0');
+  created(10, 'e10');
+  created(20, 'e20');
+  // e0 is written again at 30 min: it lives an hour from then.
+  at(30, { type: 'ResourceUpdated', kind: 'Event', namespace: 'default', name: 'e0', payload: { object: kubernetesEvent('e0', 'ScalingAgain') } });
+  at(40, { type: 'GameServerCreated', kind: 'GameServer', namespace: 'default', name: 'gs', payload: { object: gameServer('gs') } });
+  at(45, { type: 'GameServerStateChanged', kind: 'GameServer', namespace: 'default', name: 'gs', payload: { state: 'Ready', reason: 'Ready', message: 'SDK.Ready() complete', eventType: 'Normal', cause: 'sdk' } });
+  created(65, 'e65');
+  // Nothing written from 65 to 95 min, then the expiry tick of an idle cluster.
+  at(95, { type: EVENTS_EXPIRED, kind: 'Event', namespace: '', name: '', payload: {} });
+  return events;
+}
+
+const names = (model: ReadModel) =>
+  model
+    .list('Event', 'default')
+    .map((e) => e.metadata.name)
+    .sort();
+
+function recordingSink(): { sink: ApplySink; changes: Change[] } {
+  const changes: Change[] = [];
+  return { sink: { gameServer: () => undefined, change: (c) => changes.push(c), derived: () => undefined }, changes };
+}
+
+describe('ReadModel: Kubernetes Events expire after the event TTL (by the log time, not a clock)', () => {
+  it('keeps an hour by default', () => {
+    expect(new ReadModel().eventTtlMs).toBe(DEFAULT_EVENT_TTL_MS);
+    expect(DEFAULT_EVENT_TTL_MS).toBe(60 * MINUTE);
+  });
+
+  it('drops Events an hour after their last write: gone from get and list, and watchers hear DELETED', () => {
+    const model = new ReadModel();
+    const { sink, changes } = recordingSink();
+    const events = log();
+    const upTo = (minutes: number) => {
+      for (const e of events.filter((x) => x.time <= T0 + minutes * MINUTE && x.seq > model.lastSeq)) model.apply(e, sink);
+    };
+    upTo(65);
+    // At 65 min: e0 (rewritten at 30), e10, e20, e65, and the derived GameServer Events.
+    expect(names(model).filter((n) => n.startsWith('e'))).toEqual(['e0', 'e10', 'e20', 'e65']);
+    expect(model.list('Event').filter((e) => e.involvedObject !== undefined && (e.involvedObject as { kind: string }).kind === 'GameServer')).toHaveLength(1);
+    upTo(95);
+    // At 95 min: e10 (70) and e20 (80) are past the hour; e0's last write was at 30 (expires 90);
+    // e65 stays, and so does the GameServer's Ready Event of 45 min.
+    expect(names(model).filter((n) => n.startsWith('e'))).toEqual(['e65']);
+    expect(model.get('Event', 'default', 'e10')).toBeUndefined();
+    expect(model.get('Event', 'default', 'e0')).toBeUndefined();
+    expect(model.get('Event', 'default', 'e65')?.reason).toBe('Scaling');
+    const deleted = changes.filter((c) => c.type === 'DELETED').map((c) => c.name);
+    expect(deleted.sort()).toEqual(['e0', 'e10', 'e20']);
+    // The expiry tick itself is no object and no watch change of its own.
+    expect(changes.filter((c) => c.name === '')).toEqual([]);
+    expect(model.nextEventExpiry()).toBe(T0 + 125 * MINUTE);
+  });
+
+  it('hides derived GameServer Events past the same horizon', () => {
+    const model = new ReadModel();
+    for (const e of log()) model.apply(e);
+    model.apply({ seq: 100, time: T0 + 150 * MINUTE, type: EVENTS_EXPIRED, kind: 'Event', namespace: '', name: '', payload: {}, schemaVersion: 1 });
+    expect(model.list('Event')).toEqual([]);
+    expect(model.nextEventExpiry()).toBeUndefined();
+  });
+
+  it('a replay of the same log gives the same Events, and a shorter TTL drops more', () => {
+    const live = new ReadModel();
+    for (const e of log()) live.apply(e);
+    const replay = new ReadModel();
+    for (const e of log()) replay.apply(e);
+    expect(replay.list('Event')).toEqual(live.list('Event'));
+    expect(names(replay)).toEqual(names(live));
+    const short = new ReadModel(undefined, { eventTtlMs: 10 * MINUTE });
+    for (const e of log()) short.apply(e);
+    expect(short.list('Event')).toEqual([]);
+  });
+});

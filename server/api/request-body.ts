@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { apiErrors } from '../k8s/status.js';
+import { parseJsonExact, parseYamlExact } from '../log/json.js';
 
 /**
  * Reads a request body of at most `limit` bytes; resolves `undefined` when it is larger (the
@@ -40,8 +40,8 @@ export function parseRequestText(text: string, contentType: string | undefined):
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   const type = (contentType ?? 'application/json').split(';')[0]!.trim();
   try {
-    if (type.includes('yaml')) return parseYaml(text) as unknown;
-    return JSON.parse(text) as unknown;
+    if (type.includes('yaml')) return parseYamlExact(text);
+    return parseJsonExact(text);
   } catch (error) {
     throw apiErrors.badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
   }

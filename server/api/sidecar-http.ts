@@ -5,6 +5,7 @@ import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
@@ -44,7 +45,7 @@ function writeJson(res: Response, status: number, body: unknown): void {
   }
   // Exactly Agones's header (express would add a charset).
   res.status(status).setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify(body));
+  res.end(stringifyJsonExact(body));
 }
 
 /** Express middleware serving the sidecar routes for whatever `resolve` maps a path to. */
@@ -66,7 +67,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
           res.flushHeaders();
           const unregister = streams.add(() => res.end());
           return {
-            write: (document) => res.write(`${JSON.stringify(document)}\n`),
+            write: (document) => res.write(`${stringifyJsonExact(document)}\n`),
             end: () => {
               unregister();
               res.end();
@@ -112,14 +113,14 @@ export function attachSidecarWebSocket(server: Server, resolve: SidecarResolver,
       const request: SidecarRequest = { method, path: target.path, query: url.searchParams, body: undefined };
       const sink: ResponseSink = {
         reply: (_status, document) => {
-          if (document !== null) ws.send(JSON.stringify(document));
+          if (document !== null) ws.send(stringifyJsonExact(document));
           // Unary routes: one frame, then the connection ends without a close frame.
           ws.terminate();
         },
         startStream: () => {
           const unregister = streams.add(() => ws.close(1000));
           return {
-            write: (document) => ws.send(JSON.stringify(document)),
+            write: (document) => ws.send(stringifyJsonExact(document)),
             end: () => {
               unregister();
               ws.close(1000);

@@ -1,5 +1,6 @@
 import { apiErrors } from '../k8s/status.js';
 import { isJsonObject } from '../kinds/rules/common.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -97,7 +98,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
         add(tokens, clone(read(pointer(raw.from ?? ''))));
         break;
       case 'test':
-        if (JSON.stringify(read(tokens)) !== JSON.stringify(raw.value)) {
+        if (stringifyJsonExact(read(tokens)) !== stringifyJsonExact(raw.value)) {
           throw new Error(`the test operation at "${raw.path}" failed`);
         }
         break;

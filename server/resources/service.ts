@@ -12,6 +12,7 @@ import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from './selectors.js';
 import { jsonPatch, mergePatch } from './patch.js';
 import { isJsonObject } from '../kinds/rules/common.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -26,7 +27,7 @@ export interface WriteOptions {
 const MAX_NAME = 63;
 
 function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return stringifyJsonExact(a) === stringifyJsonExact(b);
 }
 
 /**
@@ -141,8 +142,8 @@ export class ResourceService {
     }
     if (objects.length === 0) return { objects, events: [] };
     const spec = objects[0]!.spec;
-    const specJson = JSON.stringify(spec);
-    if (objects.some((o) => o.spec !== spec && JSON.stringify(o.spec) !== specJson)) {
+    const specJson = stringifyJsonExact(spec);
+    if (objects.some((o) => o.spec !== spec && stringifyJsonExact(o.spec) !== specJson)) {
       return { objects, events: objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o })) };
     }
     const withoutSpec = ({ spec: _spec, ...rest }: GameServer) => rest;

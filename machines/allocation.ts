@@ -6,6 +6,7 @@ import {
   LIST_MAX_CAPACITY,
   type ListStatus,
 } from '../server/kinds/gameserver.js';
+import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/kinds/int64.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -47,7 +48,7 @@ function requirementsOf(selector: GameServerSelector): Requirement[] | null {
   return requirements;
 }
 
-function within(value: number, min: number | null | undefined, max: number | null | undefined): boolean {
+function within(value: Int64, min: Int64 | null | undefined, max: Int64 | null | undefined): boolean {
   // 0 (or nothing) on a max field means no upper bound.
   return value >= (min ?? 0) && (!max || value <= max);
 }
@@ -59,7 +60,7 @@ function matchesCounters(gs: GameServer, selectors: Record<string, CounterSelect
     const counter = counters[key];
     if (!counter) return false;
     const wanted = selectors[key] ?? {};
-    if (!within(counter.capacity - counter.count, wanted.minAvailable, wanted.maxAvailable)) return false;
+    if (!within(subInt64(counter.capacity, counter.count), wanted.minAvailable, wanted.maxAvailable)) return false;
     if (!within(counter.count, wanted.minCount, wanted.maxCount)) return false;
   }
   return true;
@@ -101,7 +102,7 @@ export function matchesSelector(gs: GameServer, selector: GameServerSelector, ga
     const wanted = selector.players;
     const players = gs.status.players;
     if (wanted && players && wanted.maxAvailable) {
-      if (!within(players.capacity - players.count, wanted.minAvailable, wanted.maxAvailable)) return false;
+      if (!within(subInt64(players.capacity, players.count), wanted.minAvailable, wanted.maxAvailable)) return false;
     }
   }
   if (gates.CountsAndLists) {
@@ -120,10 +121,10 @@ function compareText(a: string, b: string): number {
 }
 
 /** Room left under a priority: capacity minus count, or minus the number of values. */
-function availableFor(gs: GameServer, priority: AllocationPriority): number | undefined {
+function availableFor(gs: GameServer, priority: AllocationPriority): Int64 | undefined {
   if (priority.type === 'Counter') {
     const counter = gs.status.counters?.[priority.key];
-    return counter ? counter.capacity - counter.count : undefined;
+    return counter ? subInt64(counter.capacity, counter.count) : undefined;
   }
   if (priority.type === 'List') {
     const list = gs.status.lists?.[priority.key];
@@ -186,9 +187,9 @@ export function comparePacked(
   }
 
   if (gates.PlayerAllocationFilter && a.status.players && b.status.players) {
-    const roomA = a.status.players.capacity - a.status.players.count;
-    const roomB = b.status.players.capacity - b.status.players.count;
-    if (roomA !== roomB) return roomA - roomB;
+    const roomA = subInt64(a.status.players.capacity, a.status.players.count);
+    const roomB = subInt64(b.status.players.capacity, b.status.players.count);
+    if (roomA !== roomB) return roomA < roomB ? -1 : 1;
   }
 
   if (gates.CountsAndLists && priorities && priorities.length > 0) {
@@ -330,7 +331,7 @@ function applyCounterAction(
     } else if (!counter) {
       errors.push(`unable to UpdateCounterCapacity: Name ${key}, Capacity ${capacity}. Counter not found in GameServer ${gsName}`);
     } else {
-      counters[key] = { count: Math.min(counter.count, capacity), capacity };
+      counters[key] = { count: minInt64(counter.count, capacity), capacity };
     }
   }
   if (action.action !== undefined && action.action !== null && action.amount !== undefined && action.amount !== null) {
@@ -345,8 +346,8 @@ function applyCounterAction(
       errors.push(`${prefix} Counter not found in GameServer ${gsName}`);
     } else {
       // Saturates at both ends instead of failing (reference §13.3).
-      const next = verb === 'Increment' ? counter.count + amount : counter.count - amount;
-      counters[key] = { count: Math.max(0, Math.min(next, counter.capacity)), capacity: counter.capacity };
+      const next = verb === 'Increment' ? addInt64(counter.count, amount) : subInt64(counter.count, amount);
+      counters[key] = { count: maxInt64(0, minInt64(next, counter.capacity)), capacity: counter.capacity };
     }
   }
 }
@@ -366,7 +367,8 @@ function applyListAction(
     } else if (!list) {
       errors.push(`unable to UpdateListCapacity: Name ${key}, Capacity ${capacity}. List not found in GameServer ${gsName}`);
     } else {
-      lists[key] = { capacity, values: list.values.slice(0, capacity) };
+      // Within [0, 1000] here, so a plain number.
+      lists[key] = { capacity: Number(capacity), values: list.values.slice(0, Number(capacity)) };
     }
   }
   const add = action.addValues ?? [];

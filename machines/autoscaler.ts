@@ -4,8 +4,10 @@
  * a limit capped them. Pure: no clock, no I/O; the controller reads, calls these, and commits.
  */
 
+import type { Int64 } from '../server/kinds/int64.js';
+
 /** An int-or-string `bufferSize`: an absolute number, or `"<n>%"`. */
-export type BufferSize = number | string;
+export type BufferSize = Int64 | string;
 
 export interface BufferPolicy {
   maxReplicas: number;
@@ -17,9 +19,9 @@ export interface BufferPolicy {
 /** Counter and List policies share their shape. */
 export interface CapacityPolicy {
   key: string;
-  maxCapacity: number;
+  maxCapacity: Int64;
   /** 0 or absent: no minimum. */
-  minCapacity?: number;
+  minCapacity?: Int64;
   bufferSize: BufferSize;
 }
 
@@ -33,10 +35,10 @@ export interface WebhookAnswer {
 
 /** A Fleet's aggregated counter or list (`status.counters[key]`, `status.lists[key]`). */
 export interface AggregatedCapacity {
-  count: number;
-  capacity: number;
-  allocatedCount: number;
-  allocatedCapacity?: number;
+  count: Int64;
+  capacity: Int64;
+  allocatedCount: Int64;
+  allocatedCapacity?: Int64;
 }
 
 /** The parts of a Fleet the formulas read (a Fleet from the read model fits). */
@@ -45,7 +47,7 @@ export interface AutoscaledFleet {
     replicas?: number;
     template?: {
       spec?: {
-        counters?: Readonly<Record<string, { count?: number; capacity?: number }>>;
+        counters?: Readonly<Record<string, { count?: Int64; capacity?: Int64 }>>;
         lists?: Readonly<Record<string, { capacity?: number; values?: readonly string[] }>>;
       };
     };
@@ -63,7 +65,7 @@ export interface AutoscaledFleet {
 /** The parts of a GameServer a Counter/List scale-down reads (a GameServer fits). */
 export interface GameServerCapacity {
   status: {
-    counters?: Readonly<Record<string, { count: number; capacity: number }>>;
+    counters?: Readonly<Record<string, { count: Int64; capacity: Int64 }>>;
     lists?: Readonly<Record<string, { capacity: number; values: readonly string[] }>>;
   };
 }
@@ -89,6 +91,7 @@ type ParsedBuffer = { kind: 'int'; value: number } | { kind: 'percent'; value: n
 
 /** Reads an int-or-string buffer size the way Agones's intstr helpers do (integer percentages only). */
 export function parseBufferSize(raw: BufferSize): ParsedBuffer {
+  if (typeof raw === 'bigint') return { kind: 'int', value: Number(raw) };
   if (typeof raw === 'number') {
     if (!Number.isInteger(raw)) throw new AutoscalerError(`invalid value for IntOrString: ${raw} is not an integer`);
     return { kind: 'int', value: raw };
@@ -151,7 +154,7 @@ function goDiv(a: number, b: number): number {
 function gameServerValues(gs: GameServerCapacity, kind: CapacityKind, key: string): { count: number; capacity: number } | undefined {
   if (kind === 'Counter') {
     const counter = gs.status.counters?.[key];
-    return counter ? { count: counter.count, capacity: counter.capacity } : undefined;
+    return counter ? { count: Number(counter.count), capacity: Number(counter.capacity) } : undefined;
   }
   const list = gs.status.lists?.[key];
   return list ? { count: list.values.length, capacity: list.capacity } : undefined;
@@ -255,8 +258,8 @@ export function counterOrListPolicy(
   if (kind === 'Counter') {
     const counter = templateSpec?.counters?.[key];
     if (!counter) throw new AutoscalerError(`cannot apply CounterPolicy as Counter key ${key} does not exist in the Fleet Spec`);
-    count = counter.count ?? 0;
-    capacity = counter.capacity ?? 0;
+    count = Number(counter.count ?? 0);
+    capacity = Number(counter.capacity ?? 0);
   } else {
     const list = templateSpec?.lists?.[key];
     if (!list) throw new AutoscalerError(`cannot apply ListPolicy as List key ${key} does not exist in the Fleet Spec`);
@@ -266,10 +269,11 @@ export function counterOrListPolicy(
   const aggregate = kind === 'Counter' ? fleet.status?.counters?.[key] : fleet.status?.lists?.[key];
   if (!aggregate) throw new AutoscalerError(`cannot apply ${kind}Policy as ${kind} key ${key} does not exist in the Fleet Status`);
 
-  const minCapacity = policy.minCapacity ?? 0;
-  const maxCapacity = policy.maxCapacity;
+  // The formulas work in doubles: exact up to 2^53, and their result (replicas) is an int32.
+  const minCapacity = Number(policy.minCapacity ?? 0);
+  const maxCapacity = Number(policy.maxCapacity);
   const replicas = fleet.status?.replicas ?? 0;
-  const { count: aggCount, capacity: aggCapacity, allocatedCount: aggAllocatedCount } = aggregate;
+  const [aggCount, aggCapacity, aggAllocatedCount] = [Number(aggregate.count), Number(aggregate.capacity), Number(aggregate.allocatedCount)];
 
   // Whether the fleet's capacity is outside the limits already, and which way it must move.
   const direction = aggCapacity < minCapacity ? 1 : aggCapacity > maxCapacity ? -1 : 0;

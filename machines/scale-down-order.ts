@@ -1,4 +1,5 @@
 import type { GameServer, GameServerState, SchedulingStrategy } from '../server/kinds/gameserver.js';
+import { type Int64, subInt64 } from '../server/kinds/int64.js';
 
 /**
  * Which GameServers a GameServerSet shuts down first when it has too many (Agones's
@@ -56,10 +57,10 @@ export function countPerNode(gameServers: Iterable<GameServer>): Map<string, Nod
 }
 
 /** Room left under a Counter or List priority, or undefined when the GameServer lacks the key. */
-function available(gs: GameServer, priority: Priority): number | undefined {
+function available(gs: GameServer, priority: Priority): Int64 | undefined {
   if (priority.type === 'Counter') {
     const counter = gs.status.counters?.[priority.key];
-    return counter ? counter.capacity - counter.count : undefined;
+    return counter ? subInt64(counter.capacity, counter.count) : undefined;
   }
   const list = gs.status.lists?.[priority.key];
   return list ? list.capacity - list.values.length : undefined;
@@ -79,7 +80,7 @@ export function compareByPriorities(a: GameServer, b: GameServer, priorities: re
     if (roomB === undefined) return -1;
     if (roomA === roomB) continue;
     const ascending = (priority.order ?? 'Ascending') === 'Ascending';
-    return ascending ? roomA - roomB : roomB - roomA;
+    return (roomA < roomB) === ascending ? -1 : 1;
   }
   return 0;
 }

@@ -2,6 +2,7 @@ import { stringify } from 'yaml';
 import { EventLog, type StoredEvent } from './log/event-log.js';
 import type { GameServer } from './kinds/gameserver.js';
 import { ReadModel } from './runtime/read-model.js';
+import { stringifyJsonExact } from './log/json.js';
 
 export interface ReplayOptions {
   /** Stop after this sequence number (inclusive). */
@@ -40,7 +41,7 @@ function table(rows: string[][]): string {
 }
 
 export function formatGameServers(gameServers: GameServer[], format: OutputFormat): string {
-  if (format === 'json') return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: gameServers }, null, 2);
+  if (format === 'json') return stringifyJsonExact({ apiVersion: 'v1', kind: 'List', items: gameServers }, 2);
   if (format === 'yaml') return stringify({ apiVersion: 'v1', kind: 'List', items: gameServers });
   if (gameServers.length === 0) return 'No GameServers.';
   const rows = [['NAMESPACE', 'NAME', 'STATE', 'ADDRESS', 'PORT', 'NODE', 'RESOURCEVERSION']];
@@ -59,7 +60,7 @@ export function formatGameServers(gameServers: GameServer[], format: OutputForma
 }
 
 export function formatEvents(events: StoredEvent[], format: OutputFormat): string {
-  if (format === 'json') return JSON.stringify(events, null, 2);
+  if (format === 'json') return stringifyJsonExact(events, 2);
   if (format === 'yaml') return stringify(events);
   if (events.length === 0) return 'No events.';
   const rows = [['SEQ', 'TIME', 'TYPE', 'DETAIL']];
@@ -74,5 +75,5 @@ function describe(event: StoredEvent): string {
     const object = p.object as GameServer;
     return `created in ${object.status.state}`;
   }
-  return JSON.stringify(p);
+  return stringifyJsonExact(p);
 }

@@ -5,7 +5,7 @@ import type { KindDefinition } from '../kinds/registry.js';
  * GameServerAllocation through the resource API: create-only and never stored (as Agones's
  * aggregated API), with a schema so unknown fields are refused like any other kind's.
  */
-const int: Schema = { type: 'integer' };
+const int: Schema = { type: 'integer', format: 'int64' };
 const stringMap: Schema = { type: 'object', additionalProperties: { type: 'string' } };
 
 const LABEL_SELECTOR_PROPERTIES: Record<string, Schema> = {

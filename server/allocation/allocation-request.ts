@@ -1,5 +1,6 @@
 import type { FeatureGates } from '../features.js';
 import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
+import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../kinds/int64.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -33,8 +34,6 @@ import {
 
 type Json = Record<string, unknown>;
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 const INT32_MIN = -(2n ** 31n);
 const INT32_MAX = 2n ** 31n - 1n;
@@ -65,26 +64,27 @@ function bool(value: unknown, path: string): boolean {
 
 /** A JSON number that is an integer, or a string of decimal digits; as an exact bigint. */
 function integer(value: unknown, path: string, type: string): bigint {
+  if (typeof value === 'bigint') return value;
   if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
   if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
   throw invalidValue(type, path, value);
 }
 
-/** int64 (and google.protobuf.Int64Value). Beyond 2^53 a JS number loses precision. */
-function int64(value: unknown, path: string): number {
+/** int64 (and google.protobuf.Int64Value), exact (see server/kinds/int64.ts). */
+function int64(value: unknown, path: string): Int64 {
   const big = integer(value, path, 'int64');
   if (big < INT64_MIN || big > INT64_MAX) throw invalidValue('int64', path, value);
-  return Number(big);
+  return toInt64(big);
 }
 
 /**
  * uint64 (PlayerSelector). Agones converts it with a plain int64() cast, so a value above the
  * int64 maximum wraps to a negative number, which validation then refuses.
  */
-function uint64AsInt64(value: unknown, path: string): number {
+function uint64AsInt64(value: unknown, path: string): Int64 {
   const big = integer(value, path, 'uint64');
   if (big < 0n || big > UINT64_MAX) throw invalidValue('uint64', path, value);
-  return Number(BigInt.asIntN(64, big));
+  return toInt64(BigInt.asIntN(64, big));
 }
 
 /** An enum by name or by number. proto3 enums are open: any int32 number is accepted. */

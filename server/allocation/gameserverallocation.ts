@@ -1,6 +1,7 @@
 import type { FeatureGates } from '../features.js';
 import type { CounterStatus, GameServer, GameServerStatusPort, ListStatus, NodeAddress, SchedulingStrategy } from '../kinds/gameserver.js';
 import type { ObjectMeta } from '../kinds/meta.js';
+import type { Int64 } from '../kinds/int64.js';
 import {
   type FieldError,
   fieldErrorMessage,
@@ -52,23 +53,23 @@ export interface LabelSelector {
 
 /** Alpha, PlayerAllocationFilter. A `maxAvailable` of 0 turns the filter off. */
 export interface PlayerSelector {
-  minAvailable?: number;
-  maxAvailable?: number;
+  minAvailable?: Int64;
+  maxAvailable?: Int64;
 }
 
 /** Alpha, CountsAndLists. 0 on a max field means no bound. */
 export interface CounterSelector {
-  minCount?: number;
-  maxCount?: number;
-  minAvailable?: number;
-  maxAvailable?: number;
+  minCount?: Int64;
+  maxCount?: Int64;
+  minAvailable?: Int64;
+  maxAvailable?: Int64;
 }
 
 /** Alpha, CountsAndLists. 0 on maxAvailable means no bound; "" on containsValue means any. */
 export interface ListSelector {
   containsValue?: string;
-  minAvailable?: number;
-  maxAvailable?: number;
+  minAvailable?: Int64;
+  maxAvailable?: Int64;
 }
 
 export interface GameServerSelector extends LabelSelector {
@@ -92,15 +93,15 @@ export interface AllocationPriority {
  */
 export interface CounterAction {
   action?: string;
-  amount?: number;
-  capacity?: number;
+  amount?: Int64;
+  capacity?: Int64;
 }
 
 /** Alpha, CountsAndLists. */
 export interface ListAction {
   addValues?: string[];
   deleteValues?: string[];
-  capacity?: number;
+  capacity?: Int64;
 }
 
 /** Labels and annotations written onto the allocated GameServer. */
@@ -276,7 +277,7 @@ const NEGATIVE = 'must be greater than or equal to 0';
 const COUNTS_AND_LISTS_OFF = 'Feature CountsAndLists must be enabled';
 const PLAYER_FILTER_OFF = 'Feature PlayerAllocationFilter must be enabled';
 
-function num(value: number | null | undefined): number {
+function num(value: Int64 | null | undefined): Int64 {
   return value ?? 0;
 }
 

@@ -34,6 +34,8 @@ export interface AllocationPolicy {
 }
 
 function integerOr(value: unknown, fallback: number): number {
+  // An integer past 2^53 is read as a bigint (server/log/json.ts); a weight only needs its size.
+  if (typeof value === 'bigint') return Number(value);
   return typeof value === 'number' && Number.isFinite(value) ? Math.trunc(value) : fallback;
 }
 

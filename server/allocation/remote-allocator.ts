@@ -5,6 +5,8 @@ import type { Clock, TimerHandle } from '../clock.js';
 import type { Resource } from '../kinds/resource.js';
 import type { AllocationResult } from './allocator.js';
 import { isCertificateError } from '../k8s/certificate-errors.js';
+import { parseJsonExact, stringifyJsonExact } from '../log/json.js';
+import { type Int64, toInt64 } from '../kinds/int64.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationStatus,
@@ -253,9 +255,10 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-function integer(value: unknown): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return Number(value);
+/** An int64 of the answer (a string, or a number from an older peer), exact. */
+function integer(value: unknown): Int64 {
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint') return value;
+  if (typeof value === 'string' && /^-?\d+$/.test(value)) return toInt64(BigInt(value));
   return 0;
 }
 
@@ -268,12 +271,12 @@ function stringMap(value: unknown): Record<string, string> {
 /** A remote AllocationResponse as an Allocated status, with `source` = the endpoint that answered. */
 export function fromAllocationResponse(response: unknown, source: string): GameServerAllocationStatus {
   if (!isJsonObject(response) || typeof response.gameServerName !== 'string' || response.gameServerName === '') {
-    throw new Error(`the answer is not an AllocationResponse: ${JSON.stringify(response)?.slice(0, 200)}`);
+    throw new Error(`the answer is not an AllocationResponse: ${stringifyJsonExact(response).slice(0, 200)}`);
   }
   const status: GameServerAllocationStatus = {
     state: 'Allocated',
     gameServerName: response.gameServerName,
-    ports: (Array.isArray(response.ports) ? response.ports : []).filter(isJsonObject).map((p) => ({ name: text(p.name), port: integer(p.port) })),
+    ports: (Array.isArray(response.ports) ? response.ports : []).filter(isJsonObject).map((p) => ({ name: text(p.name), port: Number(integer(p.port)) })),
     address: text(response.address),
     addresses: (Array.isArray(response.addresses) ? response.addresses : [])
       .filter(isJsonObject)
@@ -294,7 +297,7 @@ export function fromAllocationResponse(response: unknown, source: string): GameS
     status.lists = {};
     for (const [key, l] of Object.entries(response.lists)) {
       if (isJsonObject(l)) {
-        status.lists[key] = { capacity: integer(l.capacity), values: (Array.isArray(l.values) ? l.values : []).filter((v): v is string => typeof v === 'string') };
+        status.lists[key] = { capacity: Number(integer(l.capacity)), values: (Array.isArray(l.values) ? l.values : []).filter((v): v is string => typeof v === 'string') };
       }
     }
   }
@@ -462,7 +465,7 @@ export class RemoteAllocator {
     const endpoints = (info.allocationEndpoints ?? []).filter((e) => e.trim() !== '').map(endpointAddress);
     if (endpoints.length === 0) throw new RemoteAllocationError('the policy has no allocation endpoints');
     const tls = clientTls(info, requestNamespace, this.options.getSecret);
-    const body = JSON.stringify(toAllocationRequest(gsa, info.namespace ?? ''));
+    const body = stringifyJsonExact(toAllocationRequest(gsa, info.namespace ?? ''));
 
     const total = new AbortController();
     let totalTimer: TimerHandle | undefined;
@@ -538,7 +541,7 @@ export class RemoteAllocator {
       const reply = await this.transport.post({ endpoint, body, tls, signal: controller.signal, socketTimeoutMs: this.callTimeoutMs });
       let json: unknown;
       try {
-        json = reply.body.trim() === '' ? undefined : (JSON.parse(reply.body) as unknown);
+        json = reply.body.trim() === '' ? undefined : parseJsonExact(reply.body);
       } catch {
         json = undefined;
       }

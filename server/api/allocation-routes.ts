@@ -7,6 +7,7 @@ import { parseJsonBody } from './proto-json.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 import { checkBodyMediaType } from './request-options.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /** Largest AllocationRequest body read by the allocator endpoint. */
 export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;
@@ -38,12 +39,12 @@ function splitUrl(url: string | undefined): { path: string; query: string } {
 }
 
 function sendSdkError(res: ServerResponse, error: SdkError, close = false): void {
-  sendJsonText(res, error.httpStatus, JSON.stringify(error.toJSON()), close);
+  sendJsonText(res, error.httpStatus, stringifyJsonExact(error.toJSON()), close);
 }
 
 function sendApiError(res: ServerResponse, error: unknown, close = false): void {
   const apiError = error instanceof ApiError ? error : apiErrors.internal(error instanceof Error ? error.message : String(error));
-  sendJsonText(res, apiError.code, JSON.stringify(apiError.status), close);
+  sendJsonText(res, apiError.code, stringifyJsonExact(apiError.status), close);
 }
 
 /** A resource-API error (422 validation, 400 decoding) in the allocator's gRPC-style body. */
@@ -83,7 +84,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
       return service.prepare(request.metadata?.namespace ?? '', request, false);
     });
     const { status } = await service.allocate(gsa);
-    sendJsonText(res, 200, JSON.stringify(toAllocationResponse(status, service.gates, unallocated)));
+    sendJsonText(res, 200, stringifyJsonExact(toAllocationResponse(status, service.gates, unallocated)));
   };
 
   const resourceApi = async (req: IncomingMessage, res: ServerResponse, encodedNamespace: string | undefined, query: string): Promise<void> => {
@@ -107,7 +108,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     const gsa = service.prepareOnce(`resource\n${namespace}\n${strict}\n${contentType ?? ''}\n${text}`, () =>
       service.prepare(namespace, parseRequestText(text, contentType), strict),
     );
-    sendJsonText(res, 201, JSON.stringify(await service.createPrepared(gsa)));
+    sendJsonText(res, 201, stringifyJsonExact(await service.createPrepared(gsa)));
   };
 
   return (req, res) => {

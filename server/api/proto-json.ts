@@ -1,4 +1,5 @@
 import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
+import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../kinds/int64.js';
 import { BodyParseError, parseDocument } from './request-body.js';
 
 /**
@@ -16,23 +17,22 @@ export interface FieldSpec {
   type: FieldType;
 }
 
-export type Decoded = Record<string, number | string | boolean | string[] | undefined>;
-
-const INT64_MAX = 9223372036854775807n;
-const INT64_MIN = -9223372036854775808n;
+/** int64 fields decode to an exact `Int64` (a bigint past 2^53), int32 fields to a number. */
+export type Decoded = Record<string, Int64 | string | boolean | string[] | undefined>;
 
 function badValue(type: string, field: string, value: unknown): SdkError {
   return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${field}: ${showValue(value)}`);
 }
 
-function decodeInteger(field: string, type: 'int64' | 'int32', value: unknown): number {
+function decodeInteger(field: string, type: 'int64' | 'int32', value: unknown): Int64 {
   let big: bigint;
-  if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
+  if (typeof value === 'bigint') big = value;
+  else if (typeof value === 'number' && Number.isInteger(value)) big = BigInt(value);
   else if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) big = BigInt(value.trim());
   else throw badValue(type, field, value);
   const [min, max] = type === 'int64' ? [INT64_MIN, INT64_MAX] : [-2147483648n, 2147483647n];
   if (big < min || big > max) throw badValue(type, field, value);
-  return Number(big);
+  return toInt64(big);
 }
 
 function decodeField(spec: FieldSpec, value: unknown): Decoded[string] {

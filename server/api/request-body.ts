@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { MAX_NESTING_DEPTH, tooDeeplyNested } from '../k8s/nesting.js';
 import { apiErrors } from '../k8s/status.js';
+import { parseJsonExact, parseYamlExact } from '../log/json.js';
 
 /**
  * Reads a request body of at most `limit` bytes; resolves `undefined` when it is larger (the
@@ -51,13 +51,14 @@ export class BodyParseError extends Error {
 
 /**
  * The one reader of request bodies, shared by the resource API, the allocator and the sidecar:
- * JSON (YAML when `yaml`) parsed into a document whose nesting is within MAX_BODY_DEPTH. Each
+ * JSON (YAML when `yaml`), int64 values exact, parsed into a document whose nesting is within
+ * MAX_BODY_DEPTH. Each
  * surface turns a BodyParseError into its own error format.
  */
 export function parseDocument(text: string, yaml = false): unknown {
   let document: unknown;
   try {
-    document = yaml ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
+    document = yaml ? parseYamlExact(text) : parseJsonExact(text);
   } catch (error) {
     // The YAML composer recurses per level: a deep enough document overflows it.
     if (error instanceof RangeError) {

@@ -23,6 +23,7 @@ import {
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
 import { openApiRouter } from './openapi.js';
 import { toTable } from './table.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
 export const API_BODY_LIMIT = 3 * 1024 * 1024;
@@ -55,7 +56,7 @@ function wantsTable(req: Request): boolean {
 }
 
 function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).type('application/json').send(JSON.stringify(body));
+  res.status(status).type('application/json').send(stringifyJsonExact(body));
 }
 
 function sendError(res: Response, error: unknown): void {
@@ -397,7 +398,7 @@ async function watchObjects(cluster: Cluster, service: ResourceService, target: 
   res.status(200).type('application/json');
   res.setHeader('Transfer-Encoding', 'chunked');
   res.flushHeaders();
-  const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+  const write = (type: string, object: unknown) => res.write(`${stringifyJsonExact({ type, object })}\n`);
   for (const object of initial) write('ADDED', render(object));
 
   const subscription: Subscription = changes!.subscribe((change: Change) => {

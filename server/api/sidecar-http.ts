@@ -5,6 +5,7 @@ import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
@@ -84,7 +85,7 @@ function writeJson(res: Response, status: number, body: unknown): void {
   }
   // Exactly Agones's header (express would add a charset).
   res.status(status).setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify(body));
+  res.end(stringifyJsonExact(body));
 }
 
 /** Express middleware serving the sidecar routes for whatever `resolve` maps a path to. */
@@ -114,7 +115,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
           // A client that goes away must not leave its stream registered.
           res.once('close', unregister);
           return {
-            write: (document) => res.write(`${JSON.stringify(document)}\n`),
+            write: (document) => res.write(`${stringifyJsonExact(document)}\n`),
             end: () => {
               unregister();
               res.end();
@@ -212,7 +213,7 @@ function upgrade(
     const request: SidecarRequest = { method, path: target.path, query, body: undefined };
     const sink: ResponseSink = {
       reply: (_status, document) => {
-        if (document !== null) ws.send(JSON.stringify(document));
+        if (document !== null) ws.send(stringifyJsonExact(document));
         // Unary routes: one frame, then the connection ends without a close frame.
         ws.terminate();
       },
@@ -221,7 +222,7 @@ function upgrade(
         // A client that goes away must not leave its stream registered.
         closeListeners.push(unregister);
         return {
-          write: (document) => ws.send(JSON.stringify(document)),
+          write: (document) => ws.send(stringifyJsonExact(document)),
           end: () => {
             unregister();
             ws.close(1000);

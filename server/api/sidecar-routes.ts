@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
-import type { Sidecar } from '../sidecar/sidecar.js';
+import type { Counter, Sidecar } from '../sidecar/sidecar.js';
+import type { Int64 } from '../kinds/int64.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import {
   type Decoded,
@@ -75,15 +76,15 @@ function decode(request: SidecarRequest, fields: FieldSpec[], messageName: strin
 }
 
 const str = (v: Decoded[string]) => (typeof v === 'string' ? v : '');
-const num = (v: Decoded[string]) => (typeof v === 'number' ? v : 0);
-const int64 = (n: number) => String(n);
+const num = (v: Decoded[string]): Int64 => (typeof v === 'number' || typeof v === 'bigint' ? v : 0);
+const int64 = (n: Int64) => String(n);
 
-const counterJson = (c: { name: string; count: number; capacity: number }) => ({
+const counterJson = (c: Counter) => ({
   name: c.name,
   count: int64(c.count),
   capacity: int64(c.capacity),
 });
-const listJson = (l: { name: string; capacity: number; values: string[] }) => ({
+const listJson = (l: { name: string; capacity: Int64; values: string[] }) => ({
   name: l.name,
   capacity: int64(l.capacity),
   values: l.values,
@@ -147,7 +148,7 @@ const ROUTES: Route[] = [
     return ok;
   }),
   route('POST', '/reserve', async (s, r) => {
-    await s.reserve(num(decode(r, DURATION, 'agones.dev.sdk.Duration').seconds));
+    await s.reserve(Number(num(decode(r, DURATION, 'agones.dev.sdk.Duration').seconds)));
     return ok;
   }),
   route('GET', '/gameserver', async (s) => s.getGameServer()),

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { caBundleHasCertificate } from '../kinds/rules/webhook-url.js';
 import { isCertificateError } from '../k8s/certificate-errors.js';
 import { isJsonObject } from '../kinds/rules/common.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /**
  * The Webhook policy's HTTP exchange (reference §7.7; spec "Webhook exchange shapes"): POSTs a
@@ -266,7 +267,7 @@ export class WebhookClient {
   review(request: FleetAutoscaleRequest, signal?: AbortSignal): Promise<FleetAutoscaleResponse> {
     if (this.setupError || !this.target) return Promise.reject(this.setupError ?? new WebhookError('URL was not provided'));
     const target = this.target;
-    const payload = JSON.stringify({ request });
+    const payload = stringifyJsonExact({ request });
     const clock = this.options.clock;
     return new Promise<FleetAutoscaleResponse>((resolve, reject) => {
       let settled = false;

@@ -4,6 +4,7 @@
  * loaded with createRequire and cast to the shapes below. Only what is used is declared.
  */
 import type { MethodDefinition } from '@grpc/grpc-js';
+import type { Int64 } from '../kinds/int64.js';
 
 /** Every generated message. */
 export interface PbMessage {
@@ -14,6 +15,7 @@ export interface PbMessage {
 export interface PbMessageClass<T extends PbMessage> {
   new (): T;
   deserializeBinary(bytes: Uint8Array): T;
+  deserializeBinaryFromReader(message: T, reader: unknown): T;
 }
 
 /** `jspb.BinaryWriter`, as far as map serialization needs it. */
@@ -52,8 +54,12 @@ export type PbServiceDefinition<Names extends string> = {
 
 // -- well-known types (google-protobuf) --------------------------------------------------------
 
+/**
+ * int64 getters return what the reader gave: an exact `Int64` when the request was read by
+ * `exactInt64Reader` (sidecar-grpc.ts). Setters take numbers, bigints or decimal strings.
+ */
 export interface Int64Value extends PbMessage {
-  getValue(): number;
+  getValue(): Int64;
 }
 
 export interface FieldMask extends PbMessage {
@@ -79,9 +85,9 @@ export namespace sdk {
     setNamespace(value: string): ObjectMeta;
     setUid(value: string): ObjectMeta;
     setResourceVersion(value: string): ObjectMeta;
-    setGeneration(value: number): ObjectMeta;
-    setCreationTimestamp(value: number): ObjectMeta;
-    setDeletionTimestamp(value: number): ObjectMeta;
+    setGeneration(value: Int64): ObjectMeta;
+    setCreationTimestamp(value: Int64): ObjectMeta;
+    setDeletionTimestamp(value: Int64): ObjectMeta;
     getAnnotationsMap(): PbMap<string>;
     getLabelsMap(): PbMap<string>;
   }
@@ -108,18 +114,18 @@ export namespace sdk {
   }
 
   export interface PlayerStatus extends PbMessage {
-    setCount(value: number): PlayerStatus;
-    setCapacity(value: number): PlayerStatus;
+    setCount(value: Int64): PlayerStatus;
+    setCapacity(value: Int64): PlayerStatus;
     setIdsList(value: string[]): PlayerStatus;
   }
 
   export interface CounterStatus extends PbMessage {
-    setCount(value: number): CounterStatus;
-    setCapacity(value: number): CounterStatus;
+    setCount(value: Int64): CounterStatus;
+    setCapacity(value: Int64): CounterStatus;
   }
 
   export interface ListStatus extends PbMessage {
-    setCapacity(value: number): ListStatus;
+    setCapacity(value: Int64): ListStatus;
     setValuesList(value: string[]): ListStatus;
   }
 
@@ -178,8 +184,8 @@ export namespace alpha {
   export type Empty = PbMessage;
 
   export interface Count extends PbMessage {
-    getCount(): number;
-    setCount(value: number): Count;
+    getCount(): Int64;
+    setCount(value: Int64): Count;
   }
 
   export interface Bool extends PbMessage {
@@ -221,8 +227,8 @@ export namespace alpha {
 export namespace beta {
   export interface Counter extends PbMessage {
     setName(value: string): Counter;
-    setCount(value: number): Counter;
-    setCapacity(value: number): Counter;
+    setCount(value: Int64): Counter;
+    setCapacity(value: Int64): Counter;
   }
 
   export interface CounterUpdateRequest extends PbMessage {
@@ -231,7 +237,7 @@ export namespace beta {
     getCount(): Int64Value | undefined;
     hasCapacity(): boolean;
     getCapacity(): Int64Value | undefined;
-    getCountdiff(): number;
+    getCountdiff(): Int64;
   }
 
   export interface GetCounterRequest extends PbMessage {
@@ -246,8 +252,8 @@ export namespace beta {
   export interface List extends PbMessage {
     getName(): string;
     setName(value: string): List;
-    getCapacity(): number;
-    setCapacity(value: number): List;
+    getCapacity(): Int64;
+    setCapacity(value: Int64): List;
     getValuesList(): string[];
     setValuesList(value: string[]): List;
   }

@@ -2,9 +2,10 @@ import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import type { Subscription } from 'rxjs';
 import type { SdkGameServer } from '../kinds/gameserver.js';
+import { type Int64, toInt64 } from '../kinds/int64.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
-import type { PbMap, PbMessage, alpha, beta, sdk } from './agones-sdk.js';
+import type { PbMap, PbMessage, PbMessageClass, PbServiceDefinition, alpha, beta, sdk } from './agones-sdk.js';
 
 /**
  * The Agones SDK sidecar over gRPC: the services `agones.dev.sdk.SDK`, `agones.dev.sdk.alpha.SDK`
@@ -39,6 +40,34 @@ const alphaPb = require('@google-cloud/agones-sdk/lib/alpha/alpha_pb.js') as alp
 const alphaGrpc = require('@google-cloud/agones-sdk/lib/alpha/alpha_grpc_pb.js') as alpha.GrpcModule;
 const betaPb = require('@google-cloud/agones-sdk/lib/beta/beta_pb.js') as beta.Module;
 const betaGrpc = require('@google-cloud/agones-sdk/lib/beta/beta_grpc_pb.js') as beta.GrpcModule;
+const jspb = require('google-protobuf') as { BinaryReader: new (bytes: Uint8Array) => Int64Reader };
+
+interface Int64Reader {
+  readInt64(): Int64;
+  readInt64String(): string;
+}
+
+/**
+ * The generated code reads int64 fields with `readInt64`, a double that rounds past 2^53. A
+ * request is read by a reader whose `readInt64` gives the exact value (an `Int64`) instead.
+ */
+function exactInt64Reader(bytes: Uint8Array): Int64Reader {
+  const reader = new jspb.BinaryReader(bytes);
+  reader.readInt64 = () => toInt64(BigInt(reader.readInt64String()));
+  return reader;
+}
+
+/** A service definition whose requests are read with `exactInt64Reader`. */
+function exactRequests<Names extends string>(service: PbServiceDefinition<Names>): PbServiceDefinition<Names> {
+  const out: Record<string, unknown> = {};
+  for (const [name, method] of Object.entries(service) as Array<[string, PbServiceDefinition<Names>[Names]]>) {
+    const type = (method as { requestType?: PbMessageClass<PbMessage> }).requestType;
+    out[name] = type
+      ? { ...method, requestDeserialize: (bytes: Buffer) => type.deserializeBinaryFromReader(new type(), exactInt64Reader(bytes)) }
+      : method;
+  }
+  return out as PbServiceDefinition<Names>;
+}
 
 // -- errors --------------------------------------------------------------------------------------
 
@@ -83,10 +112,9 @@ function serializable<V>(map: PbMap<V>): PbMap<V> {
   return map;
 }
 
-/** int64 fields travel as strings in the JSON shape; the generated setters take numbers. */
-function int64(text: string): number {
-  const value = Number(text);
-  return Number.isFinite(value) ? value : 0;
+/** int64 fields travel as strings in the JSON shape; the generated setters take exact values. */
+function int64(text: string): Int64 {
+  return /^-?\d+$/.test(text) ? toInt64(BigInt(text)) : 0;
 }
 
 /** `SdkGameServer` (Agones's JSON shape) -> `agones.dev.sdk.GameServer`. */
@@ -322,7 +350,7 @@ function sdkService(resolve: Resolve, watches: WatchRegistry): Record<sdk.Method
 
 function alphaService(resolve: Resolve): Record<alpha.Methods, grpc.UntypedHandleCall> {
   const bool = (value: boolean) => new alphaPb.Bool().setBool(value);
-  const count = (value: number) => new alphaPb.Count().setCount(value);
+  const count = (value: Int64) => new alphaPb.Count().setCount(value);
   return {
     playerConnect: unary<alpha.PlayerID, alpha.Bool>(resolve, async (s, req) =>
       bool(await s.playerConnect(req.getPlayerid())),
@@ -380,9 +408,9 @@ export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<Sid
   const watches = new WatchRegistry();
   const resolve: Resolve = () => options.sidecar();
 
-  server.addService(sdkGrpc['agones.dev.sdk.SDK'], sdkService(resolve, watches));
-  server.addService(alphaGrpc['agones.dev.sdk.alpha.SDK'], alphaService(resolve));
-  server.addService(betaGrpc['agones.dev.sdk.beta.SDK'], betaService(resolve));
+  server.addService(exactRequests(sdkGrpc['agones.dev.sdk.SDK']), sdkService(resolve, watches));
+  server.addService(exactRequests(alphaGrpc['agones.dev.sdk.alpha.SDK']), alphaService(resolve));
+  server.addService(exactRequests(betaGrpc['agones.dev.sdk.beta.SDK']), betaService(resolve));
 
   const port = await new Promise<number>((ok, fail) => {
     server.bindAsync(bindTarget(options.address, options.port), grpc.ServerCredentials.createInsecure(), (error, bound) =>

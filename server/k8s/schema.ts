@@ -1,4 +1,6 @@
 import { type FieldError, invalid, required, typeInvalid } from './validation.js';
+import { inInt64Range, isInteger } from '../kinds/int64.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 /**
  * The subset of OpenAPI v3 schemas fleetsim needs: it checks request bodies (types, unknown
@@ -36,6 +38,8 @@ function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  // Exact JSON parsing gives a bigint for an integer past 2^53 (server/kinds/int64.ts).
+  if (typeof value === 'bigint') return 'integer';
   return typeof value;
 }
 
@@ -46,7 +50,7 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
     return;
   }
   if (schema['x-kubernetes-int-or-string']) {
-    if (typeof value !== 'string' && !(typeof value === 'number' && Number.isInteger(value))) {
+    if (typeof value !== 'string' && !isInteger(value)) {
       report.errors.push(typeInvalid(path, value, `${path} in body must be of type int-or-string: "${typeName(value)}"`));
     }
     return;
@@ -88,7 +92,7 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
       if (schema['x-kubernetes-list-type'] === 'set') {
         const seen = new Set<string>();
         items.forEach((item, i) => {
-          const k = JSON.stringify(item);
+          const k = stringifyJsonExact(item);
           if (seen.has(k)) report.errors.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, badValue: item, detail: '' });
           seen.add(k);
         });
@@ -137,7 +141,11 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
       detail: `supported values: ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`,
     });
   }
-  if (typeof value === 'number') {
+  if (typeof value === 'number' || typeof value === 'bigint') {
+    if (schema.format === 'int64' && !inInt64Range(value)) {
+      report.errors.push(invalid(path, value, `${path} in body must be an int64 (between -9223372036854775808 and 9223372036854775807)`));
+      return;
+    }
     if (schema.minimum !== undefined && value < schema.minimum) {
       report.errors.push(invalid(path, value, `${path} in body should be greater than or equal to ${schema.minimum}`));
     }

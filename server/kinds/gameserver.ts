@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../log/event-log.js';
 import type { FeatureGates } from '../features.js';
 import { type ObjectMeta, patchMap } from './meta.js';
+import type { Int64 } from './int64.js';
 
 /** The GameServer kind: its types, events, reducer and wire encodings, in one place (DESIGN §6). */
 
@@ -64,8 +65,8 @@ export interface Health {
 }
 
 export interface CounterStatus {
-  count: number;
-  capacity: number;
+  count: Int64;
+  capacity: Int64;
 }
 
 export interface ListStatus {
@@ -74,8 +75,8 @@ export interface ListStatus {
 }
 
 export interface PlayerStatus {
-  count: number;
-  capacity: number;
+  count: Int64;
+  capacity: Int64;
   ids: string[];
 }
 
@@ -93,7 +94,7 @@ export interface GameServerSpec {
   sdkServer: SdkServer;
   /** The pod template, kept as given: fleetsim simulates the pod rather than running it. */
   template: Record<string, unknown>;
-  players?: { initialCapacity: number };
+  players?: { initialCapacity: Int64 };
   counters?: Record<string, CounterStatus>;
   lists?: Record<string, ListStatus>;
   eviction?: { safe: string };
@@ -165,8 +166,8 @@ export interface GameServerMetadataPatched {
 
 export interface GameServerCounterSet {
   counter: string;
-  count: number;
-  capacity: number;
+  count: Int64;
+  capacity: Int64;
 }
 
 export interface GameServerListSet {
@@ -176,8 +177,8 @@ export interface GameServerListSet {
 }
 
 export interface GameServerPlayersSet {
-  count: number;
-  capacity: number;
+  count: Int64;
+  capacity: Int64;
   ids: string[];
 }
 

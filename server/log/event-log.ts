@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { parseJsonExact, stringifyJsonExact } from './json.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
 export interface NewEvent<P = unknown> {
@@ -136,14 +137,14 @@ export class EventLog {
           params[p + 3] = e.kind;
           params[p + 4] = e.namespace;
           params[p + 5] = e.name;
-          params[p + 6] = JSON.stringify(e.payload);
+          params[p + 6] = stringifyJsonExact(e.payload);
           params[p + 7] = e.schemaVersion;
         }
         insertMany.run(params);
       }
       for (; i < events.length; i++) {
         const e = events[i]!;
-        this.insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, JSON.stringify(e.payload), e.schemaVersion);
+        this.insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, stringifyJsonExact(e.payload), e.schemaVersion);
       }
     });
     const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
@@ -249,7 +250,7 @@ export class EventLog {
         kind: row.kind,
         namespace: row.namespace,
         name: row.name,
-        payload: JSON.parse(row.payload) as unknown,
+        payload: parseJsonExact(row.payload),
         schemaVersion: row.schema_version,
       };
     }

@@ -1,5 +1,5 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
-import { isJsonObject } from '../kinds/rules/common.js';
+import { isJsonObject, jsonEqual } from '../kinds/rules/common.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -46,18 +46,6 @@ function notApplicable(path: string, detail: string): ApiError {
 
 function clone<T>(value: T): T {
   return structuredClone(value);
-}
-
-/** RFC 6902's equality: objects compare by members whatever their order. */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
-  }
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameValue(a[k], b[k]));
-  }
-  return a === b;
 }
 
 /** RFC 6902 JSON patch (add, remove, replace, move, copy, test). */
@@ -127,7 +115,7 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
         break;
       case 'test':
         // Nothing is written: the whole patch fails with its first failing operation.
-        if (!sameValue(read(tokens), raw.value)) throw notApplicable(raw.path, `testing value ${raw.path} failed: test failed`);
+        if (!jsonEqual(read(tokens), raw.value)) throw notApplicable(raw.path, `testing value ${raw.path} failed: test failed`);
         break;
       default:
         throw apiErrors.badRequest(`unknown JSON patch operation "${raw.op}"`);

@@ -13,6 +13,7 @@ import { type LabelSelector, matchesSelector } from './selectors.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
 import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/rules/common.js';
+import { stringifyJsonExact } from '../log/json.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -148,8 +149,8 @@ export class ResourceService {
     }
     if (objects.length === 0) return { objects, events: [] };
     const spec = objects[0]!.spec;
-    const specJson = JSON.stringify(spec);
-    if (objects.some((o) => o.spec !== spec && JSON.stringify(o.spec) !== specJson)) {
+    const specJson = stringifyJsonExact(spec);
+    if (objects.some((o) => o.spec !== spec && stringifyJsonExact(o.spec) !== specJson)) {
       return { objects, events: objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o })) };
     }
     const withoutSpec = ({ spec: _spec, ...rest }: GameServer) => rest;

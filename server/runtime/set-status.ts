@@ -1,15 +1,16 @@
 import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver.js';
+import { INT64_MAX, type Int64, addInt64, minInt64, mulInt64, toInt64 } from '../kinds/int64.js';
 
 /** Label a GameServer carries with its set's name, and with its fleet's. */
 export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
 export const FLEET_LABEL = 'agones.dev/fleet';
 
 export interface AggregatedCount {
-  count: number;
-  capacity: number;
-  allocatedCount: number;
-  allocatedCapacity: number;
+  count: Int64;
+  capacity: Int64;
+  allocatedCount: Int64;
+  allocatedCapacity: Int64;
 }
 
 interface Totals {
@@ -18,8 +19,9 @@ interface Totals {
   reservedReplicas: number;
   allocatedReplicas: number;
   shutdownReplicas: number;
-  playerCount: number;
-  playerCapacity: number;
+  /** Exact sums (beyond int64 if need be): a sum Agones saturates is clamped when rendered. */
+  playerCount: Int64;
+  playerCapacity: Int64;
   counters: Map<string, AggregatedCount>;
   lists: Map<string, AggregatedCount>;
   /** Sequence number of the last event that changed these totals. */
@@ -34,7 +36,7 @@ export interface SetStatus {
   reservedReplicas: number;
   allocatedReplicas: number;
   shutdownReplicas?: number;
-  players?: { count: number; capacity: number };
+  players?: { count: Int64; capacity: Int64 };
   counters?: Record<string, AggregatedCount>;
   lists?: Record<string, AggregatedCount>;
 }
@@ -59,18 +61,25 @@ function isBeingDeleted(gs: GameServer): boolean {
   return gs.status.state === 'Shutdown' || gs.metadata.deletionTimestamp !== undefined;
 }
 
-function addCount(map: Map<string, AggregatedCount>, key: string, count: number, capacity: number, allocated: boolean, sign: number): void {
+function addCount(map: Map<string, AggregatedCount>, key: string, count: Int64, capacity: Int64, allocated: boolean, sign: number): void {
   let entry = map.get(key);
   if (!entry) {
     entry = { count: 0, capacity: 0, allocatedCount: 0, allocatedCapacity: 0 };
     map.set(key, entry);
   }
-  entry.count += sign * count;
-  entry.capacity += sign * capacity;
+  const countDelta = mulInt64(sign, count);
+  const capacityDelta = mulInt64(sign, capacity);
+  entry.count = addInt64(entry.count, countDelta);
+  entry.capacity = addInt64(entry.capacity, capacityDelta);
   if (allocated) {
-    entry.allocatedCount += sign * count;
-    entry.allocatedCapacity += sign * capacity;
+    entry.allocatedCount = addInt64(entry.allocatedCount, countDelta);
+    entry.allocatedCapacity = addInt64(entry.allocatedCapacity, capacityDelta);
   }
+}
+
+/** Agones adds counters with SafeAdd, which stops at the int64 maximum (all terms are non-negative). */
+function saturated(sum: Int64): Int64 {
+  return typeof sum === 'number' ? sum : toInt64(minInt64(sum, INT64_MAX) as bigint);
 }
 
 /** Adds (sign 1) or removes (sign -1) one GameServer's contribution, as Agones's computeStatus counts it. */
@@ -91,8 +100,8 @@ function contribute(totals: Totals, gs: GameServer, sign: number): void {
   if (lists) for (const key in lists) addCount(totals.lists, key, lists[key]!.values.length, lists[key]!.capacity, allocated, sign);
   // Players are counted over active servers only.
   if (gs.status.players && (state === 'Ready' || state === 'Reserved' || allocated)) {
-    totals.playerCount += sign * gs.status.players.count;
-    totals.playerCapacity += sign * gs.status.players.capacity;
+    totals.playerCount = addInt64(totals.playerCount, mulInt64(sign, gs.status.players.count));
+    totals.playerCapacity = addInt64(totals.playerCapacity, mulInt64(sign, gs.status.players.capacity));
   }
 }
 
@@ -193,10 +202,10 @@ function aggregate(map: Map<string, AggregatedCount>, templateKeys: string[]): R
   for (const key of templateKeys) out[key] = { allocatedCount: 0, allocatedCapacity: 0, count: 0, capacity: 0 };
   for (const [key, value] of map) {
     out[key] = {
-      allocatedCount: value.allocatedCount,
-      allocatedCapacity: value.allocatedCapacity,
-      count: value.count,
-      capacity: value.capacity,
+      allocatedCount: saturated(value.allocatedCount),
+      allocatedCapacity: saturated(value.allocatedCapacity),
+      count: saturated(value.count),
+      capacity: saturated(value.capacity),
     };
   }
   return out;
@@ -210,7 +219,7 @@ function render(totals: Totals | undefined, templateKeys: TemplateKeys, gates: F
     reservedReplicas: t.reservedReplicas,
     allocatedReplicas: t.allocatedReplicas,
     ...(withShutdown && { shutdownReplicas: t.shutdownReplicas }),
-    ...(gates.PlayerTracking && { players: { count: t.playerCount, capacity: t.playerCapacity } }),
+    ...(gates.PlayerTracking && { players: { count: saturated(t.playerCount), capacity: saturated(t.playerCapacity) } }),
     ...(gates.CountsAndLists && {
       counters: aggregate(t.counters, templateKeys.counters),
       lists: aggregate(t.lists, templateKeys.lists),

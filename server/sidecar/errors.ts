@@ -1,3 +1,6 @@
+import type { Int64 } from '../kinds/int64.js';
+import { stringifyJsonExact } from '../log/json.js';
+
 /** gRPC status codes, and the HTTP status Agones's gateway maps each to. */
 export const GrpcCode = {
   OK: 0,
@@ -45,7 +48,7 @@ const SHOWN_VALUE_CHARS = 100;
 
 /** A value as an error message shows it (JSON), cut short when long. */
 export function showValue(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = value === undefined ? 'undefined' : stringifyJsonExact(value);
   return text.length > SHOWN_VALUE_CHARS ? `${text.slice(0, SHOWN_VALUE_CHARS)}…` : text;
 }
 
@@ -84,17 +87,17 @@ export const sdkErrors = {
   malformedCounterUpdate: (text: string) =>
     new SdkError(GrpcCode.UNKNOWN, `invalid argument. Malformed CounterUpdateRequest: ${text}`),
   counterUpdateNil: () => new SdkError(GrpcCode.UNKNOWN, 'invalid argument. CounterUpdateRequest: <nil> cannot be nil'),
-  negativeCapacity: (capacity: number) =>
+  negativeCapacity: (capacity: Int64) =>
     new SdkError(
       GrpcCode.UNKNOWN,
       `out of range. Capacity must be greater than or equal to 0. Found Capacity: ${capacity}`,
     ),
-  countOutOfRange: (count: number, capacity: number) =>
+  countOutOfRange: (count: Int64, capacity: Int64) =>
     new SdkError(
       GrpcCode.UNKNOWN,
       `out of range. Count must be within range [0,Capacity]. Found Count: ${count}, Capacity: ${capacity}`,
     ),
-  listFull: (capacity: number, size: number) =>
+  listFull: (capacity: Int64, size: number) =>
     new SdkError(
       GrpcCode.UNKNOWN,
       `out of range. No available capacity. Current Capacity: ${capacity}, List Size: ${size}`,
@@ -109,7 +112,7 @@ export const sdkErrors = {
       GrpcCode.UNKNOWN,
       `invalid argument. Field Mask Path(s): [${paths.join(' ')}] are invalid for List. Use valid field name(s): [name capacity values]`,
     ),
-  listCapacityOutOfRange: (capacity: number) =>
+  listCapacityOutOfRange: (capacity: Int64) =>
     new SdkError(GrpcCode.UNKNOWN, `out of range. Capacity must be within range [0,1000]. Found Capacity: ${capacity}`),
   listTooLong: (name: string, size: number) =>
     new SdkError(GrpcCode.UNKNOWN, `out of range. List ${name} may hold at most 1000 values. Found: ${size}`),

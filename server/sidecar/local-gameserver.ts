@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse } from 'yaml';
+import { parseYamlExact } from '../log/json.js';
+import { type Int64, inInt64Range, isInteger, toInt64 } from '../kinds/int64.js';
 import {
   GAMESERVER_API_VERSION,
   GAMESERVER_KIND,
@@ -89,11 +90,19 @@ function int(value: unknown, field: string, fallback: number): number {
   return n;
 }
 
+/** An int64 of the file, exact (a YAML integer, or a string of digits as in Agones's JSON). */
+function int64(value: unknown, field: string, fallback: Int64): Int64 {
+  if (value === undefined || value === null) return fallback;
+  const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? BigInt(value.trim()) : value;
+  if (!isInteger(n) || !inInt64Range(n)) throw new Error(`${field}: must be an int64 integer`);
+  return typeof n === 'bigint' ? toInt64(n) : n;
+}
+
 function counters(value: unknown, field: string): Record<string, CounterStatus> {
   const out: Record<string, CounterStatus> = {};
   for (const [k, v] of Object.entries(object(value, field))) {
     const c = object(v, `${field}.${k}`);
-    out[k] = { count: int(c.count, `${field}.${k}.count`, 0), capacity: int(c.capacity, `${field}.${k}.capacity`, 1000) };
+    out[k] = { count: int64(c.count, `${field}.${k}.count`, 0), capacity: int64(c.capacity, `${field}.${k}.capacity`, 1000) };
   }
   return out;
 }
@@ -124,7 +133,7 @@ export function gameServerFromManifest(path: string, options: LocalGameServerOpt
   } catch {
     throw new Error(`Could not find file: ${absolute}`);
   }
-  const manifest = object(parse(text) as unknown, 'manifest');
+  const manifest = object(parseYamlExact(text), 'manifest');
   if (manifest.kind !== undefined && manifest.kind !== GAMESERVER_KIND) {
     throw new Error(`${absolute}: kind must be GameServer, got ${String(manifest.kind)}`);
   }
@@ -151,7 +160,7 @@ export function gameServerFromManifest(path: string, options: LocalGameServerOpt
   const gsCounters = counters(status.counters ?? spec.counters, 'status.counters');
   const gsLists = lists(status.lists ?? spec.lists, 'status.lists');
   const playersStatus = object(status.players, 'status.players');
-  const initialCapacity = int(object(spec.players, 'spec.players').initialCapacity, 'spec.players.initialCapacity', 0);
+  const initialCapacity = int64(object(spec.players, 'spec.players').initialCapacity, 'spec.players.initialCapacity', 0);
   const base = defaultLocalGameServer(options);
   return {
     ...base,
@@ -176,8 +185,8 @@ export function gameServerFromManifest(path: string, options: LocalGameServerOpt
       lists: gsLists,
       ...(options.gates.PlayerTracking && {
         players: {
-          count: int(playersStatus.count, 'status.players.count', 0),
-          capacity: int(playersStatus.capacity, 'status.players.capacity', initialCapacity),
+          count: int64(playersStatus.count, 'status.players.count', 0),
+          capacity: int64(playersStatus.capacity, 'status.players.capacity', initialCapacity),
           ids: Array.isArray(playersStatus.ids) ? playersStatus.ids.map(String) : [],
         },
       }),

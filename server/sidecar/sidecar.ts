@@ -13,6 +13,7 @@ import {
   gameServerEvent,
   toSdkGameServer,
 } from '../kinds/gameserver.js';
+import { type Int64, addInt64, maxInt64, minInt64 } from '../kinds/int64.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 import type { Cluster } from '../runtime/cluster.js';
 import { objectKey } from '../kinds/meta.js';
@@ -21,22 +22,23 @@ import { sdkErrors } from './errors.js';
 
 export interface Counter {
   name: string;
-  count: number;
-  capacity: number;
+  count: Int64;
+  capacity: Int64;
 }
 
 export interface List {
   name: string;
-  capacity: number;
+  /** A request's capacity is int64 on the wire; a stored list's is at most 1000. */
+  capacity: Int64;
   values: string[];
 }
 
 /** `count`/`capacity` absent = leave as is; `countDiff` 0 = no change (proto wrapper semantics). */
 export interface CounterUpdate {
   name: string;
-  count?: number;
-  capacity?: number;
-  countDiff: number;
+  count?: Int64;
+  capacity?: Int64;
+  countDiff: Int64;
 }
 
 export const LIST_FIELDS = ['name', 'capacity', 'values'] as const;
@@ -189,10 +191,10 @@ export class Sidecar {
     }
     let count = update.count ?? current.count;
     if (update.countDiff !== 0) {
-      count += update.countDiff;
+      count = addInt64(count, update.countDiff);
       if (count < 0 || count > capacity) throw sdkErrors.countOutOfRange(count, capacity);
     }
-    count = Math.min(Math.max(count, 0), capacity);
+    count = minInt64(maxInt64(count, 0), capacity);
     if (count !== current.count || capacity !== current.capacity) {
       await this.cluster.commit([
         gameServerEvent('GameServerCounterSet', this.namespace, this.name, { counter: update.name, count, capacity }),
@@ -228,10 +230,10 @@ export class Sidecar {
     let capacity = current.capacity;
     let values = current.values;
     if (mask.length === 0) {
-      if (list.capacity !== 0) capacity = list.capacity;
+      if (list.capacity !== 0) capacity = Number(list.capacity);
       values = [...values, ...list.values];
     } else {
-      if (mask.includes('capacity')) capacity = list.capacity;
+      if (mask.includes('capacity')) capacity = Number(list.capacity);
       if (mask.includes('values')) values = list.values;
     }
     const next = { capacity, values: unique(values).slice(0, capacity) };
@@ -284,14 +286,14 @@ export class Sidecar {
     return true;
   }
 
-  async setPlayerCapacity(capacity: number): Promise<void> {
+  async setPlayerCapacity(capacity: Int64): Promise<void> {
     this.requireGate('PlayerTracking');
     const players = this.players();
     this.recorder?.record('setplayercapacity');
     if (players.capacity !== capacity) await this.setPlayers({ ...players, capacity });
   }
 
-  getPlayerCapacity(): Promise<number> {
+  getPlayerCapacity(): Promise<Int64> {
     return this.cluster.readCommitted(() => {
       this.requireGate('PlayerTracking');
       this.recorder?.record('getplayercapacity');

@@ -8,6 +8,7 @@ import {
   validateLabels,
 } from '../../k8s/validation.js';
 import type { FeatureGate } from '../../features.js';
+import type { Int64 } from '../int64.js';
 
 /**
  * Pieces shared by the rules of several kinds: reading untyped JSON safely, the schema fragments
@@ -37,6 +38,11 @@ export function stringAt(value: unknown): string {
 /** A number as Go would hold it: absent or mistyped means zero. */
 export function intAt(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/** An int64 field, exact (a bigint past 2^53, see server/kinds/int64.ts); 0 when not an integer. */
+export function int64At(value: unknown): Int64 {
+  return typeof value === 'bigint' ? value : intAt(value);
 }
 
 /** Go's "pointer is non-nil": the field is present and not null. */
@@ -134,14 +140,14 @@ export function pathsUnder(prefix: FieldPath, paths: readonly FieldPath[]): Fiel
 // ---------------------------------------------------------------------------------------------
 // Int-or-string values (bufferSize, maxSurge, maxUnavailable).
 
-export type IntOrPercent = { kind: 'int'; value: number } | { kind: 'percent'; text: string; value: number | undefined };
+export type IntOrPercent = { kind: 'int'; value: Int64 } | { kind: 'percent'; text: string; value: number | undefined };
 
 /**
  * Reads an int-or-string as Agones does: a number is absolute; a string must be `<int>%` (Go's
  * Atoi after the `%` is cut, so a sign and leading zeros are accepted), else `value` is undefined.
  */
 export function parseIntOrPercent(raw: unknown): IntOrPercent {
-  if (typeof raw === 'number') return { kind: 'int', value: raw };
+  if (typeof raw === 'number' || typeof raw === 'bigint') return { kind: 'int', value: raw };
   const text = typeof raw === 'string' ? raw : '';
   const match = /^([+-]?\d+)%$/.exec(text);
   return { kind: 'percent', text, value: match ? Number(match[1]) : undefined };

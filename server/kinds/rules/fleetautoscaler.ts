@@ -12,6 +12,7 @@ import {
   intOrString,
   isSet,
   objectAt,
+  int64At,
   parseIntOrPercent,
   stringAt,
 } from './common.js';
@@ -270,8 +271,8 @@ function validateCapacityPolicy(value: unknown, path: string, what: 'counter' | 
   if (!policy) return [required(path, `${what} policy config params are missing`)];
   const errs: FieldError[] = [];
   if (stringAt(policy.key) === '') errs.push(required(`${path}.key`));
-  const max = intAt(policy.maxCapacity);
-  const min = intAt(policy.minCapacity);
+  const max = int64At(policy.maxCapacity);
+  const min = int64At(policy.minCapacity);
   if (min >= max) errs.push(invalid(`${path}.minCapacity`, min, 'minCapacity should be smaller than maxCapacity'));
   const size = parseIntOrPercent(policy.bufferSize);
   if (size.kind === 'int') {

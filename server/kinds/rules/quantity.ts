@@ -13,6 +13,8 @@ const QUANTITY = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|
 /** The value of a quantity given as a JSON string or number; undefined when it is not one. */
 export function quantityValue(raw: unknown): number | undefined {
   if (typeof raw === 'number') return Number.isFinite(raw) ? raw : undefined;
+  // An integer past 2^53 arrives as a bigint (server/log/json.ts); a quantity compares as a double.
+  if (typeof raw === 'bigint') return Number(raw);
   if (typeof raw !== 'string') return undefined;
   const match = QUANTITY.exec(raw.trim());
   if (!match) return undefined;

@@ -9,8 +9,7 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
-import { apiErrorHandler, isClientMistake, resourceApi } from './api/resource-api.js';
-import { GrpcCode, SdkError } from './sidecar/errors.js';
+import { apiErrorHandler, resourceApi } from './api/resource-api.js';
 import {
   type SidecarResolver,
   StreamRegistry,
@@ -129,13 +128,8 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.use(resourceApi(this.cluster, this.service));
-    // Last: an error no route answered is JSON in its surface's own format, never Express's HTML page.
-    app.use('/sdk', (error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
-      if (res.headersSent) return next(error);
-      const message = error instanceof Error ? error.message : String(error);
-      const sdkError = error instanceof SdkError ? error : new SdkError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, message);
-      res.status(sdkError.httpStatus).json(sdkError.toJSON());
-    });
+    // Last: an error no route answered is a Status, never Express's HTML page (the sidecar routes
+    // answer their own in the gateway's format).
     app.use(apiErrorHandler);
     const allocation = allocationRoutes(this.allocations, { resourceApi: true, refusal: this.plainAllocationRefusal() });
     // The sidecar and the allocator answer in Agones's gateway format, the rest as the API server does.

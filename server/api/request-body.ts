@@ -95,3 +95,13 @@ export function sendJsonText(res: ServerResponse, status: number, text: string, 
   res.writeHead(status, headers);
   res.end(text);
 }
+
+/**
+ * Whether an error Express or Node raised is the client's mistake: Express's own 4xx (an
+ * unreadable body, a route parameter with a bad percent-escape) or a URIError from decoding one.
+ */
+export function isClientMistake(error: unknown): boolean {
+  if (error instanceof URIError) return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}

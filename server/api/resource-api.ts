@@ -9,7 +9,7 @@ import type { Cluster } from '../runtime/cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
-import { parseRequestText } from './request-body.js';
+import { isClientMistake, parseRequestText } from './request-body.js';
 import {
   checkBodyMediaType,
   dryRunOf,
@@ -100,16 +100,6 @@ function fieldFilterOf(req: Request, kind: string): ((object: object) => boolean
 function selectorOf(req: Request): LabelSelector | undefined {
   const text = queryText(req.query, 'labelSelector');
   return text ? parseLabelSelector(text) : undefined;
-}
-
-/**
- * Whether an error Express or Node raised is the client's mistake: Express's own 4xx (an
- * unreadable body, a route parameter with a bad percent-escape) or a URIError from decoding one.
- */
-export function isClientMistake(error: unknown): boolean {
-  if (error instanceof URIError) return true;
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 /** A request's error in the resource API's format: a Status, never Express's HTML page. */

@@ -6,6 +6,7 @@ import type { Sidecar } from '../sidecar/sidecar.js';
 import { GrpcCode, SdkError } from '../sidecar/errors.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
+import { isClientMistake } from './request-body.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
@@ -135,7 +136,13 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         );
         return writeJson(res, 413, tooLarge.toJSON());
       }
-      next(error);
+      if (res.headersSent) return next(error);
+      // Anything else a request raised is answered in the gateway's format, never an HTML page.
+      const sdkError =
+        error instanceof SdkError
+          ? error
+          : new SdkError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, error.message);
+      writeJson(res, sdkError.httpStatus, sdkError.toJSON());
     },
   ];
 }

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { fleetManifest } from './helpers/manifests.js';
 
 /**
  * Kubernetes Events expire as the API server's --event-ttl makes them (one hour by default):
@@ -35,21 +36,8 @@ async function advance(serve: ServeProcess, seconds: number): Promise<number> {
 /** Starts a virtual-clock server with a fleet that has recorded its Events; returns their names. */
 async function withFleetEvents(extra: string[]): Promise<{ serve: ServeProcess; before: Set<string> }> {
   const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--clock', 'virtual', ...extra]);
-  const fleet = {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name: 'ttl' },
-    spec: {
-      replicas: 2,
-      template: {
-        spec: {
-          ports: [{ name: 'default', containerPort: 7654 }],
-          health: { disabled: true },
-          template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
-        },
-      },
-    },
-  };
+  const fleet = fleetManifest('ttl', 2, { spec: { health: { disabled: true } } });
+
   const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet });
   expect(created.status, created.text).toBe(201);
   // The controllers' work queues run on the virtual clock: a zero step lets them run. Wait for

@@ -7,6 +7,7 @@ import { type TestCertificates, createTestCertificates } from './helpers/certs.j
 import { type CliProcess, type SidecarProcess, killAll, runCli, startCli, startSidecar } from './helpers/process.js';
 import { DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { fleetManifest } from './helpers/manifests.js';
 
 /**
  * A web page the developer visits must not be able to drive a local fleetsim: requests addressed
@@ -21,21 +22,6 @@ const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
 const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
 const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
 const EVIL = 'http://evil.example';
-
-function fleet(name: string, replicas: number) {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name, namespace: 'default' },
-    spec: {
-      replicas,
-      template: {
-        metadata: { labels: { game: 'shooter' } },
-        spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } },
-      },
-    },
-  };
-}
 
 const GSA = { apiVersion: 'allocation.agones.dev/v1', kind: 'GameServerAllocation', spec: { selectors: [{ matchLabels: { game: 'shooter' } }] } };
 
@@ -113,7 +99,7 @@ async function fleetStatus(base: string, name: string): Promise<{ readyReplicas:
 
 async function startWithFleet(args: string[], replicas: number): Promise<ServeProcess> {
   const serve = await startServe([...DEFAULT_SERVE_ARGS, ...args]);
-  const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('shooters', replicas) });
+  const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('shooters', replicas, { labels: { game: 'shooter' } }) });
   expect(created.status, created.text).toBe(201);
   await waitFor(async () => (await fleetStatus(serve.baseUrl, 'shooters')).readyReplicas === replicas, {
     timeoutMs: 20_000,
@@ -172,7 +158,7 @@ describe('fleetsim serve: Host and Origin checks', () => {
     expectForbiddenStatus(await crossSite(port, ALLOCATIONS, JSON.stringify(GSA)), 'cross-origin', EVIL);
     expectPermissionDenied(await crossSite(port, `/sdk/default/${gs}/shutdown`, '{}'));
     expectPermissionDenied(await crossSite(port, `/sdk/default/${gs}/allocate`, '{}'));
-    expectForbiddenStatus(await crossSite(port, FLEETS, JSON.stringify(fleet('evil', 2))));
+    expectForbiddenStatus(await crossSite(port, FLEETS, JSON.stringify(fleetManifest('evil', 2))));
     // A form posted from a sandboxed frame says Origin: null; a browser that sends only Sec-Fetch-Site is refused too.
     expectPermissionDenied(await crossSite(port, '/gameserverallocation', '{}', { origin: 'null' }));
     const noOrigin = await raw(port, 'POST', '/gameserverallocation', { host: `127.0.0.1:${port}`, 'content-type': 'text/plain', 'sec-fetch-site': 'cross-site' }, '{}');
@@ -198,7 +184,7 @@ describe('fleetsim serve: Host and Origin checks', () => {
   });
 
   it('same-origin and Origin-less writes still work, and cross-origin reads are answered without CORS headers', async () => {
-    const own = await raw(port, 'POST', FLEETS, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, JSON.stringify(fleet('same-origin', 0)));
+    const own = await raw(port, 'POST', FLEETS, { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}`, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, JSON.stringify(fleetManifest('same-origin', 0)));
     expect(own.status, own.text).toBe(201);
     // A loopback alias on the same port is the same server.
     const alias = await raw(port, 'POST', '/gameserverallocation', { host: `127.0.0.1:${port}`, origin: `http://localhost:${port}`, 'content-type': 'application/json' }, '{"gameServerSelectors":[{"matchLabels":{"game":"shooter"}}]}');
@@ -223,7 +209,7 @@ describe('fleetsim serve --allowed-hosts', () => {
       }
       expectForbiddenStatus(await raw(serve.port, 'GET', FLEETS, { host: 'evil.example' }));
       // Its own origin under an allowed name may write.
-      const own = await raw(serve.port, 'POST', FLEETS, { host: 'fleetsim.test', origin: 'http://fleetsim.test', 'content-type': 'application/json' }, JSON.stringify(fleet('named', 0)));
+      const own = await raw(serve.port, 'POST', FLEETS, { host: 'fleetsim.test', origin: 'http://fleetsim.test', 'content-type': 'application/json' }, JSON.stringify(fleetManifest('named', 0)));
       expect(own.status, own.text).toBe(201);
     } finally {
       await serve.process.kill('SIGTERM');
@@ -232,7 +218,7 @@ describe('fleetsim serve --allowed-hosts', () => {
     try {
       expect((await raw(any.port, 'GET', FLEETS, { host: 'evil.example' })).status).toBe(200);
       // Any Host, but still no cross-origin writes.
-      expectForbiddenStatus(await crossSite(any.port, FLEETS, JSON.stringify(fleet('evil', 0))));
+      expectForbiddenStatus(await crossSite(any.port, FLEETS, JSON.stringify(fleetManifest('evil', 0))));
     } finally {
       await any.process.kill('SIGTERM');
     }

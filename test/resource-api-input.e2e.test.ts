@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll } from './helpers/process.js';
 import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { fleetManifest } from './helpers/manifests.js';
 
 /**
  * The resource API read as the Kubernetes API server reads a request: query parameters
@@ -31,23 +32,6 @@ interface Status {
 interface ObjectList {
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: Array<{ metadata: { name: string; namespace: string; resourceVersion: string } }>;
-}
-
-function fleet(name: string, replicas: number) {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name },
-    spec: {
-      replicas,
-      template: {
-        spec: {
-          ports: [{ name: 'default', containerPort: 7654 }],
-          template: { spec: { containers: [{ name: 'game', image: 'example/game:1' }] } },
-        },
-      },
-    },
-  };
 }
 
 /** The answer is a Kubernetes Status of `code`, never HTML. */
@@ -95,7 +79,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
 
   beforeAll(async () => {
     serve = await startServe();
-    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('paged', 5) })).status).toBe(201);
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('paged', 5) })).status).toBe(201);
     await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers' });
   });
 
@@ -158,8 +142,8 @@ describe.sequential('resource API input, as the API server reads it', () => {
       const first = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
       expect(first.items.map((o) => o.metadata.name)).toEqual(['paged']);
       expect(first.metadata.continue).toBeUndefined();
-      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('a-first', 0) })).status).toBe(201);
-      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('z-last', 0) })).status).toBe(201);
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('a-first', 0) })).status).toBe(201);
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('z-last', 0) })).status).toBe(201);
       const page = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
       expect(page.items.map((o) => o.metadata.name)).toEqual(['a-first']);
       expect((await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/paged`, { timeoutMs: 10_000 })).status).toBe(200);
@@ -167,7 +151,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect((rest.json as ObjectList).items.map((o) => o.metadata.name)).toEqual(['z-last']);
       // Put the fleet back for the tests that follow.
       for (const name of ['a-first', 'z-last']) await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/${name}`);
-      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('paged', 5) })).status).toBe(201);
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('paged', 5) })).status).toBe(201);
       await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers again' });
     });
 
@@ -290,7 +274,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
 
   describe('dryRun and fieldValidation', () => {
     it('an empty fieldValidation= or dryRun= means unset', async () => {
-      const created = await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?fieldValidation=&dryRun=`, { body: fleet('empty-params', 0) });
+      const created = await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?fieldValidation=&dryRun=`, { body: fleetManifest('empty-params', 0) });
       expect(created.status, created.text).toBe(201);
       expect(await names(FLEETS)).toContain('empty-params');
       const deleted = await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/empty-params?dryRun=`);
@@ -299,8 +283,8 @@ describe.sequential('resource API input, as the API server reads it', () => {
     });
 
     it('dryRun=All writes nothing; any other dryRun value is a 422 and writes nothing', async () => {
-      expect((await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=All`, { body: fleet('dry', 0) })).status).toBe(201);
-      const status = expectStatus(await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=true`, { body: fleet('dry', 0) }), 422);
+      expect((await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=All`, { body: fleetManifest('dry', 0) })).status).toBe(201);
+      const status = expectStatus(await apiRequest(serve.baseUrl, 'POST', `${FLEETS}?dryRun=true`, { body: fleetManifest('dry', 0) }), 422);
       expect(status.message).toContain('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["true"]');
       expect(await names(FLEETS)).not.toContain('dry');
     });
@@ -321,7 +305,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
       ['POST', ALLOCATIONS, 'application/x-www-form-urlencoded'],
     ])('%s %s with %s is a 415 and changes nothing', async (method, path, contentType) => {
       const before = (await apiRequest(serve.baseUrl, 'GET', FLEETS)).json as ObjectList;
-      const body = path === ALLOCATIONS ? { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'paged' } }] } } : { ...fleet('paged', 7), metadata: { name: 'paged', labels: { x: 'y' } } };
+      const body = path === ALLOCATIONS ? { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'paged' } }] } } : { ...fleetManifest('paged', 7), metadata: { name: 'paged', labels: { x: 'y' } } };
       const r = await apiRequest(serve.baseUrl, method, path, { body: JSON.stringify(body), headers: { 'content-type': contentType } });
       const status = expectStatus(r, 415);
       expect(status.reason).toBe('UnsupportedMediaType');
@@ -428,14 +412,14 @@ describe.sequential('a continue token older than the watch window', () => {
     const db = join(dir, 'fleetsim.db');
     const args = ['--db', db, '--no-default-fleet', '--nodes', '2'];
     let serve = await startServe(args);
-    for (const name of ['f-a', 'f-b', 'f-c']) expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet(name, 0) })).status).toBe(201);
+    for (const name of ['f-a', 'f-b', 'f-c']) expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, 0) })).status).toBe(201);
     const first = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
     expect(first.metadata.continue).toBeDefined();
     // A change after the token, then a restart: the window the server keeps starts after it.
-    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('f-e', 0) })).status).toBe(201);
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('f-e', 0) })).status).toBe(201);
     await serve.process.kill('SIGTERM');
     serve = await startServe(args);
-    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleet('f-d', 0) })).status).toBe(201);
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('f-d', 0) })).status).toBe(201);
     const r = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1&continue=${encodeURIComponent(first.metadata.continue!)}`);
     const status = expectStatus(r, 410);
     expect(status.reason).toBe('Expired');

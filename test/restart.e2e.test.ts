@@ -6,6 +6,7 @@ import { killAll, startSidecar } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { call, getGameServer } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
+import { fleetManifest } from './helpers/manifests.js';
 
 /**
  * Restarts on the same log, as a user meets them: `fleetsim serve --db FILE` killed and started
@@ -26,18 +27,6 @@ function tempDir(): string {
 
 const NS = '/apis/agones.dev/v1/namespaces/default';
 
-function fleet(name: string) {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name },
-    spec: {
-      replicas: 3,
-      template: { spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'gs', image: 'game' }] } } } },
-    },
-  };
-}
-
 interface Listed {
   items: Array<{ metadata: { name: string; uid: string; labels?: Record<string, string> } }>;
 }
@@ -57,12 +46,12 @@ describe('fleetsim serve restarted on its log', () => {
     // No nodes: the GameServers stay Pending, and nothing but creations draws from the generator.
     const args = ['--db', db, '--no-default-fleet', '--nodes', '0', '--seed', '5'];
     let server = await startServe(args);
-    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleet('first') })).status).toBe(201);
+    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleetManifest('first', 3) })).status).toBe(201);
     await waitFor(async () => (await gameServersOf(server, 'first')).length === 3, { what: 'three GameServers of the first fleet' });
     await server.process.kill('SIGKILL');
 
     server = await startServe(args);
-    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleet('second') })).status).toBe(201);
+    expect((await apiRequest(server.baseUrl, 'POST', `${NS}/fleets`, { body: fleetManifest('second', 3) })).status).toBe(201);
     await waitFor(async () => (await gameServersOf(server, 'second')).length === 3, { what: 'three GameServers of the second fleet' });
 
     const everything = [

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
@@ -49,6 +49,26 @@ async function setup(gates = 'CountsAndLists=true', count = 6, model: 'exact' | 
 }
 
 describe('AllocationService', () => {
+  it('answers UnAllocated only once the allocations it saw are durable', async () => {
+    const { service, cluster } = await setup('', 1);
+    const request = { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'f' } }] } };
+    const flush = cluster.log.flush.bind(cluster.log);
+    const hold = vi.spyOn(cluster.log, 'flush').mockImplementation(() => undefined);
+    const first = service.create('default', request);
+    let refused = false;
+    const second = service.create('default', request).then((gsa) => {
+      refused = true;
+      return gsa;
+    });
+    await new Promise((r) => setImmediate(r));
+    // The only server is taken by an allocation a crash could still take back: no answer yet.
+    expect(refused).toBe(false);
+    hold.mockRestore();
+    flush();
+    expect((await first).status?.state).toBe('Allocated');
+    expect((await second).status?.state).toBe('UnAllocated');
+  });
+
   it('allocates Packed from the busiest node, each server once, and answers UnAllocated when none is left', async () => {
     const { service, cluster } = await setup();
     const names: string[] = [];

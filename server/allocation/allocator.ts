@@ -125,7 +125,8 @@ export class Allocator {
       const result = this.apply(chosen, gsa);
       if (result) return result;
     }
-    return Promise.resolve({ status: failedAllocationStatus('UnAllocated') });
+    // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
+    return this.cluster.readCommitted(() => ({ status: failedAllocationStatus('UnAllocated') }));
   }
 
   /** The request's annotations plus last-allocated; allocations at the same instant share one. */

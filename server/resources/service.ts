@@ -290,11 +290,11 @@ export class ResourceService {
       throw apiErrors.conflict(definition.plural, definition.group, name);
     }
     const next: Resource = { ...current, status: input.status };
-    if (jsonEqual(next.status, current.status)) return current;
+    if (jsonEqual(next.status, current.status)) return this.unchanged(current);
     this.checkRules(definition, next);
     // Fleets and sets fold their status from their GameServers: a valid write has nothing to change.
     if (options.dryRun || definition.kind === 'Fleet' || definition.kind === 'GameServerSet') {
-      return options.dryRun ? next : current;
+      return options.dryRun ? next : this.unchanged(current);
     }
     const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status });
     return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
@@ -363,7 +363,7 @@ export class ResourceService {
     const specChanged = !jsonEqual(next.spec, current.spec);
     if (specChanged) next = { ...next, metadata: { ...next.metadata, generation: current.metadata.generation + 1 } };
     // Nothing changed: nothing to validate (the object stands as accepted) and nothing to append.
-    if (jsonEqual(next, current)) return current;
+    if (jsonEqual(next, current)) return this.unchanged(current);
     this.checkRules(definition, next);
     this.validate(definition, next, current);
     const { namespace, name } = current.metadata;
@@ -440,6 +440,12 @@ export class ResourceService {
     const errors: FieldError[] = validateObjectMeta(object.metadata, 'metadata');
     if (definition.validate) errors.push(...definition.validate(object, this.context, old));
     if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
+  }
+
+  /** The answer to a write that changes nothing: the object, once all it rests on is durable. */
+  private async unchanged(current: Resource): Promise<Resource> {
+    await this.cluster.settled();
+    return current;
   }
 
   private requireVerb(definition: KindDefinition, verb: string): void {

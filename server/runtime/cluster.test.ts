@@ -106,6 +106,25 @@ describe('reads show committed state only', () => {
     subscription.unsubscribe();
   });
 
+  it('a write that changes nothing answers only once the state it rests on is durable', async () => {
+    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
+    clusters.push(cluster);
+    const gs = defaultLocalGameServer({ uid: cluster.rng.uid(), now: cluster.clock.now(), gates: cluster.gates });
+    await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);
+    const sidecar = new Sidecar(cluster, 'default', 'local');
+    const held = holdCommits(cluster);
+    void cluster.commit([gameServerEvent('GameServerCounterSet', 'default', 'local', { counter: 'rooms', count: 5, capacity: 10 })]);
+
+    const answered = vi.fn();
+    // The same count again: nothing to write, but "5" is not durable yet.
+    void sidecar.updateCounter({ name: 'rooms', count: 5, countDiff: 0 }).then(answered);
+    await new Promise((r) => setImmediate(r));
+    expect(answered).not.toHaveBeenCalled();
+    held.release();
+    await new Promise((r) => setImmediate(r));
+    expect(answered).toHaveBeenCalledWith({ name: 'rooms', count: 5, capacity: 10 });
+  });
+
   it('commitAndRead answers with the state right after its own events, not a later writer\u2019s', async () => {
     const cluster = open(':memory:');
     await createLocal(cluster);

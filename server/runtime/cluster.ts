@@ -163,6 +163,14 @@ export class Cluster {
     });
   }
 
+  /**
+   * Resolves once everything applied so far is durable: for an answer that commits nothing itself
+   * (a write that changes nothing) but rests on what the read model holds.
+   */
+  settled(): Promise<void> {
+    return this.readCommitted(() => undefined);
+  }
+
   /** A batch of notifications, gathered as its events are applied. */
   private newBatch(): ReleaseBatch {
     const batch: ReleaseBatch = { gameServerChanges: [], changes: [], derived: new Map(), lastSeq: 0, sink: undefined! };

@@ -199,6 +199,8 @@ export class Sidecar {
       await this.cluster.commit([
         gameServerEvent('GameServerCounterSet', this.namespace, this.name, { counter: update.name, count, capacity }),
       ]);
+    } else {
+      await this.cluster.settled(); // nothing to write, but the answer must not show what a crash can take back
     }
     return { name: update.name, count, capacity };
   }
@@ -268,7 +270,10 @@ export class Sidecar {
   async playerConnect(playerId: string): Promise<boolean> {
     this.requireGate('PlayerTracking');
     const players = this.players();
-    if (players.ids.includes(playerId)) return false;
+    if (players.ids.includes(playerId)) {
+      await this.cluster.settled(); // the answer rests on a connect that must be durable
+      return false;
+    }
     if (players.ids.length >= players.capacity) throw sdkErrors.playersAtCapacity();
     const ids = [...players.ids, playerId];
     await this.setPlayers({ ...players, ids, count: ids.length });
@@ -279,7 +284,10 @@ export class Sidecar {
   async playerDisconnect(playerId: string): Promise<boolean> {
     this.requireGate('PlayerTracking');
     const players = this.players();
-    if (!players.ids.includes(playerId)) return false;
+    if (!players.ids.includes(playerId)) {
+      await this.cluster.settled();
+      return false;
+    }
     const ids = players.ids.filter((id) => id !== playerId);
     await this.setPlayers({ ...players, ids, count: ids.length });
     if (ids.length === 0) this.recorder?.record('playerdisconnect');
@@ -291,6 +299,7 @@ export class Sidecar {
     const players = this.players();
     this.recorder?.record('setplayercapacity');
     if (players.capacity !== capacity) await this.setPlayers({ ...players, capacity });
+    else await this.cluster.settled();
   }
 
   getPlayerCapacity(): Promise<Int64> {
@@ -362,7 +371,7 @@ export class Sidecar {
   }
 
   private async setList(name: string, current: ListStatus, next: ListStatus): Promise<void> {
-    if (current.capacity === next.capacity && sameValues(current.values, next.values)) return;
+    if (current.capacity === next.capacity && sameValues(current.values, next.values)) return this.cluster.settled();
     await this.cluster.commit([
       gameServerEvent('GameServerListSet', this.namespace, this.name, { list: name, ...next }),
     ]);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FlagError } from '../server/cli/flags.js';
+import { FlagError } from '../server/flags.js';
 import { benchSettings } from './bench-command.js';
 import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
 

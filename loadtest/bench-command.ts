@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AllocatorModel } from '../server/allocation/allocator.js';
-import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/cli/flags.js';
+import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/flags.js';
 import { runBench } from './bench.js';
 import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
 import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';

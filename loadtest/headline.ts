@@ -1,4 +1,4 @@
-import { FlagError } from '../server/cli/flags.js';
+import { FlagError } from '../server/flags.js';
 import { runBench } from './bench.js';
 import { benchSettings } from './bench-command.js';
 import { readMachineBusySeconds } from './proc-stats.js';

@@ -7,7 +7,7 @@ import { VirtualClock } from '../server/clock.js';
 import { parseFeatureGates } from '../server/features.js';
 import { applyManifests } from '../server/manifests.js';
 import { ResourceService } from '../server/resources/service.js';
-import { Cluster } from '../server/runtime/cluster.js';
+import { Cluster } from '../server/cluster.js';
 import { parseProfile } from '../server/sim/profiles.js';
 import { REPO_ROOT } from './paths.js';
 import { lifecycleGameServer } from './lifecycle-gameserver.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../server/features.js';
-import type { CounterStatus, GameServer, GameServerState, ListStatus, PlayerStatus } from '../server/kinds/gameserver.js';
+import type { CounterStatus, GameServer, GameServerState, ListStatus, PlayerStatus } from '../server/kinds/gameserver/gameserver.js';
 import type {
   AllocationPriority,
   GameServerAllocation,
   GameServerAllocationSpec,
   GameServerSelector,
-} from '../server/allocation/gameserverallocation.js';
+} from '../server/kinds/gameserverallocation/gameserverallocation.js';
 import {
   applyAllocationActions,
   comparePacked,

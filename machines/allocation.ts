@@ -5,8 +5,8 @@ import {
   LAST_ALLOCATED_ANNOTATION,
   LIST_MAX_CAPACITY,
   type ListStatus,
-} from '../server/kinds/gameserver.js';
-import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/kinds/int64.js';
+} from '../server/kinds/gameserver/gameserver.js';
+import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/int64.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -17,8 +17,8 @@ import {
   type ListSelector,
   convertLabelSelector,
   toSelectors,
-} from '../server/allocation/gameserverallocation.js';
-import { type Requirement, matchesSelector as matchesRequirements } from '../server/resources/selectors.js';
+} from '../server/kinds/gameserverallocation/gameserverallocation.js';
+import { type Requirement, matchesSelector as matchesRequirements } from '../server/kinds/label-selector.js';
 import type { NodeCounts } from './scale-down-order.js';
 
 /**

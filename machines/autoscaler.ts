@@ -4,7 +4,7 @@
  * a limit capped them. Pure: no clock, no I/O; the controller reads, calls these, and commits.
  */
 
-import type { Int64 } from '../server/kinds/int64.js';
+import type { Int64 } from '../server/int64.js';
 
 /** An int-or-string `bufferSize`: an absolute number, or `"<n>%"`. */
 export type BufferSize = Int64 | string;

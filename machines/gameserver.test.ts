@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { transition } from 'xstate';
 import { VirtualClock } from '../server/clock.js';
 import { parseFeatureGates } from '../server/features.js';
-import type { GameServerState, GameServerStateChanged, Health } from '../server/kinds/gameserver.js';
-import { GAMESERVER_STATES, gameServerEvent } from '../server/kinds/gameserver.js';
-import { Cluster } from '../server/runtime/cluster.js';
+import type { GameServerState, GameServerStateChanged, Health } from '../server/kinds/gameserver/gameserver.js';
+import { GAMESERVER_STATES, gameServerEvent } from '../server/kinds/gameserver/gameserver.js';
+import { Cluster } from '../server/cluster.js';
 import { defaultLocalGameServer } from '../server/sidecar/local-gameserver.js';
 import { COMMAND_TYPES, type GameServerCommand, type LifecycleContext, decide, gameServerMachine, healthDeadline } from './gameserver.js';
 

@@ -9,7 +9,7 @@ import {
   GAMESERVER_STATES,
   LAST_ALLOCATED_ANNOTATION,
   gameServerEvent,
-} from '../server/kinds/gameserver.js';
+} from '../server/kinds/gameserver/gameserver.js';
 
 /**
  * The GameServer lifecycle, as the real cluster runs it (not the permissive local sdk-server):

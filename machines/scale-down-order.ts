@@ -1,5 +1,5 @@
-import type { GameServer, GameServerState, SchedulingStrategy } from '../server/kinds/gameserver.js';
-import { type Int64, subInt64 } from '../server/kinds/int64.js';
+import type { GameServer, GameServerState, SchedulingStrategy } from '../server/kinds/gameserver/gameserver.js';
+import { type Int64, subInt64 } from '../server/int64.js';
 
 /**
  * Which GameServers a GameServerSet shuts down first when it has too many (Agones's

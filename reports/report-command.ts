@@ -1,7 +1,7 @@
 /**
  * `fleetsim report`: render a load-test run's report, or compare two runs.
  */
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../server/cli/flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../server/flags.js';
 import { compareRuns, defaultCompareDir } from './compare.js';
 import { RUN_REPORT_FILES, renderRun } from './render.js';
 

@@ -19,7 +19,7 @@ import {
 } from './api/sidecar-http.js';
 import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
-import { Cluster } from './runtime/cluster.js';
+import { Cluster } from './cluster.js';
 import { Sidecar } from './sidecar/sidecar.js';
 import { ensureNodes } from './sim/nodes.js';
 import { SimulatedProcesses } from './sim/processes.js';

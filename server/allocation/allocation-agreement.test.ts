@@ -3,7 +3,7 @@ import { findGameServerForAllocation, matchesSelector, orderForAllocation } from
 import type { NodeCounts } from '../../machines/scale-down-order.js';
 import { SeededRandom } from '../clock.js';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
-import { type GameServer, type GameServerState, evolveGameServer } from '../kinds/gameserver.js';
+import { type GameServer, type GameServerState, evolveGameServer } from '../kinds/gameserver/gameserver.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';
@@ -15,7 +15,7 @@ import {
   defaultAllocation,
   toSelectors,
   validateAllocation,
-} from './gameserverallocation.js';
+} from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /**
  * The allocation index that serves requests (allocation-index + allocator's pickForSelector) and

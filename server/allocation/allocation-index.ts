@@ -1,5 +1,5 @@
 import type { SeededRandom } from '../clock.js';
-import type { GameServer } from '../kinds/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */

@@ -7,7 +7,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
 import { ApiError } from '../k8s/status.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';

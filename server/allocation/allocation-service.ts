@@ -1,8 +1,8 @@
 import { checkSchema, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { rfc3339 } from '../kinds/meta.js';
-import type { Cluster } from '../runtime/cluster.js';
-import { GAMESERVERALLOCATION_DEFINITION } from './allocation-kind.js';
+import type { Cluster } from '../cluster.js';
+import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/definition.js';
 import type { AllocationResult, Allocator } from './allocator.js';
 import {
   GAMESERVERALLOCATION_API_VERSION,
@@ -10,7 +10,7 @@ import {
   type GameServerAllocation,
   defaultAllocation,
   validateAllocation,
-} from './gameserverallocation.js';
+} from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /** Allocation across clusters, by GameServerAllocationPolicy (set by `serve` when available). */
 export interface MultiClusterAllocator {

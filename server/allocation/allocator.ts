@@ -1,8 +1,8 @@
 import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector, rfc3339Nano } from '../../machines/allocation.js';
 import type { SeededRandom, TimerHandle } from '../clock.js';
 import type { FeatureGates } from '../features.js';
-import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver.js';
-import type { Cluster } from '../runtime/cluster.js';
+import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import type { Cluster } from '../cluster.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
 import {
   type GameServerAllocation,
@@ -12,7 +12,7 @@ import {
   allocationStatus,
   failedAllocationStatus,
   toSelectors,
-} from './gameserverallocation.js';
+} from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /**
  * `exact`: every request sees the current state. `agones-batch`: requests wait in a queue that a

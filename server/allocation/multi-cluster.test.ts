@@ -4,12 +4,12 @@ import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION, GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/definitions.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';
 import type { AllocationResult } from './allocator.js';
-import type { GameServerAllocation } from './gameserverallocation.js';
+import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import {
   type AllocationPolicy,
   ConnectionInfoIterator,

@@ -1,11 +1,11 @@
 import type { Resource } from '../kinds/resource.js';
-import { matchesSelector } from '../resources/selectors.js';
-import type { Cluster } from '../runtime/cluster.js';
+import { matchesSelector } from '../kinds/label-selector.js';
+import type { Cluster } from '../cluster.js';
 import type { MultiClusterAllocator as MultiClusterAllocation } from './allocation-service.js';
 import type { AllocationResult } from './allocator.js';
-import { type GameServerAllocation, convertLabelSelector } from './gameserverallocation.js';
+import { type GameServerAllocation, convertLabelSelector } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { type ClusterConnectionInfo, RemoteAllocator, type RemoteAllocatorOptions } from './remote-allocator.js';
-import { isJsonObject } from '../kinds/rules/common.js';
+import { isJsonObject } from '../kinds/common.js';
 
 /**
  * Multi-cluster allocation (reference §6.10, Agones's applyMultiClusterAllocation): the

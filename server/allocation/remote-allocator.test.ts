@@ -15,7 +15,7 @@ import {
   endpointAddress,
   toAllocationRequest,
 } from './remote-allocator.js';
-import type { GameServerAllocation } from './gameserverallocation.js';
+import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 const GSA: GameServerAllocation = {
   apiVersion: 'allocation.agones.dev/v1',

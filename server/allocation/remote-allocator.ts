@@ -6,15 +6,15 @@ import type { Resource } from '../kinds/resource.js';
 import type { AllocationResult } from './allocator.js';
 import { isCertificateError } from '../k8s/certificate-errors.js';
 import { parseJsonExact, stringifyJsonExact } from '../log/json.js';
-import { type Int64, toInt64 } from '../kinds/int64.js';
+import { type Int64, toInt64 } from '../int64.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationStatus,
   type GameServerSelector,
   failedAllocationStatus,
   toSelectors,
-} from './gameserverallocation.js';
-import { type Json, isJsonObject } from '../kinds/rules/common.js';
+} from '../kinds/gameserverallocation/gameserverallocation.js';
+import { type Json, isJsonObject } from '../kinds/common.js';
 
 /**
  * Allocation in another cluster (reference §6.10, Agones's `allocateFromRemoteCluster`): the

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllocationService } from '../allocation/allocation-service.js';
-import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../allocation/allocation-request.js';
+import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { parseJsonBody } from './proto-json.js';
 import { parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
@@ -38,7 +38,7 @@ function splitUrl(url: string | undefined): { path: string; query: string } {
   return mark < 0 ? { path: text, query: '' } : { path: text.slice(0, mark), query: text.slice(mark + 1) };
 }
 
-function sendSdkError(res: ServerResponse, error: SdkError, close = false): void {
+function sendSdkError(res: ServerResponse, error: GrpcError, close = false): void {
   sendJsonText(res, error.httpStatus, stringifyJsonExact(error.toJSON()), close);
 }
 
@@ -48,13 +48,13 @@ function sendApiError(res: ServerResponse, error: unknown, close = false): void 
 }
 
 /** A resource-API error (422 validation, 400 decoding) in the allocator's gRPC-style body. */
-function toSdkError(error: unknown): SdkError {
-  if (error instanceof SdkError) return error;
+function toSdkError(error: unknown): GrpcError {
+  if (error instanceof GrpcError) return error;
   if (error instanceof ApiError) {
     const code = error.code === 422 || error.code === 400 ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN;
-    return new SdkError(code, error.status.message);
+    return new GrpcError(code, error.status.message);
   }
-  return new SdkError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
+  return new GrpcError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
 }
 
 /**
@@ -75,7 +75,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     const body = await readBody(req, ALLOCATOR_BODY_LIMIT);
     if (!body) {
       const message = `request body too large: the limit is ${ALLOCATOR_BODY_LIMIT} bytes`;
-      return sendSdkError(res, new SdkError(GrpcCode.RESOURCE_EXHAUSTED, message), true);
+      return sendSdkError(res, new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, message), true);
     }
     const text = body.toString('utf8');
     const gsa = service.prepareOnce(`allocator\n${text}`, () => {
@@ -114,13 +114,13 @@ export function allocationRoutes(service: AllocationService, options: Allocation
   return (req, res) => {
     const { path, query } = splitUrl(req.url);
     if (ALLOCATOR_PATH.test(path)) {
-      if (req.method !== 'POST') sendSdkError(res, new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
-      else if (options.refusal) sendSdkError(res, new SdkError(GrpcCode.PERMISSION_DENIED, options.refusal()));
+      if (req.method !== 'POST') sendSdkError(res, new GrpcError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
+      else if (options.refusal) sendSdkError(res, new GrpcError(GrpcCode.PERMISSION_DENIED, options.refusal()));
       else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
       return true;
     }
     if (UNDER_ALLOCATOR_PATH.test(path)) {
-      sendSdkError(res, new SdkError(GrpcCode.NOT_FOUND, 'Not Found'));
+      sendSdkError(res, new GrpcError(GrpcCode.NOT_FOUND, 'Not Found'));
       return true;
     }
     if (!options.resourceApi || req.method !== 'POST') return false;

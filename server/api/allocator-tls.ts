@@ -4,7 +4,7 @@ import { type Server, createServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { AllocationService } from '../allocation/allocation-service.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { allocationRoutes } from './allocation-routes.js';
 import { sendJsonText } from './request-body.js';
 
@@ -90,7 +90,7 @@ function refusal(error: Error & { code?: string }, socket: TLSSocket): string {
 /** What the allocator listener serves: `POST /gameserverallocation`, and the gateway's 404 elsewhere. */
 export function allocatorApp(service: AllocationService): RequestListener {
   const allocation = allocationRoutes(service);
-  const notFound = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
+  const notFound = new GrpcError(GrpcCode.NOT_FOUND, 'Not Found');
   return (req, res) => {
     if (!allocation(req, res)) sendJsonText(res, notFound.httpStatus, JSON.stringify(notFound.toJSON()));
   };

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { SECRET_DEFINITION } from '../kinds/definitions.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { ResourceService } from '../resources/service.js';
 import { resourceApi } from './resource-api.js';
 

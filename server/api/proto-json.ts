@@ -1,5 +1,5 @@
-import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
-import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../kinds/int64.js';
+import { GrpcCode, GrpcError, showValue } from '../grpc-status.js';
+import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../int64.js';
 import { BodyParseError, parseDocument } from './request-body.js';
 
 /**
@@ -20,8 +20,8 @@ export interface FieldSpec {
 /** int64 fields decode to an exact `Int64` (a bigint past 2^53), int32 fields to a number. */
 export type Decoded = Record<string, Int64 | string | boolean | string[] | undefined>;
 
-function badValue(type: string, field: string, value: unknown): SdkError {
-  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${field}: ${showValue(value)}`);
+function badValue(type: string, field: string, value: unknown): GrpcError {
+  return new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${field}: ${showValue(value)}`);
 }
 
 function decodeInteger(field: string, type: 'int64' | 'int32', value: unknown): Int64 {
@@ -61,12 +61,12 @@ export function parseJsonBody(text: string): unknown {
     return parseDocument(text);
   } catch (error) {
     if (!(error instanceof BodyParseError)) throw error;
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, error.reason === 'syntax' ? `proto: syntax error: ${error.message}` : `proto: ${error.message}`);
+    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, error.reason === 'syntax' ? `proto: syntax error: ${error.message}` : `proto: ${error.message}`);
   }
 }
 
-function unexpected(c: string): SdkError {
-  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected ${JSON.stringify(c)}: a stream of JSON objects was expected`);
+function unexpected(c: string): GrpcError {
+  return new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected ${JSON.stringify(c)}: a stream of JSON objects was expected`);
 }
 
 /**
@@ -102,7 +102,7 @@ export function parseJsonSequence(text: string): unknown[] {
       if (depth === 0) documents.push(parseJsonBody(text.slice(start, i + 1)));
     }
   }
-  if (depth !== 0) throw new SdkError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: Unexpected end of JSON input');
+  if (depth !== 0) throw new GrpcError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: Unexpected end of JSON input');
   return documents;
 }
 
@@ -113,7 +113,7 @@ export function decodeMessage(document: unknown, fields: readonly FieldSpec[], m
 } {
   // `null` means unset for a field, but a message body must be an object (protojson).
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${messageName} must be a JSON object, got ${showValue(document)}`);
+    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: ${messageName} must be a JSON object, got ${showValue(document)}`);
   }
   const message: Decoded = {};
   const present: string[] = [];
@@ -133,7 +133,7 @@ export function fieldMaskFromBody(document: unknown, fields: readonly FieldSpec[
   for (const key of Object.keys(document as Record<string, unknown>)) {
     const spec = fields.find((f) => f.name === key || f.json === key);
     if (!spec) {
-      throw new SdkError(GrpcCode.INVALID_ARGUMENT, `could not find field "${key}" in "${messageName}"`);
+      throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `could not find field "${key}" in "${messageName}"`);
     }
     paths.push(spec.name);
   }

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { apiErrors } from '../k8s/status.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { sendJsonText } from './request-body.js';
 
 /**
@@ -174,7 +174,7 @@ export class RequestOriginGuard {
   private refusalBody(path: string, message: string): string {
     return this.options.errorFormat(path) === 'status'
       ? JSON.stringify(apiErrors.forbidden(message).status)
-      : JSON.stringify(new SdkError(GrpcCode.PERMISSION_DENIED, message).toJSON());
+      : JSON.stringify(new GrpcError(GrpcCode.PERMISSION_DENIED, message).toJSON());
   }
 
   /** `handler` behind the checks: a refused request gets 403 and never reaches it. */

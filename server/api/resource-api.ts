@@ -5,10 +5,10 @@ import type { KindDefinition } from '../kinds/registry.js';
 import { apiVersionOf } from '../kinds/registry.js';
 import type { Resource } from '../kinds/resource.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
-import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../resources/selectors.js';
+import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../kinds/label-selector.js';
 import { isClientMistake, parseRequestText } from './request-body.js';
 import {
   checkBodyMediaType,

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
 import { isClientMistake } from './request-body.js';
@@ -69,14 +69,14 @@ export function decodePathSegment(segment: string, what: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in the ${what} "${segment}"`);
+    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in the ${what} "${segment}"`);
   }
 }
 
 /** Agones's gateway error body for a failure outside any route (a bad path, a bad upgrade). */
-function errorBody(error: unknown): SdkError {
-  if (error instanceof SdkError) return error;
-  return new SdkError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
+function errorBody(error: unknown): GrpcError {
+  if (error instanceof GrpcError) return error;
+  return new GrpcError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
 }
 
 function writeJson(res: Response, status: number, body: unknown): void {
@@ -130,7 +130,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
     },
     (error: Error & { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
       if (error.type === 'entity.too.large') {
-        const tooLarge = new SdkError(
+        const tooLarge = new GrpcError(
           GrpcCode.RESOURCE_EXHAUSTED,
           `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`,
         );
@@ -139,9 +139,9 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
       if (res.headersSent) return next(error);
       // Anything else a request raised is answered in the gateway's format, never an HTML page.
       const sdkError =
-        error instanceof SdkError
+        error instanceof GrpcError
           ? error
-          : new SdkError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, error.message);
+          : new GrpcError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, error.message);
       writeJson(res, sdkError.httpStatus, sdkError.toJSON());
     },
   ];
@@ -161,7 +161,7 @@ export function attachSidecarWebSocket(
   const wss = new WebSocketServer({ noServer: true });
   // A handshake ws refuses (bad headers) is answered in the gateway's format, not ws's HTML.
   wss.on('wsClientError', (error: Error & { code?: string }, socket: Duplex) => {
-    refuseUpgrade(socket, 400, new SdkError(GrpcCode.INVALID_ARGUMENT, error.message).toJSON());
+    refuseUpgrade(socket, 400, new GrpcError(GrpcCode.INVALID_ARGUMENT, error.message).toJSON());
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node leaves an upgraded socket without an error listener: a reset would crash the process.
@@ -180,7 +180,7 @@ export function attachSidecarWebSocket(
 /** What an upgrade to a path no sidecar serves is answered (serve: the resource API's 404). */
 export type UnmatchedUpgrade = (path: string) => { status: number; body: unknown };
 
-const NOT_FOUND = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
+const NOT_FOUND = new GrpcError(GrpcCode.NOT_FOUND, 'Not Found');
 
 /** Answers an upgrade request with a plain HTTP error and closes the connection. */
 function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {

@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { Counter, Sidecar } from '../sidecar/sidecar.js';
-import type { Int64 } from '../kinds/int64.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import type { Int64 } from '../int64.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import {
   type Decoded,
   type FieldSpec,
@@ -43,8 +43,8 @@ interface Route {
   handler: Handler;
 }
 
-const NOT_FOUND = new SdkError(GrpcCode.NOT_FOUND, 'Not Found');
-const METHOD_NOT_ALLOWED = new SdkError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed');
+const NOT_FOUND = new GrpcError(GrpcCode.NOT_FOUND, 'Not Found');
+const METHOD_NOT_ALLOWED = new GrpcError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed');
 
 /** agones.dev.sdk.Empty: no fields, but the body must still be a message (an object) when there is one. */
 const EMPTY: FieldSpec[] = [];
@@ -197,9 +197,9 @@ const ROUTES: Route[] = [
 
 const STREAMING = Symbol('streaming');
 
-export function toSdkError(error: unknown): SdkError {
-  if (error instanceof SdkError) return error;
-  return new SdkError(GrpcCode.INTERNAL, error instanceof Error ? error.message : String(error));
+export function toSdkError(error: unknown): GrpcError {
+  if (error instanceof GrpcError) return error;
+  return new GrpcError(GrpcCode.INTERNAL, error instanceof Error ? error.message : String(error));
 }
 
 /** Finds the route and runs it; unknown paths get 404, known paths with another method 501. */
@@ -215,7 +215,7 @@ export async function dispatchSidecar(
   try {
     path = decodeURIComponent(request.path);
   } catch {
-    return sendError(sink, new SdkError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
+    return sendError(sink, new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
   }
   const matches = ROUTES.map((r) => ({ route: r, match: r.pattern.exec(path) })).filter((m) => m.match);
   if (matches.length === 0) return sendError(sink, NOT_FOUND);
@@ -230,6 +230,6 @@ export async function dispatchSidecar(
   }
 }
 
-function sendError(sink: ResponseSink, error: SdkError): void {
+function sendError(sink: ResponseSink, error: GrpcError): void {
   sink.reply(error.httpStatus, error.toJSON());
 }

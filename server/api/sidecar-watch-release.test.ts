@@ -4,8 +4,8 @@ import WebSocket from 'ws';
 import { parseFeatureGates } from '../features.js';
 import { findDefinition } from '../kinds/definitions.js';
 import { FleetsimServer } from '../serve.js';
-import { StandaloneSidecar } from '../sidecar/standalone.js';
-import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver.js';
+import { StandaloneSidecar } from '../standalone.js';
+import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 
 /**
  * A sidecar watch (NDJSON `GET /watch/gameserver` or its WebSocket) whose client goes away must

@@ -2,9 +2,9 @@ import { type ClientRequest, type IncomingMessage, request as httpRequest } from
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Clock } from '../clock.js';
-import { caBundleHasCertificate } from '../kinds/rules/webhook-url.js';
+import { caBundleHasCertificate } from '../kinds/fleetautoscaler/webhook-url.js';
 import { isCertificateError } from '../k8s/certificate-errors.js';
-import { isJsonObject } from '../kinds/rules/common.js';
+import { isJsonObject } from '../kinds/common.js';
 import { stringifyJsonExact } from '../log/json.js';
 
 /**

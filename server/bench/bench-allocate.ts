@@ -5,10 +5,10 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
-import type { GameServerAllocation } from '../allocation/gameserverallocation.js';
-import { type GameServer, gameServerEvent } from '../kinds/gameserver.js';
-import { defaultGameServer } from '../kinds/rules/gameserver.js';
-import { Cluster } from '../runtime/cluster.js';
+import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
+import { type GameServer, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { defaultGameServer } from '../kinds/gameserver/rules.js';
+import { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
 
 /**

@@ -8,7 +8,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GameServerSetController } from '../controllers/gameserverset-controller.js';
 import { FLEET_DEFINITION } from '../kinds/definitions.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { SimulatedProcesses } from '../sim/processes.js';
 

@@ -1,4 +1,4 @@
-import { FlagError } from './flags.js';
+import { FlagError } from '../flags.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { reportCommand } from '../../reports/report-command.js';
 import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';

@@ -1,6 +1,6 @@
-import { GAMESERVER_KIND } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
 import { type OutputFormat, formatEvents, formatGameServers, objectEvents, replayLog } from '../replay.js';
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'to-seq', type: 'number', help: 'rebuild up to this sequence number (inclusive)' },

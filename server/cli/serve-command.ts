@@ -1,7 +1,7 @@
 import { parseFeatureGates } from '../features.js';
 import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
-import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from './flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
 // -- allocator TLS
 import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';

@@ -1,8 +1,8 @@
 import { parseFeatureGates } from '../features.js';
 import { formatVerdict } from '../sidecar/conformance.js';
-import { StandaloneSidecar } from '../sidecar/standalone.js';
+import { StandaloneSidecar } from '../standalone.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from './flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'local', env: 'LOCAL', type: 'boolean', default: false, help: 'local mode (the only mode: there is no cluster to join)' },

@@ -2,13 +2,13 @@ import type { AllocationOverflow } from '../../machines/gameserverset-reconcile.
 import { type FleetStrategy, type SetView, applyDeploymentStrategy } from '../../machines/rolling-update.js';
 import type { Priority } from '../../machines/scale-down-order.js';
 import { GAMESERVERSET_DEFINITION } from '../kinds/definitions.js';
-import type { SchedulingStrategy } from '../kinds/gameserver.js';
+import type { SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import { jsonEqual } from '../kinds/rules/common.js';
+import { jsonEqual } from '../kinds/common.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { FLEET_LABEL, type SetStatus } from '../runtime/set-status.js';
 import { GAMESERVERSET_KIND } from './gameserverset-controller.js';
 import { EventRecorder } from './k8s-events.js';

@@ -17,11 +17,11 @@ import {
 } from '../autoscaler/webhook-client.js';
 import type { TimerHandle } from '../clock.js';
 import { FLEET_DEFINITION, FLEETAUTOSCALER_DEFINITION } from '../kinds/definitions.js';
-import type { GameServer, SchedulingStrategy } from '../kinds/gameserver.js';
+import type { GameServer, SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { FLEET_LABEL } from '../runtime/set-status.js';
 import { type EventFields, EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
-import type { GameServer } from '../kinds/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { GameServerController } from './gameserver-controller.js';
 

@@ -1,9 +1,9 @@
 import type { Subscription } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
-import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver.js';
-import { gameServerEvent } from '../kinds/gameserver.js';
+import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/gameserver.js';
 
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
 import { PortAllocator } from '../sim/port-allocator.js';
 

@@ -20,12 +20,12 @@ import {
   type ScaleDownOrderOptions,
   firstForScaleDown,
 } from '../../machines/scale-down-order.js';
-import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver.js';
+import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver/gameserver.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import { FLEET_LABEL, GAMESERVERSET_LABEL } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';

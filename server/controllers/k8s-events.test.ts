@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import type { Resource } from '../kinds/resource.js';
-import { Cluster } from '../runtime/cluster.js';
+import { Cluster } from '../cluster.js';
 import { EventRecorder, type KubernetesEvent } from './k8s-events.js';
 
 const clusters: Cluster[] = [];

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { objectKey } from '../kinds/meta.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 
 /**

@@ -4,7 +4,7 @@
  * loaded with createRequire and cast to the shapes below. Only what is used is declared.
  */
 import type { MethodDefinition } from '@grpc/grpc-js';
-import type { Int64 } from '../kinds/int64.js';
+import type { Int64 } from '../int64.js';
 
 /** Every generated message. */
 export interface PbMessage {

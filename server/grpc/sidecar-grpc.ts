@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import type { Subscription } from 'rxjs';
-import type { SdkGameServer } from '../kinds/gameserver.js';
-import { type Int64, toInt64 } from '../kinds/int64.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import type { SdkGameServer } from '../kinds/gameserver/gameserver.js';
+import { type Int64, toInt64 } from '../int64.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
 import type { PbMap, PbMessage, PbMessageClass, PbServiceDefinition, alpha, beta, sdk } from './agones-sdk.js';
 
@@ -19,7 +19,7 @@ export interface SidecarGrpcOptions {
   address: string;
   /** 0 picks an ephemeral port, reported back in `SidecarGrpcServer.port`. */
   port: number;
-  /** The sidecar to answer with, resolved per call; may throw an SdkError (e.g. the GameServer is gone). */
+  /** The sidecar to answer with, resolved per call; may throw an GrpcError (e.g. the GameServer is gone). */
   sidecar: () => Sidecar;
 }
 
@@ -71,9 +71,9 @@ function exactRequests<Names extends string>(service: PbServiceDefinition<Names>
 
 // -- errors --------------------------------------------------------------------------------------
 
-/** An SdkError keeps its code and text; anything else is INTERNAL. */
+/** An GrpcError keeps its code and text; anything else is INTERNAL. */
 function toServiceError(error: unknown): grpc.ServerErrorResponse {
-  const code = error instanceof SdkError ? error.code : GrpcCode.INTERNAL;
+  const code = error instanceof GrpcError ? error.code : GrpcCode.INTERNAL;
   const details = error instanceof Error ? error.message : String(error);
   return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
 }

@@ -1,5 +1,5 @@
 import { type FieldError, invalid, required, typeInvalid } from './validation.js';
-import { inInt64Range, isInteger } from '../kinds/int64.js';
+import { inInt64Range, isInteger } from '../int64.js';
 import { stringifyJsonExact } from '../log/json.js';
 
 /**

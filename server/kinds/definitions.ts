@@ -1,12 +1,12 @@
 import type { Schema } from '../k8s/schema.js';
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from './registry.js';
 import type { Resource } from './resource.js';
-import { GAMESERVERALLOCATION_DEFINITION } from '../allocation/allocation-kind.js';
-import { defaultFleet, fleetSchema, validateFleet } from './rules/fleet.js';
-import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules/fleetautoscaler.js';
-import { bodySchema, defaultGameServer, gameServerSchema, validateGameServer } from './rules/gameserver.js';
-import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './rules/gameserverallocationpolicy.js';
-import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules/gameserverset.js';
+import { GAMESERVERALLOCATION_DEFINITION } from './gameserverallocation/definition.js';
+import { defaultFleet, fleetSchema, validateFleet } from './fleet/rules.js';
+import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './fleetautoscaler/rules.js';
+import { bodySchema, defaultGameServer, gameServerSchema, validateGameServer } from './gameserver/rules.js';
+import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './gameserverallocationpolicy/rules.js';
+import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './gameserverset/rules.js';
 
 /**
  * The kinds the resource API serves. Each kind's rules (schema, defaults, validation) live in

@@ -1,6 +1,6 @@
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 import { parse as parseYaml } from 'yaml';
-import { toInt64 } from '../kinds/int64.js';
+import { toInt64 } from '../int64.js';
 
 /**
  * JSON text that keeps int64 values exact (see `server/kinds/int64.ts`). Only a text holding a

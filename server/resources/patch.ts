@@ -1,5 +1,5 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
-import { isJsonObject, jsonEqual } from '../kinds/rules/common.js';
+import { isJsonObject, jsonEqual } from '../kinds/common.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

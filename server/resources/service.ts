@@ -1,5 +1,5 @@
 import type { NewEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer, differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND, type GameServer, differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver/gameserver.js';
 import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';
@@ -7,12 +7,12 @@ import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
-import { type LabelSelector, matchesSelector } from './selectors.js';
+import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
-import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/rules/common.js';
+import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/common.js';
 import { stringifyJsonExact } from '../log/json.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../log/event-log.js';
-import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver.js';
+import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 

@@ -1,6 +1,6 @@
 import type { FeatureGates } from '../features.js';
-import type { GameServer } from '../kinds/gameserver.js';
-import { INT64_MAX, type Int64, addInt64, minInt64, mulInt64, toInt64 } from '../kinds/int64.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { INT64_MAX, type Int64, addInt64, minInt64, mulInt64, toInt64 } from '../int64.js';
 
 /** Label a GameServer carries with its set's name, and with its fleet's. */
 export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseYamlExact } from '../log/json.js';
-import { type Int64, inInt64Range, isInteger, toInt64 } from '../kinds/int64.js';
+import { type Int64, inInt64Range, isInteger, toInt64 } from '../int64.js';
 import {
   GAMESERVER_API_VERSION,
   GAMESERVER_KIND,
@@ -13,7 +13,7 @@ import {
   type Health,
   type ListStatus,
   type NodeAddress,
-} from '../kinds/gameserver.js';
+} from '../kinds/gameserver/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
 import type { FeatureGates } from '../features.js';
 

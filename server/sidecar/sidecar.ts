@@ -12,10 +12,10 @@ import {
   type SdkGameServer,
   gameServerEvent,
   toSdkGameServer,
-} from '../kinds/gameserver.js';
-import { type Int64, addInt64, maxInt64, minInt64 } from '../kinds/int64.js';
+} from '../kinds/gameserver/gameserver.js';
+import { type Int64, addInt64, maxInt64, minInt64 } from '../int64.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ConformanceRecorder } from './conformance.js';
 import { sdkErrors } from './errors.js';

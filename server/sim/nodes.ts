@@ -1,7 +1,7 @@
-import type { NodeAddress } from '../kinds/gameserver.js';
+import type { NodeAddress } from '../kinds/gameserver/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { Cluster } from '../cluster.js';
 
 /** Pods a simulated node takes, as a default kubelet does. */
 export const MAX_PODS_PER_NODE = 110;

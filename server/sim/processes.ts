@@ -1,8 +1,8 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
-import type { GameServer, GameServerState } from '../kinds/gameserver.js';
-import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver.js';
-import type { Cluster } from '../runtime/cluster.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 

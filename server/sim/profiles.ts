@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver.js';
+import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gameserver.js';
 
 /**
  * Lifecycle profiles of simulated game-server processes, declared in YAML in the spirit of

@@ -1,7 +1,7 @@
-import type { FeatureGates } from '../features.js';
-import type { CounterStatus, GameServer, GameServerStatusPort, ListStatus, NodeAddress, SchedulingStrategy } from '../kinds/gameserver.js';
-import type { ObjectMeta } from '../kinds/meta.js';
-import type { Int64 } from '../kinds/int64.js';
+import type { FeatureGates } from '../../features.js';
+import type { CounterStatus, GameServer, GameServerStatusPort, ListStatus, NodeAddress, SchedulingStrategy } from '../gameserver/gameserver.js';
+import type { ObjectMeta } from '../meta.js';
+import type { Int64 } from '../../int64.js';
 import {
   type FieldError,
   fieldErrorMessage,
@@ -13,8 +13,8 @@ import {
   notSupported,
   validateAnnotations,
   validateLabels,
-} from '../k8s/validation.js';
-import type { Requirement } from '../resources/selectors.js';
+} from '../../k8s/validation.js';
+import type { Requirement } from '../label-selector.js';
 
 /**
  * The GameServerAllocation kind (allocation.agones.dev/v1): its shape as fleetsim's resource API

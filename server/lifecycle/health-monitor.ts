@@ -1,7 +1,8 @@
 import type { TimerHandle } from '../clock.js';
 import { healthDeadline } from '../../machines/gameserver.js';
-import { type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver.js';
-import type { Cluster } from './cluster.js';
+import { type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import type { GameServerActors } from './gameserver-actors.js';
+import type { LifecycleStore } from './lifecycle-store.js';
 
 interface Watch {
   namespace: string;
@@ -31,11 +32,14 @@ export class HealthMonitor {
   private readonly watches = new Map<string, Watch>();
   private readonly cadences = new Map<string, Cadence>();
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly store: LifecycleStore,
+    private readonly actors: GameServerActors,
+  ) {}
 
   start(): void {
-    for (const [key, gs] of this.cluster.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
-    this.cluster.gameServerApplied$.subscribe((change) => {
+    for (const [key, gs] of this.store.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
+    this.store.gameServerApplied$.subscribe((change) => {
       // Most changes (allocations, metadata, counters) leave health checking as it was.
       const { previous, object } = change;
       if (previous && object && previous.spec === object.spec && watched(previous) === watched(object)) return;
@@ -49,7 +53,7 @@ export class HealthMonitor {
   /** One health ping (a message on the Health stream, a JSON object POSTed to /health). */
   ping(key: string): void {
     const watch = this.watches.get(key);
-    if (watch) watch.lastPing = this.cluster.clock.now();
+    if (watch) watch.lastPing = this.store.clock.now();
   }
 
   /**
@@ -72,7 +76,7 @@ export class HealthMonitor {
     const cadence = this.cadences.get(key);
     const watch = this.watches.get(key);
     if (!cadence || !watch) return;
-    const now = this.cluster.clock.now();
+    const now = this.store.clock.now();
     if (now < cadence.firstAt) return;
     const last = cadence.firstAt + Math.floor((now - cadence.firstAt) / cadence.periodMs) * cadence.periodMs;
     if (last > watch.lastPing) watch.lastPing = last;
@@ -88,7 +92,7 @@ export class HealthMonitor {
   }
 
   private watch(key: string, gs: GameServer): void {
-    const now = this.cluster.clock.now();
+    const now = this.store.clock.now();
     const watch: Watch = { namespace: gs.metadata.namespace, name: gs.metadata.name, startedAt: now, lastPing: now, handle: undefined };
     this.watches.set(key, watch);
     this.arm(key, watch, gs);
@@ -96,27 +100,27 @@ export class HealthMonitor {
 
   private arm(key: string, watch: Watch, gs: GameServer): void {
     const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
-    watch.handle = this.cluster.clock.setTimeout(() => this.check(key), deadline - this.cluster.clock.now());
+    watch.handle = this.store.clock.setTimeout(() => this.check(key), deadline - this.store.clock.now());
   }
 
   /** At the deadline computed earlier: a ping since moves it on; otherwise the check has failed. */
   private check(key: string): void {
     const watch = this.watches.get(key);
     if (!watch) return;
-    const gs = this.cluster.gameServers.get(watch.namespace, watch.name);
+    const gs = this.store.gameServers.get(watch.namespace, watch.name);
     if (!gs || !watched(gs)) return this.unwatch(key);
     this.catchUp(key);
     const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
-    if (deadline > this.cluster.clock.now()) return this.arm(key, watch, gs);
+    if (deadline > this.store.clock.now()) return this.arm(key, watch, gs);
     this.unwatch(key);
-    void this.cluster.actors.send(watch.namespace, watch.name, { type: 'health.failed' });
+    void this.actors.send(watch.namespace, watch.name, { type: 'health.failed' });
   }
 
   private unwatch(key: string): void {
     const watch = this.watches.get(key);
     if (!watch) return;
     this.cadences.delete(key);
-    this.cluster.clock.clearTimeout(watch.handle);
+    this.store.clock.clearTimeout(watch.handle);
     this.watches.delete(key);
   }
 }

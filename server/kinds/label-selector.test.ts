@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../k8s/status.js';
-import { matchesSelector, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { matchesSelector, parseFieldSelector, parseLabelSelector } from './label-selector.js';
 
 function errorOf(parse: () => unknown): ApiError {
   try {

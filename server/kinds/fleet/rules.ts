@@ -18,9 +18,9 @@ import {
   validateName,
   validateObjectMeta,
   validatePriorities,
-} from './common.js';
-import { FLEETSIM_AGONES_VERSION, GAMESERVER_TEMPLATE_SCHEMA, SDK_VERSION_ANNOTATION, bodySchema, validateTemplateSpec } from './gameserver.js';
-import { SET_SPEC_ZERO_UNSET, SET_STATUS_FIELDS, defaultTemplate } from './gameserverset.js';
+} from '../common.js';
+import { FLEETSIM_AGONES_VERSION, GAMESERVER_TEMPLATE_SCHEMA, SDK_VERSION_ANNOTATION, bodySchema, validateTemplateSpec } from '../gameserver/rules.js';
+import { SET_SPEC_ZERO_UNSET, SET_STATUS_FIELDS, defaultTemplate } from '../gameserverset/rules.js';
 
 /**
  * Fleet rules (§5.1 of the controllers reference): defaults from the mutating webhook on create

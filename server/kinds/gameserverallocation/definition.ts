@@ -1,5 +1,5 @@
-import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
-import type { KindDefinition } from '../kinds/registry.js';
+import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
+import type { KindDefinition } from '../registry.js';
 
 /**
  * GameServerAllocation through the resource API: create-only and never stored (as Agones's

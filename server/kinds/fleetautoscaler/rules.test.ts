@@ -4,7 +4,7 @@ import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
-import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './fleetautoscaler.js';
+import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
-import { GAMESERVER_STATES, type GameServer, type GameServerPort, type GameServerSpec, type Health } from '../gameserver.js';
+import { GAMESERVER_STATES, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
@@ -21,8 +21,8 @@ import {
   unsetZeroValues,
   validateName,
   validateObjectMeta,
-} from './common.js';
-import { quantityValue } from './quantity.js';
+} from '../common.js';
+import { quantityValue } from '../quantity.js';
 
 /**
  * GameServer rules: the schema, the defaults Agones's mutating webhook applies on create (§3.2 of

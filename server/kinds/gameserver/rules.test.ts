@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
 import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { type FieldError, fieldErrorMessage } from '../../k8s/validation.js';
-import type { GameServer } from '../gameserver.js';
+import type { GameServer } from './gameserver.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
@@ -12,7 +12,7 @@ import {
   validateGameServer,
   validateGameServerSpec,
   validateTemplateSpec,
-} from './gameserver.js';
+} from './rules.js';
 
 type Json = Record<string, unknown>;
 

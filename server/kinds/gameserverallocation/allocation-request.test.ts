@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
-import { fieldErrorMessage } from '../k8s/validation.js';
-import { GrpcCode, SdkError } from '../sidecar/errors.js';
+import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
+import { fieldErrorMessage } from '../../k8s/validation.js';
+import { GrpcCode, GrpcError } from '../../grpc-status.js';
 import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from './allocation-request.js';
 import { type GameServerAllocationStatus, defaultAllocation, toSelectors, validateAllocation } from './gameserverallocation.js';
 
 const OFF: FeatureGates = FEATURE_DEFAULTS;
 const ON: FeatureGates = { ...FEATURE_DEFAULTS, CountsAndLists: true, PlayerAllocationFilter: true, PlayerTracking: true };
 
-function thrown(fn: () => unknown): SdkError {
+function thrown(fn: () => unknown): GrpcError {
   try {
     fn();
   } catch (error) {
-    if (error instanceof SdkError) return error;
+    if (error instanceof GrpcError) return error;
     throw error;
   }
   throw new Error('expected an error');

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { type FieldError, duplicate, invalid, required } from '../../k8s/validation.js';
-import { isSet, objectAt, stringAt } from './common.js';
+import { isSet, objectAt, stringAt } from '../common.js';
 
 /**
  * A URL configuration (a Kubernetes WebhookClientConfig: `url`, `service`, `caBundle`), used by

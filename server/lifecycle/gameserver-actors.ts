@@ -1,8 +1,8 @@
 import type { TimerHandle } from '../clock.js';
 import { type Decision, type GameServerCommand, type LifecycleContext, decide, timersOf } from '../../machines/gameserver.js';
-import type { GameServer } from '../kinds/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
-import type { Cluster } from './cluster.js';
+import type { LifecycleStore } from './lifecycle-store.js';
 
 /**
  * Each GameServer's lifecycle machine, run as a decider: the GameServer's state comes from its
@@ -13,15 +13,15 @@ import type { Cluster } from './cluster.js';
 export class GameServerActors {
   private readonly timers = new Map<string, TimerHandle>();
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(private readonly store: LifecycleStore) {}
 
   /** Arms the timers of the GameServers in the log and forgets those that are deleted. */
   start(): void {
-    const now = this.cluster.clock.now();
-    for (const [key, gs] of this.cluster.gameServers.entries()) {
+    const now = this.store.clock.now();
+    for (const [key, gs] of this.store.gameServers.entries()) {
       this.arm(key, gs, timersOf(gs.status.state, contextOf(gs, now)));
     }
-    this.cluster.gameServerApplied$.subscribe((change) => {
+    this.store.gameServerApplied$.subscribe((change) => {
       if (!change.object) this.disarm(change.key);
     });
   }
@@ -36,13 +36,13 @@ export class GameServerActors {
 
   /** `send`, for callers that hold the `ns/name` key already. */
   sendByKey(key: string, command: GameServerCommand): Promise<void> | undefined {
-    const gs = this.cluster.gameServers.getByKey(key);
+    const gs = this.store.gameServers.getByKey(key);
     if (!gs) return undefined;
-    const decision = decide(gs.status.state, contextOf(gs, this.cluster.clock.now()), command);
+    const decision = decide(gs.status.state, contextOf(gs, this.store.clock.now()), command);
     if (!decision) return undefined;
     // Timers change only when the state is entered; most decisions have none to arm or clear.
     if (decision.entered && (decision.timers.length > 0 || this.timers.has(key))) this.arm(key, gs, decision.timers);
-    return this.cluster.commit(decision.events);
+    return this.store.commit(decision.events);
   }
 
   /** Number of armed lifecycle timers (reservations), for tests and diagnostics. */
@@ -59,17 +59,17 @@ export class GameServerActors {
     const timer = timers[0];
     if (!timer) return;
     const { namespace, name } = gs.metadata;
-    const handle = this.cluster.clock.setTimeout(() => {
+    const handle = this.store.clock.setTimeout(() => {
       this.timers.delete(key);
       void this.send(namespace, name, timer.command);
-    }, timer.at - this.cluster.clock.now());
+    }, timer.at - this.store.clock.now());
     this.timers.set(key, handle);
   }
 
   private disarm(key: string): void {
     const handle = this.timers.get(key);
     if (handle === undefined) return;
-    this.cluster.clock.clearTimeout(handle);
+    this.store.clock.clearTimeout(handle);
     this.timers.delete(key);
   }
 }

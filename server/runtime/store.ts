@@ -1,23 +1,19 @@
 import { Observable, Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
-import { SeededRandom } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver.js';
+import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import { type ApplySink, type Change, ReadModel } from './read-model.js';
-import { GameServerActors } from './gameserver-actors.js';
-import { HealthMonitor } from './health-monitor.js';
 
-export interface ClusterOptions {
+export interface StoreOptions {
   /** SQLite file of the event log, or `:memory:`. */
   db: string;
+  /** Stamps each record with the time it was appended. */
   clock: Clock;
   gates: FeatureGates;
-  /** Seed of every random choice (uids, names, ports), so a run can be repeated. */
-  seed?: number;
   /** How long Kubernetes Events are kept (kube-apiserver's --event-ttl); default one hour. */
   eventTtlMs?: number;
 }
@@ -38,22 +34,19 @@ interface ReleaseBatch {
 const WATCH_WINDOW = 100_000;
 
 /**
- * The core of fleetsim: the event log, the projections that fold it into the read model, and
- * the per-GameServer actors that decide. Everything mutating goes through `commit`.
+ * The store: the event log, the projections that fold it into the read model, and the change
+ * feeds. It decides nothing; everything mutating goes through `commit`.
  *
  *   command -> actor/controller decides -> commit(events) -> log (group commit)
  *           -> projections (pure reducers) -> read model -> resourceApplied$, gameServerApplied$
  *           -> (after the transaction commits) changesOf(kind) -> watches, responses
  */
-export class Cluster {
+export class Store {
   readonly log: EventLog;
   readonly clock: Clock;
   readonly gates: FeatureGates;
-  readonly rng: SeededRandom;
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
-  readonly actors: GameServerActors;
-  readonly health: HealthMonitor;
 
   /**
    * Every event of a kind other than GameServer, in sequence order, as it is applied (before it
@@ -79,14 +72,11 @@ export class Cluster {
   private committing = 0;
   private committedSeq = 0;
 
-  constructor(options: ClusterOptions) {
+  constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
     this.log = new EventLog(options.db, { flushWhenFull: false });
     this.log.onCommitted = () => this.committed();
-    // A stream per position in the log: a fresh log with the same seed gives the same log, and a
-    // restart draws uids and names no earlier start has drawn.
-    this.rng = new SeededRandom(options.seed ?? 1, this.log.lastSeq);
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
@@ -97,10 +87,6 @@ export class Cluster {
       if (event.kind !== GAMESERVER_KIND) this.resourceApplied$.next(event);
     }
     this.committedSeq = this.log.lastSeq;
-    this.actors = new GameServerActors(this);
-    this.actors.start();
-    this.health = new HealthMonitor(this);
-    this.health.start();
   }
 
   /**
@@ -284,8 +270,6 @@ export class Cluster {
 
   /** Flushes what is queued and closes the log. */
   close(): void {
-    this.actors.stopAll();
-    this.health.stopAll();
     this.log.close();
   }
 }

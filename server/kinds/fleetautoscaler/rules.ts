@@ -15,8 +15,8 @@ import {
   int64At,
   parseIntOrPercent,
   stringAt,
-} from './common.js';
-import { bodySchema } from './gameserver.js';
+} from '../common.js';
+import { bodySchema } from '../gameserver/rules.js';
 import { cronError, durationError, parseRfc3339, timezoneError } from './schedule.js';
 import { validateUrlConfiguration } from './webhook-url.js';
 

@@ -3,7 +3,7 @@ import { FEATURE_DEFAULTS } from '../../features.js';
 import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
 import type { Resource } from '../resource.js';
-import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './gameserverallocationpolicy.js';
+import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './rules.js';
 
 type Json = Record<string, unknown>;
 

@@ -18,8 +18,8 @@ import {
   validateName,
   validateObjectMeta,
   validatePriorities,
-} from './common.js';
-import { GAMESERVER_SPEC_ZERO_UNSET, GAMESERVER_TEMPLATE_SCHEMA, bodySchema, defaultCountersAndLists, validateTemplateSpec } from './gameserver.js';
+} from '../common.js';
+import { GAMESERVER_SPEC_ZERO_UNSET, GAMESERVER_TEMPLATE_SCHEMA, bodySchema, defaultCountersAndLists, validateTemplateSpec } from '../gameserver/rules.js';
 
 /**
  * GameServerSet rules (§4.1 of the controllers reference). Agones has no mutating webhook for

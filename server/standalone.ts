@@ -3,17 +3,17 @@ import { createServer, type Server } from 'node:http';
 import express from 'express';
 import type { Subscription } from 'rxjs';
 import type { WebSocketServer } from 'ws';
-import { WallClock } from '../clock.js';
-import type { FeatureGates } from '../features.js';
-import { GameServerController } from '../controllers/gameserver-controller.js';
-import { gameServerEvent } from '../kinds/gameserver.js';
-import { Cluster } from '../runtime/cluster.js';
-import { StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from '../api/sidecar-http.js';
-import { RequestOriginGuard } from '../api/request-origin.js';
-import { type SidecarGrpcServer, startSidecarGrpc } from '../grpc/sidecar-grpc.js';
-import { ConformanceRecorder, type Verdict } from './conformance.js';
-import { defaultLocalGameServer, gameServerFromManifest } from './local-gameserver.js';
-import { Sidecar } from './sidecar.js';
+import { WallClock } from './clock.js';
+import type { FeatureGates } from './features.js';
+import { GameServerController } from './controllers/gameserver-controller.js';
+import { gameServerEvent } from './kinds/gameserver/gameserver.js';
+import { Cluster } from './cluster.js';
+import { StreamRegistry, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import { RequestOriginGuard } from './api/request-origin.js';
+import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc.js';
+import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
+import { defaultLocalGameServer, gameServerFromManifest } from './sidecar/local-gameserver.js';
+import { Sidecar } from './sidecar/sidecar.js';
 
 export interface StandaloneSidecarOptions {
   db: string;

@@ -1,6 +1,6 @@
-import type { FeatureGates } from '../features.js';
-import { GrpcCode, SdkError, showValue } from '../sidecar/errors.js';
-import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../kinds/int64.js';
+import type { FeatureGates } from '../../features.js';
+import { GrpcCode, GrpcError, showValue } from '../../grpc-status.js';
+import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../../int64.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -38,8 +38,8 @@ const UINT64_MAX = 2n ** 64n - 1n;
 const INT32_MIN = -(2n ** 31n);
 const INT32_MAX = 2n ** 31n - 1n;
 
-function invalidValue(type: string, path: string, value: unknown): SdkError {
-  return new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${showValue(value)}`);
+function invalidValue(type: string, path: string, value: unknown): GrpcError {
+  return new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${showValue(value)}`);
 }
 
 function isSet(value: unknown): boolean {
@@ -225,13 +225,13 @@ function listAction(value: unknown, path: string): ListAction {
 
 /**
  * An AllocationRequest body (already parsed from JSON) as a GameServerAllocation, ready for
- * `defaultAllocation` and `validateAllocation`. Throws an SdkError with INVALID_ARGUMENT (3) when
+ * `defaultAllocation` and `validateAllocation`. Throws an GrpcError with INVALID_ARGUMENT (3) when
  * a field has the wrong type. `metadata` wins over the deprecated `metaPatch`; an absent
  * namespace stays empty.
  */
 export function fromAllocationRequest(body: unknown): GameServerAllocation {
   if (body !== null && body !== undefined && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new SdkError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${showValue(body)}`);
+    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${showValue(body)}`);
   }
   const request = (body ?? {}) as Json;
   const spec: GameServerAllocationSpec = {};
@@ -341,11 +341,11 @@ export function toAllocationResponse(
     case 'Allocated':
       break;
     case 'UnAllocated':
-      throw new SdkError(unallocatedCode, 'there is no available GameServer to allocate');
+      throw new GrpcError(unallocatedCode, 'there is no available GameServer to allocate');
     case 'Contention':
-      throw new SdkError(GrpcCode.ABORTED, 'too many concurrent requests have overwhelmed the system');
+      throw new GrpcError(GrpcCode.ABORTED, 'too many concurrent requests have overwhelmed the system');
     default:
-      throw new SdkError(GrpcCode.UNKNOWN, 'unknown issue');
+      throw new GrpcError(GrpcCode.UNKNOWN, 'unknown issue');
   }
   return {
     gameServerName: status.gameServerName ?? '',

@@ -1,4 +1,4 @@
-import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
+import { OBJECT_META_SCHEMA, type Schema } from '../k8s/schema.js';
 import {
   type FieldError,
   byteLength,
@@ -6,8 +6,8 @@ import {
   tooLong,
   validateAnnotations,
   validateLabels,
-} from '../../k8s/validation.js';
-import type { FeatureGate } from '../../features.js';
+} from '../k8s/validation.js';
+import type { FeatureGate } from '../features.js';
 import type { Int64 } from '../int64.js';
 
 /**

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { VirtualClock } from '../clock.js';
-import { parseFeatureGates } from '../features.js';
-import { gameServerEvent } from '../kinds/gameserver.js';
-import { defaultLocalGameServer } from '../sidecar/local-gameserver.js';
-import { Sidecar } from '../sidecar/sidecar.js';
+import { VirtualClock } from './clock.js';
+import { parseFeatureGates } from './features.js';
+import { gameServerEvent } from './kinds/gameserver/gameserver.js';
+import { defaultLocalGameServer } from './sidecar/local-gameserver.js';
+import { Sidecar } from './sidecar/sidecar.js';
 import { Cluster } from './cluster.js';
 
 const gates = parseFeatureGates('');

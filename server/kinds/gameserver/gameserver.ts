@@ -1,7 +1,7 @@
-import type { StoredEvent } from '../log/event-log.js';
-import type { FeatureGates } from '../features.js';
-import { type ObjectMeta, patchMap } from './meta.js';
-import type { Int64 } from './int64.js';
+import type { StoredEvent } from '../../log/event-log.js';
+import type { FeatureGates } from '../../features.js';
+import { type ObjectMeta, patchMap } from '../meta.js';
+import type { Int64 } from '../../int64.js';
 
 /** The GameServer kind: its types, events, reducer and wire encodings, in one place (DESIGN §6). */
 

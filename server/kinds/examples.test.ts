@@ -2,12 +2,12 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { FEATURE_DEFAULTS, type FeatureGate } from '../../features.js';
-import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
-import { fieldErrorMessage } from '../../k8s/validation.js';
-import { KIND_DEFINITIONS, definitionOfKind } from '../definitions.js';
-import type { KindContext, KindDefinition } from '../registry.js';
-import type { Resource } from '../resource.js';
+import { FEATURE_DEFAULTS, type FeatureGate } from '../features.js';
+import { type SchemaReport, checkSchema } from '../k8s/schema.js';
+import { fieldErrorMessage } from '../k8s/validation.js';
+import { KIND_DEFINITIONS, definitionOfKind } from './definitions.js';
+import type { KindContext, KindDefinition } from './registry.js';
+import type { Resource } from './resource.js';
 
 /**
  * The project's own example manifests (`examples/`) and every Fleet, GameServer and
@@ -17,8 +17,8 @@ import type { Resource } from '../resource.js';
  * a clone without that folder skips them and says so.
  */
 
-const PROJECT_EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
-const UPSTREAM_EXAMPLES = fileURLToPath(new URL('../../../../shared/reference/agones/examples/', import.meta.url));
+const PROJECT_EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
+const UPSTREAM_EXAMPLES = fileURLToPath(new URL('../../../shared/reference/agones/examples/', import.meta.url));
 const HAVE_UPSTREAM = existsSync(UPSTREAM_EXAMPLES);
 if (!HAVE_UPSTREAM) {
   console.warn(`Agones's upstream example manifests are not at ${UPSTREAM_EXAMPLES}: their tests are skipped (the project's own examples/ are still checked).`);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
-import type { GameServer } from '../kinds/gameserver.js';
-import { fieldErrorMessage } from '../k8s/validation.js';
+import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
+import type { GameServer } from '../gameserver/gameserver.js';
+import { fieldErrorMessage } from '../../k8s/validation.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationSpec,

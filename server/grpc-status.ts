@@ -1,0 +1,77 @@
+import { stringifyJsonExact } from './log/json.js';
+
+/** gRPC status codes, and the HTTP status Agones's gateway maps each to. */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode];
+
+const HTTP_STATUS: Record<GrpcCode, number> = {
+  0: 200,
+  1: 499,
+  2: 500,
+  3: 400,
+  4: 504,
+  5: 404,
+  6: 409,
+  7: 403,
+  8: 429,
+  9: 400,
+  10: 409,
+  11: 400,
+  12: 501,
+  13: 500,
+  14: 503,
+  15: 500,
+  16: 401,
+};
+
+/** Longest rendering of a bad value in an error message: a 1 MiB value is not echoed back. */
+const SHOWN_VALUE_CHARS = 100;
+
+/** A value as an error message shows it (JSON), cut short when long. */
+export function showValue(value: unknown): string {
+  const text = value === undefined ? 'undefined' : stringifyJsonExact(value);
+  return text.length > SHOWN_VALUE_CHARS ? `${text.slice(0, SHOWN_VALUE_CHARS)}…` : text;
+}
+
+export function httpStatusOf(code: GrpcCode): number {
+  return HTTP_STATUS[code];
+}
+
+/**
+ * An error answered as a gRPC status: over gRPC as that status, over HTTP as Agones's gateway
+ * renders it (`{code, message, details}` with the mapped HTTP status).
+ */
+export class GrpcError extends Error {
+  constructor(
+    readonly code: GrpcCode,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get httpStatus(): number {
+    return httpStatusOf(this.code);
+  }
+
+  toJSON(): { code: number; message: string; details: [] } {
+    return { code: this.code, message: this.message, details: [] };
+  }
+}

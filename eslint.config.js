@@ -1,5 +1,133 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// DESIGN.md "Inside server/: one rule, imports point down". Floors from top to bottom; each folder
+// (or group of files) on a floor may import only floors below it and its own folder. `refs` are
+// the import-path globs by which other files reach that folder; `files` are the files it holds.
+// Same-floor folders may not import each other, except where `lateral` says they may.
+const floors = [
+  [{ name: 'server/cli', files: ['server/cli/**/*.ts'], refs: ['**/cli/**'] }],
+  [
+    {
+      name: 'the entry points',
+      files: ['server/serve.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts'],
+      refs: ['**/serve.js', '**/standalone.js', '**/replay.js', '**/manifests.js'],
+    },
+    { name: 'server/bench', files: ['server/bench/**/*.ts'], refs: ['**/bench/**'] },
+  ],
+  [
+    { name: 'server/api', files: ['server/api/**/*.ts'], refs: ['**/api/**'] },
+    { name: 'server/grpc', files: ['server/grpc/**/*.ts'], refs: ['**/grpc/**'] },
+  ],
+  [{ name: 'server/controllers', files: ['server/controllers/**/*.ts'], refs: ['**/controllers/**'] }],
+  // The simulated world and the autoscaler's webhook client serve the controllers (a GameServer is
+  // placed on a simulated node; a FleetAutoscaler asks its webhook), so they sit just below them.
+  [
+    { name: 'server/sim', files: ['server/sim/**/*.ts'], refs: ['**/sim/**'] },
+    { name: 'server/autoscaler', files: ['server/autoscaler/**/*.ts'], refs: ['**/autoscaler/**'] },
+  ],
+  [{ name: 'server/allocation', files: ['server/allocation/**/*.ts'], refs: ['**/allocation/**'] }],
+  [{ name: 'server/resources', files: ['server/resources/**/*.ts'], refs: ['**/resources/**'] }],
+  [{ name: 'server/sidecar', files: ['server/sidecar/**/*.ts'], refs: ['**/sidecar/**'] }],
+  [{ name: 'server/cluster.ts', files: ['server/cluster.ts'], refs: ['**/cluster.js'] }],
+  [{ name: 'server/lifecycle', files: ['server/lifecycle/**/*.ts'], refs: ['**/lifecycle/**'] }],
+  [{ name: 'server/runtime', files: ['server/runtime/**/*.ts'], refs: ['**/runtime/**'] }],
+  // machines/ has its own allow-list below (machinesRule); this entry forbids it to the floors beneath.
+  [{ name: 'machines', files: [], refs: ['**/machines/**'] }],
+  [{ name: 'server/kinds', files: ['server/kinds/**/*.ts'], refs: ['**/kinds/**'] }],
+  [
+    {
+      name: 'the ground floor',
+      files: [
+        'server/k8s/**/*.ts',
+        'server/log/**/*.ts',
+        'server/clock.ts',
+        'server/features.ts',
+        'server/flags.ts',
+        'server/grpc-status.ts',
+        'server/int64.ts',
+      ],
+      refs: [
+        '**/k8s/**',
+        '**/log/**',
+        '**/clock.js',
+        '**/features.js',
+        '**/flags.js',
+        '**/grpc-status.js',
+        '**/int64.js',
+      ],
+    },
+  ],
+];
+
+// A source file under server/ that no floor holds would escape the rules: name it instead.
+const floorFiles = floors.flat().flatMap((unit) => unit.files);
+const onAFloor = (file) =>
+  floorFiles.some((glob) => (glob.endsWith('/**/*.ts') ? file.startsWith(glob.slice(0, -'**/*.ts'.length)) : file === glob));
+const unplaced = readdirSync(join(import.meta.dirname, 'server'), { recursive: true })
+  .map((entry) => join('server', entry).split('\\').join('/'))
+  .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !onAFloor(file));
+if (unplaced.length > 0) {
+  throw new Error(`eslint.config.js: put these on a floor of the layout (DESIGN.md): ${unplaced.join(', ')}`);
+}
+
+// Tests assemble real parts from every floor, so the layout rules leave them alone.
+const tests = ['**/*.test.ts'];
+
+function floorRules() {
+  const blocks = [];
+  floors.forEach((floor, level) => {
+    for (const unit of floor) {
+      if (unit.files.length === 0) continue;
+      const above = floors.slice(0, level).flat();
+      const beside = floor.filter((other) => other !== unit);
+      const patterns = [...above, ...beside].map((other) => ({
+        group: other.refs,
+        message: `${unit.name} may not import ${other.name}: imports point down (DESIGN.md, Layout).`,
+      }));
+      blocks.push({
+        files: unit.files,
+        ignores: tests,
+        rules: { 'no-restricted-imports': ['error', { patterns }] },
+      });
+    }
+  });
+  return blocks;
+}
+
+// machines/ holds the decisions: it sees the kinds, the event type, the feature gates and int64.
+const machinesRule = {
+  files: ['machines/**/*.ts'],
+  ignores: tests,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: '^\\.\\.(?!/server/(kinds/|log/event-log\\.js$|features\\.js$|int64\\.js$))',
+            message:
+              'machines/ imports only server/kinds/**, server/log/event-log.ts, server/features.ts and server/int64.ts (DESIGN.md, Layout).',
+          },
+        ],
+      },
+    ],
+  },
+};
+
+// The load-test harness and the reports are launched by the CLI; they must not import it back.
+const outsideRule = {
+  files: ['loadtest/**/*.ts', 'reports/**/*.ts', 'scenarios/**/*.ts'],
+  ignores: tests,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [{ group: ['**/server/cli/**'], message: 'loadtest/, reports/ and scenarios/ may not import server/cli/.' }] },
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'reports/out/', 'scripts/'] },
@@ -11,6 +139,9 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...floorRules(),
+  machinesRule,
+  outsideRule,
   {
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

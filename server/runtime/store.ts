@@ -31,7 +31,7 @@ interface ReleaseBatch {
 }
 
 /** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
-const WATCH_WINDOW = 100_000;
+export const WATCH_WINDOW = 100_000;
 
 /**
  * The store: the event log, the projections that fold it into the read model, and the change

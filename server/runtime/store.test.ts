@@ -1,0 +1,259 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import express from 'express';
+import { AllocationService } from '../allocation/allocation-service.js';
+import { Allocator } from '../allocation/allocator.js';
+import { resourceApi } from '../api/resource-api.js';
+import { VirtualClock } from '../clock.js';
+import { Cluster } from '../cluster.js';
+import { FleetController } from '../controllers/fleet-controller.js';
+import { FleetAutoscalerController } from '../controllers/fleetautoscaler-controller.js';
+import { GameServerController } from '../controllers/gameserver-controller.js';
+import { GameServerSetController } from '../controllers/gameserverset-controller.js';
+import { EventExpiry } from '../controllers/k8s-events.js';
+import { type FeatureGates, parseFeatureGates } from '../features.js';
+import {
+  FLEET_DEFINITION,
+  FLEETAUTOSCALER_DEFINITION,
+  GAMESERVER_DEFINITION,
+  GAMESERVERALLOCATIONPOLICY_DEFINITION,
+  GAMESERVERSET_DEFINITION,
+  KIND_DEFINITIONS,
+  SECRET_DEFINITION,
+} from '../kinds/definitions.js';
+import type { Resource } from '../kinds/resource.js';
+import type { NewEvent } from '../log/event-log.js';
+import { replayLog } from '../replay.js';
+import { ResourceService } from '../resources/service.js';
+import { Sidecar } from '../sidecar/sidecar.js';
+import { ensureNodes } from '../sim/nodes.js';
+import { SimulatedProcesses } from '../sim/processes.js';
+import type { Change } from './read-model.js';
+import { Store, WATCH_WINDOW } from './store.js';
+
+const START = Date.UTC(2026, 0, 1);
+const dirs: string[] = [];
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-store-'));
+  dirs.push(dir);
+  return join(dir, 'events.db');
+}
+
+const STORED_KINDS = ['GameServer', 'GameServerSet', 'Fleet', 'FleetAutoscaler', 'GameServerAllocationPolicy', 'Secret', 'Node', 'Event'];
+
+/** Every stored object of every kind, as the API lists it, in a stable order. */
+function listEveryKind(list: (kind: string) => Resource[]): Record<string, Resource[]> {
+  const byKind: Record<string, Resource[]> = {};
+  for (const { kind } of KIND_DEFINITIONS) {
+    const key = (o: Resource) => `${o.metadata.namespace}/${o.metadata.name}`;
+    byKind[kind] = [...list(kind)].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  }
+  return byKind;
+}
+
+/**
+ * A log with events of every stored kind, written the way the server writes them: resources
+ * through the ResourceService, GameServers by the controllers, the simulated processes and the
+ * sidecar, an allocation through the allocator, Kubernetes Events by the recorders.
+ */
+async function writeMixedLog(db: string, gates: FeatureGates): Promise<{ live: Record<string, Resource[]>; lastSeq: number }> {
+  const counting = gates.CountsAndLists;
+  const gameServerSpec = {
+    ports: [{ name: 'default', containerPort: 7654 }],
+    ...(counting && { counters: { rooms: { count: 0, capacity: 4 } }, lists: { players: { capacity: 8 } } }),
+    template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+  };
+  const clock = new VirtualClock(START);
+  const cluster = new Cluster({ db, clock, gates, seed: 11 });
+  const service = new ResourceService(cluster);
+  await ensureNodes(cluster, 2);
+  const controllers = [
+    new GameServerController(cluster, { maxPodsPerNode: 8 }),
+    new GameServerSetController(cluster, service),
+    new FleetController(cluster, service),
+    new FleetAutoscalerController(cluster, service),
+    new SimulatedProcesses(cluster),
+    new EventExpiry(cluster),
+  ];
+  for (const controller of controllers) controller.start();
+  let closed = false;
+  cleanups.push(() => {
+    for (const controller of controllers) controller.stop();
+    if (!closed) cluster.close();
+  });
+  const settle = async (rounds: number) => {
+    for (let round = 0; round < rounds; round++) {
+      clock.advance(250);
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+
+  await service.create(SECRET_DEFINITION, 'default', { metadata: { name: 'token' }, stringData: { key: 'one' } });
+  await service.create(GAMESERVERALLOCATIONPOLICY_DEFINITION, 'default', {
+    metadata: { name: 'local' },
+    spec: { priority: 1, weight: 100, connectionInfo: { allocationEndpoints: ['127.0.0.1'], clusterName: 'local', secretName: 'token', namespace: 'default' } },
+  });
+  await service.create(FLEET_DEFINITION, 'default', { metadata: { name: 'f' }, spec: { replicas: 3, template: { spec: gameServerSpec } } });
+  await service.create(FLEETAUTOSCALER_DEFINITION, 'default', {
+    metadata: { name: 'f-autoscaler' },
+    spec: { fleetName: 'f', policy: { type: 'Buffer', buffer: { bufferSize: 2, minReplicas: 3, maxReplicas: 6 } }, sync: { type: 'FixedInterval', fixedInterval: { seconds: 5 } } },
+  });
+  await service.create(GAMESERVERSET_DEFINITION, 'default', { metadata: { name: 'loose-set' }, spec: { replicas: 1, template: { spec: gameServerSpec } } });
+  await service.create(GAMESERVER_DEFINITION, 'default', { metadata: { name: 'solo' }, spec: gameServerSpec });
+  await settle(40);
+
+  // The GameServers' own lifecycle through the sidecar, and an allocation through the allocator.
+  const fleetServers = () => [...cluster.gameServers.values()].filter((gs) => gs.metadata.labels['agones.dev/fleet'] === 'f');
+  expect(fleetServers().filter((gs) => gs.status.state === 'Ready').length).toBeGreaterThanOrEqual(3);
+  const allocations = new AllocationService(cluster, new Allocator(cluster));
+  const allocated = await allocations.create('default', {
+    spec: {
+      selectors: [{ matchLabels: { 'agones.dev/fleet': 'f' } }],
+      metadata: { labels: { mode: 'ctf' } },
+      ...(counting && { counters: { rooms: { action: 'Increment', amount: 1 } } }),
+    },
+  });
+  expect(allocated.status?.state).toBe('Allocated');
+  const player = new Sidecar(cluster, 'default', allocated.status!.gameServerName!);
+  await player.setLabel('round', '1');
+  if (counting) await player.addListValue('players', 'alice');
+  await new Sidecar(cluster, 'default', 'solo').reserve(10);
+  await new Sidecar(cluster, 'default', 'solo').setAnnotation('note', 'reserved');
+  await service.patch(SECRET_DEFINITION, 'default', 'token', { stringData: { key: 'two' } }, 'application/merge-patch+json');
+  // The autoscaler keeps two Ready beside the allocated one; then a shutdown, and time passes.
+  await settle(40);
+  await player.shutdown();
+  await settle(60);
+  for (const controller of controllers) controller.stop();
+  await cluster.settled();
+
+  const kindsInLog = new Set([...cluster.log.read()].map((event) => event.kind));
+  for (const kind of STORED_KINDS) expect(kindsInLog, kind).toContain(kind);
+  const live = listEveryKind((kind) => cluster.readModel.list(kind));
+  for (const kind of STORED_KINDS) expect(live[kind]!.length, kind).toBeGreaterThan(0);
+  const lastSeq = cluster.log.lastSeq;
+  cluster.close();
+  closed = true;
+  return { live, lastSeq };
+}
+
+describe('Store: a replay of the log rebuilds exactly the live read model', () => {
+  // `fleetsim replay` builds its read model with the default gates, so it is held to the log
+  // written with them; a fresh Store opened with the writer's gates is held to both.
+  it.each([
+    { gatesText: '', replay: true },
+    { gatesText: 'CountsAndLists=true', replay: false },
+  ])('holds over a mixed log of every kind (gates "$gatesText")', async ({ gatesText, replay }) => {
+    const db = tempDb();
+    const gates = parseFeatureGates(gatesText);
+    const { live, lastSeq } = await writeMixedLog(db, gates);
+    const reopened = new Store({ db, clock: new VirtualClock(START), gates });
+    cleanups.push(() => reopened.close());
+    expect(reopened.resourceVersion).toBe(lastSeq);
+    expect(listEveryKind((kind) => reopened.readModel.list(kind))).toEqual(live);
+    if (!replay) return;
+    const replayed = replayLog(db);
+    expect(listEveryKind((kind) => replayed.list(kind))).toEqual(live);
+  });
+});
+
+function secret(name: string, value: string): Resource {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, resourceVersion: '0', generation: 1, creationTimestamp: '', labels: {}, annotations: {} },
+    stringData: { value },
+  } as Resource;
+}
+
+const created = (kind: string, object: Resource): NewEvent => ({ type: 'ResourceCreated', kind, namespace: 'default', name: object.metadata.name, payload: { object } });
+const updated = (object: Resource): NewEvent => ({ type: 'ResourceUpdated', kind: 'Secret', namespace: 'default', name: object.metadata.name, payload: { object } });
+const deleted = (name: string): NewEvent => ({ type: 'ResourceDeleted', kind: 'Secret', namespace: 'default', name, payload: {} });
+const policy = (name: string) => ({ ...secret(name, ''), apiVersion: 'multicluster.agones.dev/v1', kind: 'GameServerAllocationPolicy' }) as Resource;
+
+/** What a watch hears synchronously on subscribing (the window's changes), plus `after` (live ones). */
+function heard(changes: ReturnType<Store['changesSince']>, after: () => Promise<void> = async () => undefined): Promise<Array<Pick<Change, 'seq' | 'name' | 'type'>>> {
+  const seen: Array<Pick<Change, 'seq' | 'name' | 'type'>> = [];
+  const subscription = changes!.subscribe(({ seq, name, type }) => seen.push({ seq, name, type }));
+  return after().then(() => {
+    subscription.unsubscribe();
+    return seen;
+  });
+}
+
+describe('Store: the watch window', () => {
+  it('answers a watch from before the window with nothing to resume (410 Expired), and one inside it with exactly the changes after it', async () => {
+    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(START), gates: parseFeatureGates('') });
+    cleanups.push(() => cluster.close());
+    await cluster.commit([created('Secret', secret('churn', 'v0'))]);
+    const beforeWindow = cluster.resourceVersion;
+    // Twice the window's worth of changes in one commit: the first ones leave the window.
+    const churn: NewEvent[] = [];
+    for (let i = 1; i <= 2 * WATCH_WINDOW; i++) churn.push(updated(secret('churn', `v${i}`)));
+    await cluster.commit(churn);
+    const afterChurn = cluster.resourceVersion;
+    expect(afterChurn).toBe(beforeWindow + 2 * WATCH_WINDOW);
+
+    expect(cluster.changesSince(beforeWindow, 'Secret')).toBeUndefined();
+    // The window reaches at least WATCH_WINDOW changes back, each one there, in order.
+    const windowBack = afterChurn - WATCH_WINDOW;
+    const whole = await heard(cluster.changesSince(windowBack, 'Secret'));
+    expect(whole).toHaveLength(WATCH_WINDOW);
+    expect(whole.every((change, i) => change.seq === windowBack + 1 + i && change.type === 'MODIFIED')).toBe(true);
+
+    // Inside the window: exactly the changes of the kind after the resourceVersion, then live ones.
+    await cluster.commit([
+      created('GameServerAllocationPolicy', policy('p')),
+      created('Secret', secret('b', 'one')),
+      updated(secret('churn', 'last')),
+      deleted('b'),
+    ]);
+    const mark = afterChurn + 2;
+    const inWindow = await heard(cluster.changesSince(mark, 'Secret'), async () => {
+      await cluster.commit([created('GameServerAllocationPolicy', policy('q')), updated(secret('churn', 'live'))]);
+    });
+    expect(inWindow).toEqual([
+      { seq: afterChurn + 3, name: 'churn', type: 'MODIFIED' },
+      { seq: afterChurn + 4, name: 'b', type: 'DELETED' },
+      { seq: afterChurn + 6, name: 'churn', type: 'MODIFIED' },
+    ]);
+    // A watch from the newest resourceVersion hears only what comes later.
+    expect(await heard(cluster.changesSince(cluster.resourceVersion, 'Secret'))).toEqual([]);
+
+    // Over the resource API: the expired watch is a 410 Expired Status; one inside the window streams.
+    const app = express();
+    app.use(resourceApi(cluster));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    cleanups.push(() => server.close());
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/namespaces/default/secrets?watch=true`;
+    const expired = await fetch(`${base}&resourceVersion=${beforeWindow}`);
+    expect(expired.status).toBe(410);
+    expect(await expired.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });
+
+    const abort = new AbortController();
+    const watch = await fetch(`${base}&resourceVersion=${mark}`, { signal: abort.signal });
+    expect(watch.status).toBe(200);
+    const reader = watch.body!.getReader();
+    let text = '';
+    while (text.split('\n').length <= 3) text += new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    const lines = text.trim().split('\n').map((line) => JSON.parse(line) as { type: string; object: Resource });
+    // A MODIFIED line carries the object as it is now (no snapshots are kept); DELETED its last state.
+    expect(lines.map(({ type, object }) => [type, object.metadata.name])).toEqual([
+      ['MODIFIED', 'churn'],
+      ['DELETED', 'b'],
+      ['MODIFIED', 'churn'],
+    ]);
+    expect(lines[1]!.object.metadata.resourceVersion).toBe(String(afterChurn + 4));
+  });
+});

@@ -1,0 +1,111 @@
+// Keeps DESIGN.md's "imports point down" true where lint cannot: no import cycle anywhere in the
+// source tree. A unit test: it reads the sources, no server process.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const roots = ['server', 'machines', 'loadtest', 'reports', 'scenarios'];
+
+function sourceFiles(dir: string, into: string[] = []): string[] {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) sourceFiles(file, into);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) into.push(file);
+  }
+  return into;
+}
+
+// Relative imports of every kind: `import`, `import type`, `export … from`, `import()`.
+// ES-module specifiers name the emitted `.js`; the source is the `.ts` beside it.
+function relativeImports(file: string): string[] {
+  const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
+  const targets: string[] = [];
+  for (const { fileName } of importedFiles) {
+    if (!fileName.startsWith('.')) continue;
+    const target = path.resolve(path.dirname(file), fileName);
+    const candidates = [target.replace(/\.js$/, '.ts'), target, `${target}.ts`, path.join(target, 'index.ts')];
+    const found = candidates.find((candidate) => fs.existsSync(candidate) && fs.statSync(candidate).isFile());
+    if (found !== undefined) targets.push(found);
+  }
+  return targets;
+}
+
+function importGraph(files: string[]): Map<string, string[]> {
+  const known = new Set(files);
+  return new Map(files.map((file) => [file, relativeImports(file).filter((target) => known.has(target))]));
+}
+
+/** Tarjan's strongly connected components; returns the ones that hold a cycle. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || (graph.get(node) ?? []).includes(node)) found.push(component);
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/** One concrete loop through a component, start -> … -> start, for a readable failure. */
+function loopThrough(graph: Map<string, string[]>, component: string[]): string[] {
+  const members = new Set(component);
+  const start = [...component].sort()[0];
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const node = queue.shift()!;
+    for (const next of graph.get(node) ?? []) {
+      if (!members.has(next)) continue;
+      if (next === start) {
+        const loop: string[] = [];
+        for (let at = node; at !== start; at = cameFrom.get(at)!) loop.unshift(at);
+        return [start, ...loop, start];
+      }
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return component;
+}
+
+describe('source layout', () => {
+  it('has no import cycle', () => {
+    const files = roots.flatMap((dir) => sourceFiles(path.join(root, dir)));
+    expect(files.length).toBeGreaterThan(100);
+    const graph = importGraph(files);
+    const loops = cycles(graph).map((component) =>
+      loopThrough(graph, component)
+        .map((file) => path.relative(root, file))
+        .join(' -> '),
+    );
+    expect(loops, `import cycles:\n${loops.join('\n')}`).toEqual([]);
+  });
+});

@@ -57,20 +57,28 @@ export function stringMap(value: unknown): Record<string, string> {
   return out;
 }
 
-/** Equality of JSON values regardless of key order; a key holding undefined counts as absent. */
+/**
+ * Equality of JSON values regardless of key order; a key holding undefined counts as absent.
+ * The one structural equality of the project: label maps on the allocation path use it too, so
+ * it allocates nothing but each object's key list.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
-    const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
-    if (keysA.length !== keysB.length) return false;
-    return keysA.every((k) => jsonEqual(a[k], b[k]));
+  if (!isJsonObject(a) || !isJsonObject(b)) return false;
+  // Every key a defines must match in b; then b may define no more keys than a.
+  let defined = 0;
+  for (const key of Object.keys(a)) {
+    if (a[key] === undefined) continue;
+    if (!jsonEqual(a[key], b[key])) return false;
+    defined++;
   }
-  return false;
+  for (const key of Object.keys(b)) if (b[key] !== undefined) defined--;
+  return defined === 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -64,20 +64,27 @@ export function stringMap(value: unknown): Record<string, string> {
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  // Unequal scalars end here, before the array and object checks (label values are all scalars).
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
     return true;
   }
-  if (!isJsonObject(a) || !isJsonObject(b)) return false;
+  const x = a as Json;
+  const y = b as Json;
   // Every key a defines must match in b; then b may define no more keys than a.
   let defined = 0;
-  for (const key of Object.keys(a)) {
-    if (a[key] === undefined) continue;
-    if (!jsonEqual(a[key], b[key])) return false;
+  for (const key of Object.keys(x)) {
+    const value = x[key];
+    if (value === undefined) continue;
+    const other = y[key];
+    if (value !== other && !jsonEqual(value, other)) return false;
     defined++;
   }
-  for (const key of Object.keys(b)) if (b[key] !== undefined) defined--;
+  const keysOfB = Object.keys(y);
+  if (keysOfB.length === defined) return true;
+  for (const key of keysOfB) if (y[key] !== undefined) defined--;
   return defined === 0;
 }
 

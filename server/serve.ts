@@ -12,7 +12,6 @@ import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/resource-api.js';
 import {
   type SidecarResolver,
-  StreamRegistry,
   attachSidecarWebSocket,
   decodePathSegment,
   sidecarHttpHandler,
@@ -21,6 +20,7 @@ import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './cluster.js';
 import { Sidecar } from './sidecar/sidecar.js';
+import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
 import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';

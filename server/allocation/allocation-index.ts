@@ -1,4 +1,5 @@
 import type { SeededRandom } from '../clock.js';
+import { jsonEqual } from '../kinds/common.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 
@@ -75,7 +76,7 @@ export class AllocationIndex {
   update(previous: GameServer | undefined, next: GameServer | undefined): void {
     const before = poolOf(previous);
     const after = poolOf(next);
-    if (before === after && previous?.status.nodeName === next?.status.nodeName && sameLabels(previous, next)) return;
+    if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
     if (previous && before) this.remove(previous, before);
     if (next && after) this.add(next, after);
   }
@@ -365,12 +366,4 @@ function removeSorted(sorted: string[], key: string): boolean {
   if (sorted[i] !== key) return false;
   sorted.splice(i, 1);
   return true;
-}
-
-function sameLabels(a: GameServer | undefined, b: GameServer | undefined): boolean {
-  if (!a || !b) return a === b;
-  if (a.metadata.labels === b.metadata.labels) return true;
-  const ka = Object.keys(a.metadata.labels);
-  if (ka.length !== Object.keys(b.metadata.labels).length) return false;
-  return ka.every((k) => a.metadata.labels[k] === b.metadata.labels[k]);
 }

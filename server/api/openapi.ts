@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { jsonEqual } from '../kinds/common.js';
 import { apiVersionOf, type KindDefinition } from '../kinds/registry.js';
 import { OBJECT_META_SCHEMA } from '../k8s/schema.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
@@ -122,10 +123,6 @@ const KIND_DESCRIPTION =
 const METADATA_DESCRIPTION = "Standard object's metadata.";
 const LIST_METADATA_DESCRIPTION = "Standard list metadata.";
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 /** A kind's schema as published: its own schema, with standard descriptions and ObjectMeta by reference. */
 function kindSchema(definition: KindDefinition): JsonObject {
   const schema = toJson(definition.schema) as JsonObject;
@@ -136,7 +133,7 @@ function kindSchema(definition: KindDefinition): JsonObject {
     const kind = properties.kind;
     if (isJsonObject(kind) && kind.description === undefined) kind.description = KIND_DESCRIPTION;
     const metadata = definition.schema.properties?.metadata;
-    if (metadata && sameJson(metadata, OBJECT_META_SCHEMA)) {
+    if (metadata && jsonEqual(metadata, OBJECT_META_SCHEMA)) {
       properties.metadata = refWith(OBJECT_META, metadata.description ?? METADATA_DESCRIPTION);
     }
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_NESTING_DEPTH, tooDeeplyNested } from '../k8s/nesting.js';
 import { apiErrors } from '../k8s/status.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { parseJsonExact, parseYamlExact } from '../log/json.js';
 
 /**
@@ -83,6 +84,61 @@ export function parseRequestText(text: string, contentType: string | undefined):
     if (error.reason === 'depth') throw apiErrors.badRequest(`the request body is refused: ${error.message}`);
     throw apiErrors.badRequest(`the request body is not valid ${yaml ? 'YAML' : 'JSON'}: ${error.message}`);
   }
+}
+
+/**
+ * A protobuf-JSON body (the sidecar's, the allocator's), read with the same parser; an empty body
+ * is an empty message, bad syntax or too deep a body INVALID_ARGUMENT as the gateway answers it.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return parseDocument(text);
+  } catch (error) {
+    if (!(error instanceof BodyParseError)) throw error;
+    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, error.reason === 'syntax' ? `proto: syntax error: ${error.message}` : `proto: ${error.message}`);
+  }
+}
+
+function unexpected(c: string): GrpcError {
+  return new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: unexpected ${JSON.stringify(c)}: a stream of JSON objects was expected`);
+}
+
+/**
+ * Splits a body holding several JSON objects in a row (`{}{}`): the gateway reads a client
+ * stream, such as Health's pings, that way. Each element must be an object (a message):
+ * `[]`, `null`, `123` or a string is a syntax error, as in the gateway's decoder.
+ */
+export function parseJsonSequence(text: string): unknown[] {
+  const documents: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (depth === 0) {
+      if (c === '{') {
+        start = i;
+        depth = 1;
+      } else if (!/\s/.test(c)) {
+        throw unexpected(c);
+      }
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) documents.push(parseJsonBody(text.slice(start, i + 1)));
+    }
+  }
+  if (depth !== 0) throw new GrpcError(GrpcCode.INVALID_ARGUMENT, 'proto: syntax error: Unexpected end of JSON input');
+  return documents;
 }
 
 /**

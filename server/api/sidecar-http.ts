@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
+import type { StreamRegistry } from '../sidecar/stream-registry.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
@@ -17,29 +18,6 @@ export interface SidecarTarget {
   path: string;
 }
 export type SidecarResolver = (path: string) => SidecarTarget | undefined;
-
-/**
- * Keeps track of open watch streams so that a closing sidecar can end them cleanly. A stream
- * leaves it when it ends or when its client goes, whichever comes first.
- */
-export class StreamRegistry {
-  private readonly open = new Set<() => void>();
-
-  add(end: () => void): () => void {
-    this.open.add(end);
-    return () => this.open.delete(end);
-  }
-
-  /** Streams open now. */
-  get size(): number {
-    return this.open.size;
-  }
-
-  endAll(): void {
-    for (const end of [...this.open]) end();
-    this.open.clear();
-  }
-}
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];

@@ -9,7 +9,7 @@ import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
 import { FleetController } from './fleet-controller.js';
 import { GameServerSetController } from './gameserverset-controller.js';
-import type { KubernetesEvent } from './k8s-events.js';
+import type { KubernetesEvent } from '../kinds/event/event.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 

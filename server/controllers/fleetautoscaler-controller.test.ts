@@ -24,7 +24,7 @@ import { FleetController } from './fleet-controller.js';
 import { type FleetAutoscalerControllerOptions, type FleetAutoscalerStatus, FleetAutoscalerController } from './fleetautoscaler-controller.js';
 import { GameServerController } from './gameserver-controller.js';
 import { GameServerSetController } from './gameserverset-controller.js';
-import type { KubernetesEvent } from './k8s-events.js';
+import type { KubernetesEvent } from '../kinds/event/event.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 const START = Date.UTC(2026, 0, 1);

@@ -23,7 +23,8 @@ import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
 import { FLEET_LABEL } from '../runtime/set-status.js';
-import { type EventFields, EventRecorder } from './k8s-events.js';
+import type { EventFields } from '../kinds/event/event.js';
+import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
 
 export const FLEETAUTOSCALER_KIND = 'FleetAutoscaler';

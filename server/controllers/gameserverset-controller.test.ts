@@ -9,7 +9,7 @@ import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
 import { GameServerSetController } from './gameserverset-controller.js';
-import type { KubernetesEvent } from './k8s-events.js';
+import type { KubernetesEvent } from '../kinds/event/event.js';
 import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -3,7 +3,8 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import type { Resource } from '../kinds/resource.js';
 import { Cluster } from '../cluster.js';
-import { EventRecorder, type KubernetesEvent } from './k8s-events.js';
+import type { KubernetesEvent } from '../kinds/event/event.js';
+import { EventRecorder } from './k8s-events.js';
 
 const clusters: Cluster[] = [];
 afterEach(() => {

@@ -1,83 +1,17 @@
 import type { Observable } from 'rxjs';
 import type { Clock, SeededRandom, TimerHandle } from '../clock.js';
 import type { NewEvent, StoredEvent } from '../log/event-log.js';
-import { type ObjectMeta, rfc3339 } from '../kinds/meta.js';
-import { type Resource, resourceEvent } from '../kinds/resource.js';
+import { EVENT_KIND, type EventFields, buildKubernetesEvent, involvedObjectOf } from '../kinds/event/event.js';
+import type { ObjectMeta } from '../kinds/meta.js';
+import { resourceEvent } from '../kinds/resource.js';
 import { EVENTS_EXPIRED, type ReadModel } from '../runtime/read-model.js';
 
 /**
- * Kubernetes Events (core/v1 `Event`) as Agones's controllers record them: stored as objects of
- * kind Event, created with the generic ResourceCreated event, so `kubectl get events` and
- * `kubectl describe` show them. Every controller records through this module.
+ * Recording Kubernetes Events (built by server/kinds/event/event.ts) as Agones's controllers do:
+ * stored as objects of kind Event, created with the generic ResourceCreated event, so
+ * `kubectl get events` and `kubectl describe` show them. Every controller records through this
+ * module.
  */
-
-export const EVENT_KIND = 'Event';
-
-export type EventType = 'Normal' | 'Warning';
-
-export interface InvolvedObject {
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  uid: string;
-}
-
-export interface KubernetesEvent extends Resource {
-  apiVersion: 'v1';
-  kind: 'Event';
-  involvedObject: InvolvedObject;
-  reason: string;
-  message: string;
-  type: EventType;
-  source: { component: string };
-  firstTimestamp: string;
-  lastTimestamp: string;
-  count: number;
-}
-
-export interface EventFields {
-  type: EventType;
-  reason: string;
-  message: string;
-}
-
-export function involvedObjectOf(object: { apiVersion: string; kind: string; metadata: ObjectMeta }): InvolvedObject {
-  const { namespace, name, uid } = object.metadata;
-  return { apiVersion: object.apiVersion, kind: object.kind, namespace, name, uid };
-}
-
-/** Builds the Event object (pure): `name` and `uid` are given by the caller. */
-export function buildKubernetesEvent(
-  involved: InvolvedObject,
-  fields: EventFields,
-  component: string,
-  identity: { name: string; uid: string; now: number },
-): KubernetesEvent {
-  const time = rfc3339(identity.now);
-  return {
-    apiVersion: 'v1',
-    kind: 'Event',
-    metadata: {
-      name: identity.name,
-      namespace: involved.namespace,
-      uid: identity.uid,
-      resourceVersion: '0',
-      generation: 1,
-      creationTimestamp: time,
-      labels: {},
-      annotations: {},
-    },
-    involvedObject: { ...involved },
-    reason: fields.reason,
-    message: fields.message,
-    type: fields.type,
-    source: { component },
-    firstTimestamp: time,
-    lastTimestamp: time,
-    count: 1,
-  };
-}
 
 /** What a recorder needs from the cluster (a Cluster satisfies it). */
 export interface EventRecorderHost {
@@ -110,7 +44,12 @@ export class EventRecorder {
       this.sequence++;
       name = `${involved.name}.${nanos.toString(16)}`;
     } while (store?.get(involved.namespace, name) !== undefined);
-    const event = buildKubernetesEvent(involved, fields, this.component, { name, uid: this.host.rng.uid(), now });
+    const event = buildKubernetesEvent(involved, fields, this.component, {
+      name,
+      uid: this.host.rng.uid(),
+      resourceVersion: '0',
+      time: now,
+    });
     return resourceEvent('ResourceCreated', EVENT_KIND, involved.namespace, name, { object: event });
   }
 }

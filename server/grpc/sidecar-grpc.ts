@@ -5,6 +5,7 @@ import type { SdkGameServer } from '../kinds/gameserver/gameserver.js';
 import { type Int64, toInt64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
+import { StreamRegistry } from '../sidecar/stream-registry.js';
 import type { PbMap, PbMessage, PbMessageClass, PbServiceDefinition, alpha, beta, sdk } from './agones-sdk.js';
 
 /**
@@ -204,22 +205,6 @@ function listUpdate(request: beta.UpdateListRequest): [List | undefined, string[
 
 // -- handlers ------------------------------------------------------------------------------------
 
-/** Open watch streams, so that closing the server can end them with an OK status. */
-class WatchRegistry {
-  private readonly open = new Set<() => void>();
-
-  add(end: () => void): () => void {
-    this.open.add(end);
-    return () => this.open.delete(end);
-  }
-
-  endAll(): void {
-    const ends = [...this.open];
-    this.open.clear();
-    for (const end of ends) end();
-  }
-}
-
 type Resolve = () => Sidecar;
 
 /** A unary RPC: resolve the sidecar, run, answer; a throw or rejection becomes the status. */
@@ -265,7 +250,7 @@ function healthHandler(resolve: Resolve): grpc.handleClientStreamingCall<sdk.Emp
 /** WatchGameServer: one message per emission, OK when the observable completes or the server closes. */
 function watchHandler(
   resolve: Resolve,
-  watches: WatchRegistry,
+  watches: StreamRegistry,
 ): grpc.handleServerStreamingCall<sdk.Empty, sdk.GameServer> {
   return (call) => {
     let subscription: Subscription | undefined;
@@ -315,7 +300,7 @@ function watchHandler(
   };
 }
 
-function sdkService(resolve: Resolve, watches: WatchRegistry): Record<sdk.Methods, grpc.UntypedHandleCall> {
+function sdkService(resolve: Resolve, watches: StreamRegistry): Record<sdk.Methods, grpc.UntypedHandleCall> {
   const empty = () => new sdkPb.Empty();
   return {
     ready: unary<sdk.Empty, sdk.Empty>(resolve, async (s) => {
@@ -405,7 +390,7 @@ function bindTarget(address: string, port: number): string {
 
 export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<SidecarGrpcServer> {
   const server = new grpc.Server();
-  const watches = new WatchRegistry();
+  const watches = new StreamRegistry();
   const resolve: Resolve = () => options.sidecar();
 
   server.addService(exactRequests(sdkGrpc['agones.dev.sdk.SDK']), sdkService(resolve, watches));

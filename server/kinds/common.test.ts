@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unsetZeroValues } from './common.js';
+import { jsonEqual, unsetZeroValues } from './common.js';
 
 describe('unsetZeroValues', () => {
   const paths = [['scheduling'], ['ports', '*', 'protocol'], ['counters', '*', 'count'], ['health', 'periodSeconds']];
@@ -33,5 +33,23 @@ describe('unsetZeroValues', () => {
   it('returns the same object when there is nothing to unset', () => {
     const value = { scheduling: 'Packed', ports: [{ protocol: 'UDP' }] };
     expect(unsetZeroValues(value, paths)).toBe(value);
+  });
+});
+
+describe('jsonEqual', () => {
+  it('compares JSON values structurally, whatever the key order, a key holding undefined counted as absent', () => {
+    expect(jsonEqual({ a: 1, b: [1, { c: 'x' }] }, { b: [1, { c: 'x' }], a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1, gone: undefined }, { a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1 }, { a: 1, gone: undefined })).toBe(true);
+    expect(jsonEqual({ a: 1, b: undefined }, { a: 1, c: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: 2 }, { a: 1 })).toBe(false);
+    expect(jsonEqual(['a', 'b'], ['b', 'a'])).toBe(false);
+    expect(jsonEqual([], {})).toBe(false);
+    expect(jsonEqual(null, {})).toBe(false);
+    expect(jsonEqual(undefined, {})).toBe(false);
+    expect(jsonEqual(undefined, undefined)).toBe(true);
+    expect(jsonEqual(9007199254740993n, 9007199254740993n)).toBe(true);
+    expect(jsonEqual('1', 1)).toBe(false);
   });
 });

@@ -57,20 +57,35 @@ export function stringMap(value: unknown): Record<string, string> {
   return out;
 }
 
-/** Equality of JSON values regardless of key order; a key holding undefined counts as absent. */
+/**
+ * Equality of JSON values regardless of key order; a key holding undefined counts as absent.
+ * The one structural equality of the project: label maps on the allocation path use it too, so
+ * it allocates nothing but each object's key list.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  // Unequal scalars end here, before the array and object checks (label values are all scalars).
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
-    const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
-    if (keysA.length !== keysB.length) return false;
-    return keysA.every((k) => jsonEqual(a[k], b[k]));
+  const x = a as Json;
+  const y = b as Json;
+  // Every key a defines must match in b; then b may define no more keys than a.
+  let defined = 0;
+  for (const key of Object.keys(x)) {
+    const value = x[key];
+    if (value === undefined) continue;
+    const other = y[key];
+    if (value !== other && !jsonEqual(value, other)) return false;
+    defined++;
   }
-  return false;
+  const keysOfB = Object.keys(y);
+  if (keysOfB.length === defined) return true;
+  for (const key of keysOfB) if (y[key] !== undefined) defined--;
+  return defined === 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,18 +1,10 @@
 import type { StoredEvent } from '../log/event-log.js';
 import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/gameserver.js';
-import { rfc3339 } from '../kinds/meta.js';
+import { type EventType, type InvolvedObject, buildKubernetesEvent } from '../kinds/event/event.js';
 import type { Resource } from '../kinds/resource.js';
 
 /** How many derived Events are kept; Kubernetes expires events too (after an hour). */
 export const RECENT_EVENTS = 5000;
-
-interface Involved {
-  kind: string;
-  apiVersion: string;
-  namespace: string;
-  name: string;
-  uid: string;
-}
 
 /**
  * Kubernetes Events derived from the log: GameServer lifecycle steps (reason = the state,
@@ -22,10 +14,10 @@ interface Involved {
  */
 interface Recorded {
   event: StoredEvent;
-  involved: Involved;
+  involved: InvolvedObject;
   reason: string;
   message: string;
-  type: 'Normal' | 'Warning';
+  type: EventType;
   component: string;
   part: number;
   suffix: string;
@@ -39,7 +31,7 @@ export class RecentGameServerEvents {
   horizon = -Infinity;
 
   apply(event: StoredEvent, gs: GameServer): void {
-    const involved: Involved = {
+    const involved: InvolvedObject = {
       kind: 'GameServer',
       apiVersion: 'agones.dev/v1',
       namespace: gs.metadata.namespace,
@@ -58,7 +50,7 @@ export class RecentGameServerEvents {
     } else if (event.type === 'GameServerCreated' || event.type === 'GameServersCreated') {
       const owner = gs.metadata.ownerReferences?.find((r) => r.kind === 'GameServerSet');
       if (!owner) return;
-      const set: Involved = { kind: 'GameServerSet', apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
+      const set: InvolvedObject = { kind: 'GameServerSet', apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
       this.push(this.build(event, set, 'SuccessfulCreate', `Created gameserver: ${gs.metadata.name}`, 'Normal', 'gameserverset-controller', 0, gs.metadata.name));
     }
   }
@@ -82,10 +74,10 @@ export class RecentGameServerEvents {
 
   private build(
     event: StoredEvent,
-    involved: Involved,
+    involved: InvolvedObject,
     reason: string,
     message: string,
-    type: 'Normal' | 'Warning',
+    type: EventType,
     component: string,
     part: number,
     suffix = '',
@@ -95,29 +87,13 @@ export class RecentGameServerEvents {
 }
 
 function toObject({ event, involved, reason, message, type, component, part, suffix }: Recorded): Resource {
-    const time = rfc3339(event.time);
-    return {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: {
-        name: `${involved.name}.${event.seq.toString(16)}${part ? `-${part}` : ''}${suffix ? `-${suffix}` : ''}`,
-        namespace: involved.namespace,
-        uid: `event-${event.seq}-${part}${suffix ? `-${suffix}` : ''}`,
-        resourceVersion: String(event.seq),
-        generation: 1,
-        creationTimestamp: time,
-        labels: {},
-        annotations: {},
-      },
-      involvedObject: involved,
-      reason,
-      message,
-      type,
-      source: { component },
-      firstTimestamp: time,
-      lastTimestamp: time,
-      count: 1,
-    };
+  const tail = suffix ? `-${suffix}` : '';
+  return buildKubernetesEvent(involved, { reason, message, type }, component, {
+    name: `${involved.name}.${event.seq.toString(16)}${part ? `-${part}` : ''}${tail}`,
+    uid: `event-${event.seq}-${part}${tail}`,
+    resourceVersion: String(event.seq),
+    time: event.time,
+  });
 }
 
 function sourceOf(cause: string): string {

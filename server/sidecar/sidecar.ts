@@ -16,6 +16,7 @@ import {
 import { type Int64, addInt64, maxInt64, minInt64 } from '../int64.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
+import { jsonEqual } from '../kinds/common.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ConformanceRecorder } from './conformance.js';
 import { sdkErrors } from './errors.js';
@@ -371,7 +372,7 @@ export class Sidecar {
   }
 
   private async setList(name: string, current: ListStatus, next: ListStatus): Promise<void> {
-    if (current.capacity === next.capacity && sameValues(current.values, next.values)) return this.cluster.settled();
+    if (current.capacity === next.capacity && jsonEqual(current.values, next.values)) return this.cluster.settled();
     await this.cluster.commit([
       gameServerEvent('GameServerListSet', this.namespace, this.name, { list: name, ...next }),
     ]);
@@ -397,8 +398,4 @@ function copyList(list: ListStatus): ListStatus {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
-}
-
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

@@ -1,6 +1,18 @@
 import type { FeatureGates } from '../../features.js';
-import { GrpcCode, GrpcError, showValue } from '../../grpc-status.js';
-import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../../int64.js';
+import { GrpcCode, GrpcError } from '../../grpc-status.js';
+import {
+  bool,
+  enumNumber,
+  int64,
+  isSet,
+  map,
+  message,
+  messageBody,
+  optional,
+  repeated,
+  str,
+  uint64AsInt64,
+} from '../../proto-json.js';
 import {
   type AllocationPriority,
   type CounterAction,
@@ -20,10 +32,8 @@ import {
  * The allocator service's wire shapes (proto/allocation/allocation.proto, served as JSON by
  * grpc-gateway at `POST /gameserverallocation`; reference §6.9(b)).
  *
- * Requests are read as protojson reads them: field names as in the proto (already lowerCamel),
- * unknown fields ignored, `null` meaning unset, 64-bit integers as JSON numbers or decimal
- * strings, enums by name or by number, wrapper types (StringValue, Int64Value) as their bare
- * value. A value of the wrong type is INVALID_ARGUMENT with a message naming the field.
+ * Requests are read by the shared protojson decoder (server/proto-json.ts): field names as in
+ * the proto (already lowerCamel), wrapper types (StringValue, Int64Value) as their bare value.
  * The conversion then follows Agones's ConvertAllocationRequestToGSA, except that alpha fields
  * are kept whatever the gates: validation refuses them when their gate is off (the spec asks for
  * that), where Agones would drop them silently.
@@ -32,103 +42,8 @@ import {
  * 64-bit integers as strings.
  */
 
-type Json = Record<string, unknown>;
-
-const UINT64_MAX = 2n ** 64n - 1n;
-const INT32_MIN = -(2n ** 31n);
-const INT32_MAX = 2n ** 31n - 1n;
-
-function invalidValue(type: string, path: string, value: unknown): GrpcError {
-  return new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: invalid value for ${type} field ${path}: ${showValue(value)}`);
-}
-
-function isSet(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
-/** A message: a JSON object. Callers skip unset (null/absent) fields before reading. */
-function message(value: unknown, path: string, type: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidValue(`message ${type}`, path, value);
-  return value as Json;
-}
-
-function str(value: unknown, path: string): string {
-  if (typeof value !== 'string') throw invalidValue('string', path, value);
-  return value;
-}
-
-function bool(value: unknown, path: string): boolean {
-  if (typeof value !== 'boolean') throw invalidValue('bool', path, value);
-  return value;
-}
-
-/** A JSON number that is an integer, or a string of decimal digits; as an exact bigint. */
-function integer(value: unknown, path: string, type: string): bigint {
-  if (typeof value === 'bigint') return value;
-  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
-  throw invalidValue(type, path, value);
-}
-
-/** int64 (and google.protobuf.Int64Value), exact (see server/kinds/int64.ts). */
-function int64(value: unknown, path: string): Int64 {
-  const big = integer(value, path, 'int64');
-  if (big < INT64_MIN || big > INT64_MAX) throw invalidValue('int64', path, value);
-  return toInt64(big);
-}
-
-/**
- * uint64 (PlayerSelector). Agones converts it with a plain int64() cast, so a value above the
- * int64 maximum wraps to a negative number, which validation then refuses.
- */
-function uint64AsInt64(value: unknown, path: string): Int64 {
-  const big = integer(value, path, 'uint64');
-  if (big < 0n || big > UINT64_MAX) throw invalidValue('uint64', path, value);
-  return toInt64(BigInt.asIntN(64, big));
-}
-
-/** An enum by name or by number. proto3 enums are open: any int32 number is accepted. */
-function enumNumber(value: unknown, path: string, type: string, names: readonly string[]): number {
-  if (typeof value === 'string') {
-    const index = names.indexOf(value);
-    if (index >= 0) return index;
-  } else if (typeof value === 'number' && Number.isInteger(value)) {
-    const big = BigInt(value);
-    if (big >= INT32_MIN && big <= INT32_MAX) return value;
-  }
-  throw invalidValue(`enum ${type}`, path, value);
-}
-
-function repeated<T>(value: unknown, path: string, type: string, item: (v: unknown, p: string) => T): T[] {
-  if (!isSet(value)) return [];
-  if (!Array.isArray(value)) throw invalidValue(`repeated ${type}`, path, value);
-  return value.map((v, i) => {
-    const itemPath = `${path}[${i}]`;
-    if (v === null) throw invalidValue(type, itemPath, v);
-    return item(v, itemPath);
-  });
-}
-
-function map<T>(value: unknown, path: string, type: string, item: (v: unknown, p: string) => T): Record<string, T> {
-  const out: Record<string, T> = {};
-  if (!isSet(value)) return out;
-  const object = message(value, path, `map<string, ${type}>`);
-  for (const key of Object.keys(object).sort()) {
-    const itemPath = `${path}[${key}]`;
-    const v = object[key];
-    if (v === null) throw invalidValue(type, itemPath, v);
-    out[key] = item(v, itemPath);
-  }
-  return out;
-}
-
 function nonEmpty<T>(record: Record<string, T>): Record<string, T> | undefined {
   return Object.keys(record).length > 0 ? record : undefined;
-}
-
-/** Reads an optional scalar: absent or null gives undefined. */
-function optional<T>(value: unknown, path: string, read: (v: unknown, p: string) => T): T | undefined {
-  return isSet(value) ? read(value, path) : undefined;
 }
 
 const SCHEDULING = ['Packed', 'Distributed'] as const;
@@ -230,10 +145,8 @@ function listAction(value: unknown, path: string): ListAction {
  * namespace stays empty.
  */
 export function fromAllocationRequest(body: unknown): GameServerAllocation {
-  if (body !== null && body !== undefined && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `proto: syntax error: AllocationRequest must be a JSON object, got ${showValue(body)}`);
-  }
-  const request = (body ?? {}) as Json;
+  // An absent body (null) is an empty request.
+  const request = messageBody(body ?? {}, 'AllocationRequest');
   const spec: GameServerAllocationSpec = {};
 
   if (isSet(request.multiClusterSetting)) {

@@ -48,6 +48,7 @@ const floors = [
         'server/flags.ts',
         'server/grpc-status.ts',
         'server/int64.ts',
+        'server/proto-json.ts',
       ],
       refs: [
         '**/k8s/**',
@@ -57,6 +58,7 @@ const floors = [
         '**/flags.js',
         '**/grpc-status.js',
         '**/int64.js',
+        '**/proto-json.js',
       ],
     },
   ],

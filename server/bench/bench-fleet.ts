@@ -6,7 +6,7 @@ import { parseFeatureGates } from '../features.js';
 import { FleetController } from '../controllers/fleet-controller.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GameServerSetController } from '../controllers/gameserverset-controller.js';
-import { FLEET_DEFINITION } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';

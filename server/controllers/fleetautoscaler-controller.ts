@@ -16,7 +16,8 @@ import {
   reviewStatus,
 } from '../autoscaler/webhook-client.js';
 import type { TimerHandle } from '../clock.js';
-import { FLEET_DEFINITION, FLEETAUTOSCALER_DEFINITION } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
+import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.js';
 import type { GameServer, SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';

@@ -43,6 +43,9 @@ export interface KindDefinition {
   validate?(object: Resource, context: KindContext, old?: Resource): FieldError[];
 }
 
+/** The body of the kinds fleetsim simulates and serves read-only (Node, Event): any fields. */
+export const OPEN_OBJECT: Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+
 export function apiVersionOf(definition: KindDefinition): string {
   return definition.group ? `${definition.group}/${definition.version}` : definition.version;
 }

@@ -8,7 +8,7 @@ import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
-import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
+import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';

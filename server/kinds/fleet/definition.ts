@@ -1,0 +1,20 @@
+import { ALL_VERBS, type KindDefinition } from '../registry.js';
+import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
+import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
+
+export const FLEET_DEFINITION: KindDefinition = {
+  kind: 'Fleet',
+  listKind: 'FleetList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'fleets',
+  singular: 'fleet',
+  shortNames: ['flt'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: SCALABLE_SUBRESOURCES,
+  printerColumns: [...SETS_COLUMNS],
+  schema: fleetSchema,
+  defaults: defaultFleet,
+  validate: validateFleet,
+};

@@ -1,0 +1,19 @@
+import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
+import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules.js';
+
+export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
+  kind: 'FleetAutoscaler',
+  listKind: 'FleetAutoscalerList',
+  group: 'autoscaling.agones.dev',
+  version: 'v1',
+  plural: 'fleetautoscalers',
+  singular: 'fleetautoscaler',
+  shortNames: ['fas'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: true },
+  printerColumns: [AGE_COLUMN],
+  schema: fleetAutoscalerSchema,
+  defaults: defaultFleetAutoscaler,
+  validate: validateFleetAutoscaler,
+};

@@ -1,9 +1,10 @@
 import { ALL_VERBS, type KindDefinition } from '../registry.js';
 import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
+import { FLEET_KIND } from './fleet.js';
 
 export const FLEET_DEFINITION: KindDefinition = {
-  kind: 'Fleet',
+  kind: FLEET_KIND,
   listKind: 'FleetList',
   group: 'agones.dev',
   version: 'v1',

@@ -1,8 +1,9 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules.js';
+import { FLEETAUTOSCALER_KIND } from './fleetautoscaler.js';
 
 export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
-  kind: 'FleetAutoscaler',
+  kind: FLEETAUTOSCALER_KIND,
   listKind: 'FleetAutoscalerList',
   group: 'autoscaling.agones.dev',
   version: 'v1',

@@ -1,5 +1,6 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules.js';
+import { GAMESERVERSET_KIND } from './gameserverset.js';
 
 /** `kubectl get` columns of sets, and of the fleets that own them. */
 export const SETS_COLUMNS = [
@@ -18,7 +19,7 @@ export const SCALABLE_SUBRESOURCES: KindDefinition['subresources'] = {
 };
 
 export const GAMESERVERSET_DEFINITION: KindDefinition = {
-  kind: 'GameServerSet',
+  kind: GAMESERVERSET_KIND,
   listKind: 'GameServerSetList',
   group: 'agones.dev',
   version: 'v1',

@@ -1,6 +1,9 @@
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/gameserver.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { FLEET_KIND } from '../kinds/fleet/fleet.js';
+import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { type ObjectChange, ObjectStore } from './object-store.js';
@@ -51,15 +54,14 @@ interface EventWrite {
   time: number;
 }
 
-const STORED_KINDS = [
-  'GameServerSet',
-  'Fleet',
-  'FleetAutoscaler',
-  'GameServerAllocationPolicy',
-  'Secret',
-  'Node',
-  'Event',
-];
+/**
+ * Kinds stored whole, each in its store: every kind the API can read but GameServer, which has
+ * its own (GameServerAllocation, create-only, is never stored).
+ */
+const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.kind !== GAMESERVER_KIND && d.verbs.includes('get')).map((d) => d.kind);
+
+/** Kinds whose status the set-status projection folds from their GameServers. */
+const DERIVED_STATUS_KINDS = new Set(KIND_DEFINITIONS.filter((d) => d.derivedStatus).map((d) => d.kind));
 
 /**
  * Every projection of the log, in one place: the live cluster and `fleetsim replay` fold
@@ -156,8 +158,8 @@ export class ReadModel {
     sink.change(watchChange(event, change));
     if (change.object) this.gameServerEvents.apply(event, change.object);
     const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-    if (touched.set) sink.derived(touched.setKey!, 'GameServerSet', touched.namespace!, touched.set, event.seq);
-    if (touched.fleet) sink.derived(touched.fleetKey!, 'Fleet', touched.namespace!, touched.fleet, event.seq);
+    if (touched.set) sink.derived(touched.setKey!, GAMESERVERSET_KIND, touched.namespace!, touched.set, event.seq);
+    if (touched.fleet) sink.derived(touched.fleetKey!, FLEET_KIND, touched.namespace!, touched.fleet, event.seq);
   }
 
   store(kind: string): ObjectStore<Resource> | undefined {
@@ -188,9 +190,9 @@ export class ReadModel {
   }
 
   present(object: Resource): Resource {
-    if (object.kind !== 'GameServerSet' && object.kind !== 'Fleet') return object;
+    if (!DERIVED_STATUS_KINDS.has(object.kind)) return object;
     const { namespace, name } = object.metadata;
-    const isSet = object.kind === 'GameServerSet';
+    const isSet = object.kind === GAMESERVERSET_KIND;
     const keys = templateKeys(object);
     const status = isSet
       ? this.setStatus.setStatus(namespace, name, keys, this.gates)

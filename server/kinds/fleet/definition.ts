@@ -1,7 +1,8 @@
 import { ALL_VERBS, type KindDefinition } from '../registry.js';
 import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
-import { FLEET_KIND } from './fleet.js';
+import { FLEET_KIND, FLEET_LABEL } from './fleet.js';
+import { GAMESERVERSET_KIND } from '../gameserverset/gameserverset.js';
 
 export const FLEET_DEFINITION: KindDefinition = {
   kind: FLEET_KIND,
@@ -18,4 +19,7 @@ export const FLEET_DEFINITION: KindDefinition = {
   schema: fleetSchema,
   defaults: defaultFleet,
   validate: validateFleet,
+  derivedStatus: true,
+  memberLabel: FLEET_LABEL,
+  ownedKind: GAMESERVERSET_KIND,
 };

@@ -1,6 +1,7 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules.js';
-import { GAMESERVERSET_KIND } from './gameserverset.js';
+import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL } from './gameserverset.js';
+import { GAMESERVER_KIND } from '../gameserver/gameserver.js';
 
 /** `kubectl get` columns of sets, and of the fleets that own them. */
 export const SETS_COLUMNS = [
@@ -33,4 +34,7 @@ export const GAMESERVERSET_DEFINITION: KindDefinition = {
   schema: gameServerSetSchema,
   defaults: defaultGameServerSet,
   validate: validateGameServerSet,
+  derivedStatus: true,
+  memberLabel: GAMESERVERSET_LABEL,
+  ownedKind: GAMESERVER_KIND,
 };

@@ -3,8 +3,6 @@ import {
   type AggregatedCapacity,
   type AutoscaledFleet,
   AutoscalerError,
-  type BufferPolicy,
-  type CapacityPolicy,
   type GameServerCapacity,
   bufferPolicy,
   computeDesiredReplicas,
@@ -12,6 +10,7 @@ import {
   parseBufferSize,
   webhookPolicy,
 } from './autoscaler.js';
+import type { BufferPolicy, CapacityPolicy } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
 
 function fleetWith(status: AutoscaledFleet['status'], spec: AutoscaledFleet['spec'] = {}): AutoscaledFleet {
   return { spec, status };

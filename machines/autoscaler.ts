@@ -5,25 +5,7 @@
  */
 
 import type { Int64 } from '../server/int64.js';
-
-/** An int-or-string `bufferSize`: an absolute number, or `"<n>%"`. */
-export type BufferSize = Int64 | string;
-
-export interface BufferPolicy {
-  maxReplicas: number;
-  /** 0 or absent: no minimum. */
-  minReplicas?: number;
-  bufferSize: BufferSize;
-}
-
-/** Counter and List policies share their shape. */
-export interface CapacityPolicy {
-  key: string;
-  maxCapacity: Int64;
-  /** 0 or absent: no minimum. */
-  minCapacity?: Int64;
-  bufferSize: BufferSize;
-}
+import type { AutoscalerPolicy, BufferPolicy, BufferSize, CapacityPolicy } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
 
 export type CapacityKind = 'Counter' | 'List';
 
@@ -309,15 +291,6 @@ export function counterOrListPolicy(
   if (available === buffer) return limited ? limitedByDirection() : { replicas, limited: false };
   if (available < buffer) return limited ? limitedByDirection() : scaleUp(state, available);
   return limited && direction === 1 ? scaleUpLimited(state) : scaleDown(state);
-}
-
-/** A policy as stored in a FleetAutoscaler's spec (only the fields the formulas use). */
-export interface AutoscalerPolicy {
-  type?: string;
-  buffer?: BufferPolicy;
-  counter?: CapacityPolicy;
-  list?: CapacityPolicy;
-  webhook?: unknown;
 }
 
 export const SUPPORTED_POLICY_TYPES = ['Buffer', 'Webhook', 'Counter', 'List'] as const;

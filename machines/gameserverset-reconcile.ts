@@ -1,4 +1,5 @@
 import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { AllocationOverflow } from '../server/kinds/common.js';
 import { type ScaleDownOrderOptions, countPerNode, firstForScaleDown, sortForScaleDown } from './scale-down-order.js';
 
 /**
@@ -221,11 +222,6 @@ export function reconcileFromCounts(
     victimsInBatch: Math.min(victims, limit.maxDeletionsPerBatch),
     partial: partial || victims > limit.maxDeletionsPerBatch,
   };
-}
-
-export interface AllocationOverflow {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
 }
 
 export function hasOverflowMetadata(overflow: AllocationOverflow | undefined): overflow is AllocationOverflow {

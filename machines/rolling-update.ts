@@ -1,15 +1,10 @@
+import type { FleetStrategy, IntOrString } from '../server/kinds/fleet/fleet.js';
+
 /**
  * How a Fleet moves its replicas from old GameServerSets to the active one (Agones's
  * applyDeploymentStrategy, rollingUpdateActive and rollingUpdateRest; reference §5.3–5.4).
  * Pure: the controller passes what it read, applies the returned sizes and records the events.
  */
-
-export type IntOrPercent = number | string;
-
-export interface FleetStrategy {
-  type?: 'RollingUpdate' | 'Recreate';
-  rollingUpdate?: { maxSurge?: IntOrPercent; maxUnavailable?: IntOrPercent };
-}
 
 /** The part of a GameServerSet's status the strategy reads. */
 export interface SetCounts {
@@ -61,7 +56,7 @@ export const DEFAULT_MAX_UNAVAILABLE = '25%';
  * Kubernetes's GetValueFromIntOrPercent: an integer as is; `"p%"` of `total`, rounded up or
  * down. Throws on anything else (validation keeps such values out of a Fleet).
  */
-export function resolveIntOrPercent(value: IntOrPercent, total: number, roundUp: boolean): number {
+export function resolveIntOrPercent(value: IntOrString, total: number, roundUp: boolean): number {
   if (typeof value === 'number') return value;
   const percent = /^(-?\d+)%$/.exec(value);
   if (percent) {

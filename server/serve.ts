@@ -19,6 +19,7 @@ import {
 import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './cluster.js';
+import { FLEET_KIND } from './kinds/fleet/fleet.js';
 import { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
@@ -111,7 +112,7 @@ export class FleetsimServer {
     for (const controller of this.controllers) controller.start();
     const applied: string[] = [];
     for (const path of this.options.manifests) applied.push(...(await applyManifests(this.service, readManifests(path), path)));
-    if (this.options.defaultFleet && this.options.manifests.length === 0 && this.cluster.readModel.list('Fleet').length === 0) {
+    if (this.options.defaultFleet && this.options.manifests.length === 0 && this.cluster.readModel.list(FLEET_KIND).length === 0) {
       applied.push(...(await applyManifests(this.service, [DEFAULT_FLEET], 'the default fleet')));
     }
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
-import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
+import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { ApiError } from '../k8s/status.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';

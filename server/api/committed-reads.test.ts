@@ -4,7 +4,7 @@ import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { SECRET_DEFINITION } from '../kinds/definitions.js';
+import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import { Cluster } from '../cluster.js';
 import { ResourceService } from '../resources/service.js';
 import { resourceApi } from './resource-api.js';

@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLEET_DEFINITION, KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { apiResourceList } from './discovery.js';
 import {
   GVK_EXTENSION,

@@ -1,4 +1,5 @@
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import type { WebhookConfiguration } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Clock } from '../clock.js';
@@ -21,22 +22,6 @@ export const DEFAULT_SERVICE_PORT = 8000;
 /** Largest response body read; a webhook answer is a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 1 << 20;
 const INT32_MAX = 2147483647;
-
-/** A Kubernetes service reference (`webhook.service`). */
-export interface ServiceReference {
-  namespace?: string;
-  name?: string;
-  path?: string;
-  port?: number;
-}
-
-/** A Kubernetes WebhookClientConfig as a FleetAutoscaler's `policy.webhook` holds it. */
-export interface WebhookConfiguration {
-  url?: string;
-  service?: ServiceReference;
-  /** base64 of a PEM bundle. */
-  caBundle?: string;
-}
 
 export interface ServiceAddress {
   host: string;

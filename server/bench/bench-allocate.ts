@@ -10,6 +10,8 @@ import { type GameServer, gameServerEvent } from '../kinds/gameserver/gameserver
 import { defaultGameServer } from '../kinds/gameserver/rules.js';
 import { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
+import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
+import { GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
 
 /**
  * `npm run bench:allocate`: in-process allocations per second with one label selector, Packed,
@@ -53,7 +55,7 @@ async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; s
             resourceVersion: '0',
             generation: 1,
             creationTimestamp: '2026-01-01T00:00:00Z',
-            labels: { 'agones.dev/fleet': 'bench', 'agones.dev/gameserverset': 'bench-abcde' },
+            labels: { [FLEET_LABEL]: 'bench', [GAMESERVERSET_LABEL]: 'bench-abcde' },
             annotations: {},
           },
           spec: template,
@@ -74,7 +76,7 @@ const REQUEST: GameServerAllocation = {
   apiVersion: 'allocation.agones.dev/v1',
   kind: 'GameServerAllocation',
   metadata: { namespace: 'default' },
-  spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'bench' }, gameServerState: 'Ready' }], scheduling: 'Packed' },
+  spec: { selectors: [{ matchLabels: { [FLEET_LABEL]: 'bench' }, gameServerState: 'Ready' }], scheduling: 'Packed' },
 };
 
 /** The rate of each round. */

@@ -6,11 +6,12 @@ import { parseFeatureGates } from '../features.js';
 import { FleetController } from '../controllers/fleet-controller.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GameServerSetController } from '../controllers/gameserverset-controller.js';
-import { FLEET_DEFINITION } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { SimulatedProcesses } from '../sim/processes.js';
+import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 
 /**
  * `npm run bench:fleet`: create a fleet of 10,000 and of 100,000 GameServers on the virtual
@@ -85,7 +86,7 @@ async function run(size: number): Promise<Result> {
   for (let round = 0; ready < size; round++) {
     clock.advance(250);
     await settle(clock);
-    const fleet = cluster.get('Fleet', 'default', 'bench');
+    const fleet = cluster.get(FLEET_KIND, 'default', 'bench');
     ready = (fleet?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0;
     if (round > 100_000) throw new Error(`stuck at ${ready}/${size} Ready`);
   }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Subscription } from 'rxjs';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { FLEET_DEFINITION } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { type GameServer, gameServerEvent } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';

@@ -1,37 +1,16 @@
-import type { AllocationOverflow } from '../../machines/gameserverset-reconcile.js';
-import { type FleetStrategy, type SetView, applyDeploymentStrategy } from '../../machines/rolling-update.js';
-import type { Priority } from '../../machines/scale-down-order.js';
-import { GAMESERVERSET_DEFINITION } from '../kinds/definitions.js';
-import type { SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
+import { type SetView, applyDeploymentStrategy } from '../../machines/rolling-update.js';
+import { GAMESERVERSET_DEFINITION } from '../kinds/gameserverset/definition.js';
+import { FLEET_KIND, FLEET_LABEL, type FleetSpec, gameServerSetOfFleet } from '../kinds/fleet/fleet.js';
+import { GAMESERVERSET_KIND, type GameServerSetSpec, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
-import { FLEET_LABEL, type SetStatus } from '../runtime/set-status.js';
-import { GAMESERVERSET_KIND } from './gameserverset-controller.js';
+import type { SetStatus } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
-
-export const FLEET_KIND = 'Fleet';
-
-/** The fields of a Fleet's spec the controller reads. */
-export interface FleetSpec {
-  replicas?: number;
-  strategy?: FleetStrategy;
-  scheduling?: SchedulingStrategy;
-  priorities?: Priority[];
-  allocationOverflow?: AllocationOverflow;
-  template?: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
-}
-
-interface SetSpec {
-  replicas?: number;
-  scheduling?: SchedulingStrategy;
-  priorities?: Priority[];
-  template?: unknown;
-}
 
 const NO_STATUS: SetView['status'] = { replicas: 0, readyReplicas: 0, reservedReplicas: 0, allocatedReplicas: 0, shutdownReplicas: 0 };
 
@@ -39,7 +18,7 @@ function setView(set: Resource): SetView {
   const status = (set.status ?? {}) as Partial<SetStatus>;
   return {
     name: set.metadata.name,
-    replicas: (set.spec as SetSpec | undefined)?.replicas ?? 0,
+    replicas: gameServerSetSpecOf(set).replicas ?? 0,
     status: {
       replicas: status.replicas ?? 0,
       readyReplicas: status.readyReplicas ?? 0,
@@ -51,7 +30,7 @@ function setView(set: Resource): SetView {
 }
 
 /** The stored object (no derived status) with a new spec: a full-object update. */
-function withSpec(set: Resource, spec: SetSpec): Resource {
+function withSpec(set: Resource, spec: GameServerSetSpec): Resource {
   const { status: _status, ...rest } = set;
   return { ...rest, metadata: { ...set.metadata, generation: set.metadata.generation + 1 }, spec } as Resource;
 }
@@ -152,7 +131,7 @@ export class FleetController extends KeyedController {
 
     const sets = this.ownedSets(fleet);
     let active: Resource | undefined;
-    for (const set of sets) if (jsonEqual((set.spec as SetSpec | undefined)?.template, spec.template)) active = set;
+    for (const set of sets) if (jsonEqual(gameServerSetSpecOf(set).template, spec.template)) active = set;
     const rest = sets.filter((set) => set !== active);
 
     const decision = applyDeploymentStrategy(
@@ -170,7 +149,7 @@ export class FleetController extends KeyedController {
     for (const step of decision.restScales) {
       const current = working.get(step.name);
       if (!current) continue;
-      const next = withSpec(current, { ...(current.spec as SetSpec), replicas: step.to });
+      const next = withSpec(current, { ...gameServerSetSpecOf(current), replicas: step.to });
       working.set(step.name, next);
       events.push(resourceEvent('ResourceUpdated', GAMESERVERSET_KIND, next.metadata.namespace, step.name, { object: next }));
       event('ScalingGameServerSet', `Scaling inactive GameServerSet ${step.name} from ${step.from} to ${step.to}`);
@@ -186,13 +165,13 @@ export class FleetController extends KeyedController {
     const replicas = decision.activeReplicas;
     if (replicas >= 0) {
       if (!active) {
-        const created = this.service.prepareCreate(GAMESERVERSET_DEFINITION, fleet.metadata.namespace, this.setBody(fleet, spec, replicas));
+        const created = this.service.prepareCreate(GAMESERVERSET_DEFINITION, fleet.metadata.namespace, gameServerSetOfFleet(fleet, spec, replicas));
         events.push(created.event);
         event('CreatingGameServerSet', `Created GameServerSet ${created.object.metadata.name}`);
       } else {
         const current = this.setStore()?.getByKey(objectKey(active.metadata.namespace, active.metadata.name)) ?? active;
-        const setSpec = (current.spec ?? {}) as SetSpec;
-        let nextSpec: SetSpec | undefined;
+        const setSpec = gameServerSetSpecOf(current);
+        let nextSpec: GameServerSetSpec | undefined;
         if (replicas !== (setSpec.replicas ?? 0) || scheduling !== (setSpec.scheduling ?? 'Packed')) {
           nextSpec = { ...setSpec, replicas, scheduling };
           event('ScalingGameServerSet', `Scaling active GameServerSet ${current.metadata.name} from ${setSpec.replicas ?? 0} to ${replicas}`);
@@ -212,38 +191,5 @@ export class FleetController extends KeyedController {
     // refuses: the active set is left as it is until that changes.
 
     await this.cluster.commit(events);
-  }
-
-  /** A GameServerSet as the fleet makes it (Agones's Fleet.GameServerSet()). */
-  private setBody(fleet: Resource, spec: FleetSpec, replicas: number): Record<string, unknown> {
-    const template = spec.template ?? {};
-    const templateMeta = (template.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string> } & Record<string, unknown>;
-    const { name: _name, namespace: _namespace, generateName: _generateName, uid: _uid, resourceVersion: _rv, ...meta } = templateMeta;
-    return {
-      metadata: {
-        ...meta,
-        generateName: `${fleet.metadata.name}-`,
-        namespace: fleet.metadata.namespace,
-        labels: { ...(templateMeta.labels ?? {}), [FLEET_LABEL]: fleet.metadata.name },
-        annotations: { ...(templateMeta.annotations ?? {}) },
-        ownerReferences: [
-          {
-            apiVersion: fleet.apiVersion,
-            kind: FLEET_KIND,
-            name: fleet.metadata.name,
-            uid: fleet.metadata.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: {
-        replicas,
-        scheduling: spec.scheduling ?? 'Packed',
-        ...(spec.priorities && { priorities: spec.priorities }),
-        ...(spec.allocationOverflow && { allocationOverflow: spec.allocationOverflow }),
-        template: spec.template,
-      },
-    };
   }
 }

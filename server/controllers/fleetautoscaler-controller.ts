@@ -1,67 +1,43 @@
 import {
   type AutoscaledFleet,
-  type AutoscalerPolicy,
   AutoscalerError,
   type ScaleDecision,
   type WebhookAnswer,
   computeDesiredReplicas,
 } from '../../machines/autoscaler.js';
-import { type Priority, countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
+import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
 import {
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   type FleetAutoscaleRequest,
   type ServiceResolver,
   WebhookClient,
-  type WebhookConfiguration,
   reviewStatus,
 } from '../autoscaler/webhook-client.js';
 import type { TimerHandle } from '../clock.js';
-import { FLEET_DEFINITION, FLEETAUTOSCALER_DEFINITION } from '../kinds/definitions.js';
-import type { GameServer, SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
+import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.js';
+import { FLEET_KIND, FLEET_LABEL, type FleetSpec } from '../kinds/fleet/fleet.js';
+import {
+  FLEETAUTOSCALER_KIND,
+  type FleetAutoscalerSpec,
+  type FleetAutoscalerStatus,
+  syncIntervalMs,
+} from '../kinds/fleetautoscaler/fleetautoscaler.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
-import { FLEET_LABEL } from '../runtime/set-status.js';
 import type { EventFields } from '../kinds/event/event.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
-
-export const FLEETAUTOSCALER_KIND = 'FleetAutoscaler';
-const FLEET_KIND = 'Fleet';
-
-/** Agones's default sync period when the spec names none. */
-export const DEFAULT_SYNC_INTERVAL_SECONDS = 30;
-
-/** The fields of a FleetAutoscaler's spec the controller reads. */
-export interface FleetAutoscalerSpec {
-  fleetName?: string;
-  policy?: AutoscalerPolicy & { webhook?: WebhookConfiguration };
-  sync?: { type?: string; fixedInterval?: { seconds?: number } };
-}
-
-/** The status the controller writes (Agones's FleetAutoscalerStatus, as the spec lists it). */
-export interface FleetAutoscalerStatus {
-  currentReplicas: number;
-  desiredReplicas: number;
-  /** RFC 3339; null until the autoscaler first scales the fleet. */
-  lastScaleTime: string | null;
-  ableToScale: boolean;
-  scalingLimited: boolean;
-}
-
-interface FleetSpecView {
-  replicas?: number;
-  scheduling?: SchedulingStrategy;
-  priorities?: Priority[];
-}
 
 function specOf(fas: Resource): FleetAutoscalerSpec {
   return (fas.spec ?? {}) as FleetAutoscalerSpec;
 }
 
-function fleetSpecOf(fleet: Resource): FleetSpecView {
-  return (fleet.spec ?? {}) as FleetSpecView;
+function fleetSpecOf(fleet: Resource): FleetSpec {
+  return (fleet.spec ?? {}) as FleetSpec;
 }
 
 function fleetStatusReplicas(fleet: Resource): number {
@@ -71,12 +47,6 @@ function fleetStatusReplicas(fleet: Resource): number {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The sync period in milliseconds: `spec.sync.fixedInterval.seconds`, 30 when absent or not positive. */
-export function syncIntervalMs(spec: FleetAutoscalerSpec): number {
-  const seconds = spec.sync?.fixedInterval?.seconds;
-  return (typeof seconds === 'number' && seconds > 0 ? seconds : DEFAULT_SYNC_INTERVAL_SECONDS) * 1000;
 }
 
 function sameStatus(a: unknown, b: FleetAutoscalerStatus): boolean {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
+import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';

@@ -1,5 +1,4 @@
 import {
-  type AllocationOverflow,
   type CountedReconciliation,
   type ReconcileCounts,
   type ReconcileLimits,
@@ -16,35 +15,19 @@ import {
 import {
   type NodeCount,
   type NodeCounts,
-  type Priority,
   type ScaleDownOrderOptions,
   firstForScaleDown,
 } from '../../machines/scale-down-order.js';
-import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { type GameServer, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL, gameServerOfSet, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
 import type { ObjectStore } from '../runtime/object-store.js';
-import { FLEET_LABEL, GAMESERVERSET_LABEL } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
-
-export const GAMESERVERSET_KIND = 'GameServerSet';
-
-/** The fields of a GameServerSet's spec the controller reads. */
-export interface GameServerSetSpec {
-  replicas?: number;
-  scheduling?: SchedulingStrategy;
-  priorities?: Priority[];
-  allocationOverflow?: AllocationOverflow;
-  template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
-}
-
-function specOf(set: Resource): GameServerSetSpec {
-  return (set.spec ?? {}) as GameServerSetSpec;
-}
 
 /** The uid a GameServer's set owner reference names (the controller reference when marked). */
 function ownerSetUid(gs: GameServer): string | undefined {
@@ -263,7 +246,7 @@ export class GameServerSetController extends KeyedController {
       return;
     }
     const { namespace, name, uid } = set.metadata;
-    const spec = specOf(set);
+    const spec = gameServerSetSpecOf(set);
     const target = Math.max(0, spec.replicas ?? 0);
     const beingDeleted = set.metadata.deletionTimestamp !== undefined;
     const counts = this.index.counts(namespace, name, uid);
@@ -361,43 +344,11 @@ export class GameServerSetController extends KeyedController {
    * read model derives each SuccessfulCreate Event from it).
    */
   private create(set: Resource, count: number): Promise<void> {
-    const body = this.gameServerBody(set);
+    const body = gameServerOfSet(set);
     const bodies: unknown[] = [];
     for (let i = 0; i < count; i++) bodies.push(body);
     const { events } = this.service.prepareGameServerBatch(set.metadata.namespace, bodies);
     return this.cluster.commit(events);
-  }
-
-  /** A GameServer as the set makes it (Agones's GameServerSet.GameServer()). */
-  private gameServerBody(set: Resource): Record<string, unknown> {
-    const spec = specOf(set);
-    const template = spec.template ?? {};
-    const { name: _name, namespace: _namespace, generateName: _generateName, uid: _uid, resourceVersion: _rv, ...templateMeta } =
-      (template.metadata ?? {}) as Record<string, unknown>;
-    return {
-      metadata: {
-        ...templateMeta,
-        generateName: `${set.metadata.name}-`,
-        namespace: set.metadata.namespace,
-        labels: {
-          ...(template.metadata?.labels ?? {}),
-          [GAMESERVERSET_LABEL]: set.metadata.name,
-          [FLEET_LABEL]: set.metadata.labels[FLEET_LABEL] ?? '',
-        },
-        annotations: { ...(template.metadata?.annotations ?? {}) },
-        ownerReferences: [
-          {
-            apiVersion: set.apiVersion,
-            kind: GAMESERVERSET_KIND,
-            name: set.metadata.name,
-            uid: set.metadata.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: { ...(template.spec ?? {}), ...(spec.scheduling && { scheduling: spec.scheduling }) },
-    };
   }
 
   /** Moves each victim to Shutdown through its machine (the GameServer controller deletes it). */
@@ -432,7 +383,7 @@ export class GameServerSetController extends KeyedController {
     listMembers: () => GameServer[],
     order: ScaleDownOrderOptions,
   ): Promise<void> | undefined {
-    const spec = specOf(set);
+    const spec = gameServerSetSpecOf(set);
     if (!this.cluster.gates.FleetAllocationOverflow || !hasOverflowMetadata(spec.allocationOverflow) || counts.allocated <= target) {
       this.overflowSeen.delete(key);
       return undefined;

@@ -193,6 +193,12 @@ export function gateForbidden(path: string, gate: FeatureGate): FieldError {
   return forbidden(path, `Value cannot be set unless feature flag ${gate} is enabled`);
 }
 
+/** Labels and annotations a set puts on its Allocated GameServers beyond its replicas (sets' and fleets' spec). */
+export interface AllocationOverflow {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
 /** allocationOverflow: gated (FleetAllocationOverflow), labels and annotations as Kubernetes checks them. */
 export function validateAllocationOverflow(value: unknown, path: string, gates: Readonly<Record<FeatureGate, boolean>>): FieldError[] {
   if (!isSet(value)) return [];

@@ -41,7 +41,19 @@ export interface KindDefinition {
   defaults?(object: Resource, context: KindContext, old?: Resource): Resource;
   /** Validation beyond the schema, with Kubernetes field errors; `old` is set on update. */
   validate?(object: Resource, context: KindContext, old?: Resource): FieldError[];
+  /**
+   * The status is folded from the kind's GameServers (sets, fleets): never stored, so a write of
+   * it changes nothing.
+   */
+  derivedStatus?: boolean;
+  /** The label a member GameServer carries with the object's name: the scale subresource's selector. */
+  memberLabel?: string;
+  /** The kind of the objects an object of this kind owns: deleted with it, as the garbage collector does. */
+  ownedKind?: string;
 }
+
+/** The body of the kinds fleetsim simulates and serves read-only (Node, Event): any fields. */
+export const OPEN_OBJECT: Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
 
 export function apiVersionOf(definition: KindDefinition): string {
   return definition.group ? `${definition.group}/${definition.version}` : definition.version;

@@ -55,3 +55,21 @@ export function evolveResource(object: Resource | undefined, event: StoredEvent)
       return object;
   }
 }
+
+/**
+ * The metadata of an object `owner` makes from its template (a set's GameServer, a fleet's set):
+ * the template's, named after the owner, in its namespace, with `labels`, controlled by the owner.
+ */
+export function ownedMetadata(owner: Resource, templateMeta: Record<string, unknown>, labels: Record<string, string>): Record<string, unknown> {
+  const { name: _name, namespace: _namespace, generateName: _generateName, uid: _uid, resourceVersion: _rv, ...meta } = templateMeta;
+  return {
+    ...meta,
+    generateName: `${owner.metadata.name}-`,
+    namespace: owner.metadata.namespace,
+    labels,
+    annotations: { ...((templateMeta.annotations as Record<string, string> | undefined) ?? {}) },
+    ownerReferences: [
+      { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ],
+  };
+}

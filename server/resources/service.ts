@@ -8,7 +8,8 @@ import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
-import { GAMESERVER_DEFINITION } from '../kinds/definitions.js';
+import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
+import { definitionOfKind } from '../kinds/definitions.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
@@ -226,7 +227,7 @@ export class ResourceService {
       spec: { replicas: spec.replicas ?? 0 },
       status: {
         replicas: status?.replicas ?? 0,
-        selector: `${definition.kind === 'Fleet' ? 'agones.dev/fleet' : 'agones.dev/gameserverset'}=${name}`,
+        selector: `${definition.memberLabel}=${name}`,
       },
     };
   }
@@ -293,7 +294,7 @@ export class ResourceService {
     if (jsonEqual(next.status, current.status)) return this.unchanged(current);
     this.checkRules(definition, next);
     // Fleets and sets fold their status from their GameServers: a valid write has nothing to change.
-    if (options.dryRun || definition.kind === 'Fleet' || definition.kind === 'GameServerSet') {
+    if (options.dryRun || definition.derivedStatus) {
       return options.dryRun ? next : this.unchanged(current);
     }
     const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status });
@@ -303,7 +304,7 @@ export class ResourceService {
   /** Writes the status subresource for a controller (its own status, e.g. FleetAutoscaler's). */
   async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown): Promise<Resource> {
     const current = this.get(definition, namespace, name);
-    if (definition.kind === 'Fleet' || definition.kind === 'GameServerSet') return current; // derived from the GameServers
+    if (definition.derivedStatus) return current;
     const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status });
     return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
   }
@@ -334,7 +335,7 @@ export class ResourceService {
   }
 
   private children(parent: Resource): Resource[] {
-    const kind = parent.kind === 'Fleet' ? 'GameServerSet' : parent.kind === 'GameServerSet' ? GAMESERVER_KIND : undefined;
+    const kind = definitionOfKind(parent.kind)?.ownedKind;
     if (!kind) return [];
     return this.cluster.readModel
       .list(kind, parent.metadata.namespace)
@@ -472,9 +473,9 @@ function withoutDirectives(patch: unknown): unknown {
   return out;
 }
 
-/** Fleets and sets store no status of their own: it is folded from their GameServers. */
+/** Kinds whose status is folded from their GameServers (sets, fleets) store none of their own. */
 function stripDerivedStatus(definition: KindDefinition, object: Resource): Resource {
-  if (definition.kind !== 'Fleet' && definition.kind !== 'GameServerSet') return object;
+  if (!definition.derivedStatus) return object;
   const { status: _status, ...rest } = object;
   return rest as Resource;
 }

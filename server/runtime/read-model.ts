@@ -1,6 +1,10 @@
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/gameserver.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { EVENT_KIND } from '../kinds/event/event.js';
+import { FLEET_KIND } from '../kinds/fleet/fleet.js';
+import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { type ObjectChange, ObjectStore } from './object-store.js';
@@ -51,15 +55,14 @@ interface EventWrite {
   time: number;
 }
 
-const STORED_KINDS = [
-  'GameServerSet',
-  'Fleet',
-  'FleetAutoscaler',
-  'GameServerAllocationPolicy',
-  'Secret',
-  'Node',
-  'Event',
-];
+/**
+ * Kinds stored whole, each in its store: every kind the API can read but GameServer, which has
+ * its own (GameServerAllocation, create-only, is never stored).
+ */
+const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.kind !== GAMESERVER_KIND && d.verbs.includes('get')).map((d) => d.kind);
+
+/** Kinds whose status the set-status projection folds from their GameServers. */
+const DERIVED_STATUS_KINDS = new Set(KIND_DEFINITIONS.filter((d) => d.derivedStatus).map((d) => d.kind));
 
 /**
  * Every projection of the log, in one place: the live cluster and `fleetsim replay` fold
@@ -111,12 +114,12 @@ export class ReadModel {
     if (!store) return;
     const change = store.apply(event);
     sink.change(watchChange(event, change));
-    if (event.kind === 'Event' && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
+    if (event.kind === EVENT_KIND && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
   }
 
   /** When the oldest stored Event expires (epoch ms), or undefined when none is kept. */
   nextEventExpiry(): number | undefined {
-    const store = this.resources.get('Event')!;
+    const store = this.resources.get(EVENT_KIND)!;
     while (this.eventHead < this.eventWrites.length) {
       const write = this.eventWrites[this.eventHead]!;
       if (isLastWrite(store.getByKey(write.key), write)) return write.time + this.eventTtlMs;
@@ -135,14 +138,14 @@ export class ReadModel {
     this.gameServerEvents.horizon = horizon;
     const writes = this.eventWrites;
     if (this.eventHead >= writes.length || writes[this.eventHead]!.time > horizon) return;
-    const store = this.resources.get('Event')!;
+    const store = this.resources.get(EVENT_KIND)!;
     while (this.eventHead < writes.length && writes[this.eventHead]!.time <= horizon) {
       const write = writes[this.eventHead++]!;
       const object = store.getByKey(write.key);
       if (!isLastWrite(object, write)) continue;
       store.remove(write.key);
       const { namespace, name } = object!.metadata;
-      sink.change({ kind: 'Event', namespace, name, seq: event.seq, type: 'DELETED', last: object });
+      sink.change({ kind: EVENT_KIND, namespace, name, seq: event.seq, type: 'DELETED', last: object });
     }
     // Drop the expired front now and then, so the array does not grow with the log.
     if (this.eventHead > 1024 && this.eventHead * 2 > writes.length) {
@@ -156,8 +159,8 @@ export class ReadModel {
     sink.change(watchChange(event, change));
     if (change.object) this.gameServerEvents.apply(event, change.object);
     const touched = this.setStatus.apply(change.previous, change.object, event.seq);
-    if (touched.set) sink.derived(touched.setKey!, 'GameServerSet', touched.namespace!, touched.set, event.seq);
-    if (touched.fleet) sink.derived(touched.fleetKey!, 'Fleet', touched.namespace!, touched.fleet, event.seq);
+    if (touched.set) sink.derived(touched.setKey!, GAMESERVERSET_KIND, touched.namespace!, touched.set, event.seq);
+    if (touched.fleet) sink.derived(touched.fleetKey!, FLEET_KIND, touched.namespace!, touched.fleet, event.seq);
   }
 
   store(kind: string): ObjectStore<Resource> | undefined {
@@ -168,7 +171,7 @@ export class ReadModel {
   get(kind: string, namespace: string, name: string): Resource | undefined {
     if (kind === GAMESERVER_KIND) return this.gameServers.get(namespace, name) as unknown as Resource | undefined;
     const object = this.resources.get(kind)?.get(namespace, name);
-    if (!object && kind === 'Event') return this.gameServerEvents.get(namespace, name);
+    if (!object && kind === EVENT_KIND) return this.gameServerEvents.get(namespace, name);
     return object && this.present(object);
   }
 
@@ -180,7 +183,7 @@ export class ReadModel {
       }
       return out;
     }
-    const objects = kind === 'Event' ? [...this.gameServerEvents.values(), ...(this.resources.get(kind)?.values() ?? [])] : (this.resources.get(kind)?.values() ?? []);
+    const objects = kind === EVENT_KIND ? [...this.gameServerEvents.values(), ...(this.resources.get(kind)?.values() ?? [])] : (this.resources.get(kind)?.values() ?? []);
     for (const object of objects) {
       if (namespace === undefined || object.metadata.namespace === namespace) out.push(this.present(object));
     }
@@ -188,9 +191,9 @@ export class ReadModel {
   }
 
   present(object: Resource): Resource {
-    if (object.kind !== 'GameServerSet' && object.kind !== 'Fleet') return object;
+    if (!DERIVED_STATUS_KINDS.has(object.kind)) return object;
     const { namespace, name } = object.metadata;
-    const isSet = object.kind === 'GameServerSet';
+    const isSet = object.kind === GAMESERVERSET_KIND;
     const keys = templateKeys(object);
     const status = isSet
       ? this.setStatus.setStatus(namespace, name, keys, this.gates)

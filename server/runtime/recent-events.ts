@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../log/event-log.js';
 import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/gameserver.js';
 import { type EventType, type InvolvedObject, buildKubernetesEvent } from '../kinds/event/event.js';
+import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import type { Resource } from '../kinds/resource.js';
 
 /** How many derived Events are kept; Kubernetes expires events too (after an hour). */
@@ -48,9 +49,9 @@ export class RecentGameServerEvents {
       if (p.listErrors?.length) this.push(this.build(event, involved, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2));
       this.push(this.build(event, involved, 'Allocated', 'Allocated', 'Normal', allocator, 3));
     } else if (event.type === 'GameServerCreated' || event.type === 'GameServersCreated') {
-      const owner = gs.metadata.ownerReferences?.find((r) => r.kind === 'GameServerSet');
+      const owner = gs.metadata.ownerReferences?.find((r) => r.kind === GAMESERVERSET_KIND);
       if (!owner) return;
-      const set: InvolvedObject = { kind: 'GameServerSet', apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
+      const set: InvolvedObject = { kind: GAMESERVERSET_KIND, apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
       this.push(this.build(event, set, 'SuccessfulCreate', `Created gameserver: ${gs.metadata.name}`, 'Normal', 'gameserverset-controller', 0, gs.metadata.name));
     }
   }

@@ -1,10 +1,8 @@
 import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
+import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { INT64_MAX, type Int64, addInt64, minInt64, mulInt64, toInt64 } from '../int64.js';
-
-/** Label a GameServer carries with its set's name, and with its fleet's. */
-export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
-export const FLEET_LABEL = 'agones.dev/fleet';
 
 export interface AggregatedCount {
   count: Int64;
@@ -144,12 +142,12 @@ export class SetStatusProjection {
     const set = gs.metadata.labels[GAMESERVERSET_LABEL];
     if (set) {
       touched.set = set;
-      touched.setKey = this.fold(this.sets, 'GameServerSet', set, gs, sign, seq);
+      touched.setKey = this.fold(this.sets, GAMESERVERSET_KIND, set, gs, sign, seq);
     }
     const fleet = gs.metadata.labels[FLEET_LABEL];
     if (fleet) {
       touched.fleet = fleet;
-      touched.fleetKey = this.fold(this.fleets, 'Fleet', fleet, gs, sign, seq);
+      touched.fleetKey = this.fold(this.fleets, FLEET_KIND, fleet, gs, sign, seq);
     }
   }
 

@@ -15,15 +15,13 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GameServerSetController } from '../controllers/gameserverset-controller.js';
 import { EventExpiry } from '../controllers/k8s-events.js';
 import { type FeatureGates, parseFeatureGates } from '../features.js';
-import {
-  FLEET_DEFINITION,
-  FLEETAUTOSCALER_DEFINITION,
-  GAMESERVER_DEFINITION,
-  GAMESERVERALLOCATIONPOLICY_DEFINITION,
-  GAMESERVERSET_DEFINITION,
-  KIND_DEFINITIONS,
-  SECRET_DEFINITION,
-} from '../kinds/definitions.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
+import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.js';
+import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
+import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/gameserverallocationpolicy/definition.js';
+import { GAMESERVERSET_DEFINITION } from '../kinds/gameserverset/definition.js';
+import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import type { Resource } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';
 import { replayLog } from '../replay.js';

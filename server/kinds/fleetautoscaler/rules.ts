@@ -19,6 +19,7 @@ import {
 import { bodySchema } from '../gameserver/rules.js';
 import { cronError, durationError, parseRfc3339, timezoneError } from './schedule.js';
 import { validateUrlConfiguration } from './webhook-url.js';
+import { DEFAULT_SYNC_SECONDS } from './fleetautoscaler.js';
 
 /**
  * FleetAutoscaler rules (§7 of the controllers reference, with the spec's Limits 3–5, which are
@@ -26,7 +27,6 @@ import { validateUrlConfiguration } from './webhook-url.js';
  * is set. Agones runs both webhooks on create and on update.
  */
 
-export const DEFAULT_SYNC_SECONDS = 30;
 export const DEFAULT_WASM_FUNCTION = 'scale';
 
 /** Each policy type and the field holding its settings. */

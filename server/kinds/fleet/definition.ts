@@ -1,0 +1,25 @@
+import { ALL_VERBS, type KindDefinition } from '../registry.js';
+import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
+import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
+import { FLEET_KIND, FLEET_LABEL } from './fleet.js';
+import { GAMESERVERSET_KIND } from '../gameserverset/gameserverset.js';
+
+export const FLEET_DEFINITION: KindDefinition = {
+  kind: FLEET_KIND,
+  listKind: 'FleetList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'fleets',
+  singular: 'fleet',
+  shortNames: ['flt'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: SCALABLE_SUBRESOURCES,
+  printerColumns: [...SETS_COLUMNS],
+  schema: fleetSchema,
+  defaults: defaultFleet,
+  validate: validateFleet,
+  derivedStatus: true,
+  memberLabel: FLEET_LABEL,
+  ownedKind: GAMESERVERSET_KIND,
+};

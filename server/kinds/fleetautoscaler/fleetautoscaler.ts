@@ -1,0 +1,75 @@
+import type { Int64 } from '../../int64.js';
+
+/** What a FleetAutoscaler is: its kind, its spec and status, its sync period. */
+
+export const FLEETAUTOSCALER_KIND = 'FleetAutoscaler';
+
+/** Agones's sync period (seconds) when the spec names none: the default written and the one used. */
+export const DEFAULT_SYNC_SECONDS = 30;
+
+/** An int-or-string `bufferSize`: an absolute number, or `"<n>%"`. */
+export type BufferSize = Int64 | string;
+
+export interface BufferPolicy {
+  maxReplicas: number;
+  /** 0 or absent: no minimum. */
+  minReplicas?: number;
+  bufferSize: BufferSize;
+}
+
+/** Counter and List policies share their shape. */
+export interface CapacityPolicy {
+  key: string;
+  maxCapacity: Int64;
+  /** 0 or absent: no minimum. */
+  minCapacity?: Int64;
+  bufferSize: BufferSize;
+}
+
+/** A policy as stored in a FleetAutoscaler's spec (only the fields the formulas use). */
+export interface AutoscalerPolicy {
+  type?: string;
+  buffer?: BufferPolicy;
+  counter?: CapacityPolicy;
+  list?: CapacityPolicy;
+  webhook?: unknown;
+}
+
+/** A Kubernetes service reference (`webhook.service`). */
+export interface ServiceReference {
+  namespace?: string;
+  name?: string;
+  path?: string;
+  port?: number;
+}
+
+/** A Kubernetes WebhookClientConfig as a FleetAutoscaler's `policy.webhook` holds it. */
+export interface WebhookConfiguration {
+  url?: string;
+  service?: ServiceReference;
+  /** base64 of a PEM bundle. */
+  caBundle?: string;
+}
+
+/** The fields of a FleetAutoscaler's spec fleetsim reads. */
+export interface FleetAutoscalerSpec {
+  fleetName?: string;
+  policy?: AutoscalerPolicy & { webhook?: WebhookConfiguration };
+  sync?: { type?: string; fixedInterval?: { seconds?: number } };
+}
+
+/** The status the controller writes (Agones's FleetAutoscalerStatus, as the spec lists it). */
+export interface FleetAutoscalerStatus {
+  currentReplicas: number;
+  desiredReplicas: number;
+  /** RFC 3339; null until the autoscaler first scales the fleet. */
+  lastScaleTime: string | null;
+  ableToScale: boolean;
+  scalingLimited: boolean;
+}
+
+/** The sync period in milliseconds: `spec.sync.fixedInterval.seconds`, 30 when absent or not positive. */
+export function syncIntervalMs(spec: FleetAutoscalerSpec): number {
+  const seconds = spec.sync?.fixedInterval?.seconds;
+  return (typeof seconds === 'number' && seconds > 0 ? seconds : DEFAULT_SYNC_SECONDS) * 1000;
+}

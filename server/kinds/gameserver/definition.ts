@@ -1,0 +1,25 @@
+import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
+import { defaultGameServer, gameServerSchema, validateGameServer } from './rules.js';
+
+export const GAMESERVER_DEFINITION: KindDefinition = {
+  kind: 'GameServer',
+  listKind: 'GameServerList',
+  group: 'agones.dev',
+  version: 'v1',
+  plural: 'gameservers',
+  singular: 'gameserver',
+  shortNames: ['gs'],
+  namespaced: true,
+  verbs: ALL_VERBS,
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'State', type: 'string', jsonPath: '.status.state' },
+    { name: 'Address', type: 'string', jsonPath: '.status.address' },
+    { name: 'Port', type: 'string', jsonPath: '.status.ports[0].port' },
+    { name: 'Node', type: 'string', jsonPath: '.status.nodeName' },
+    AGE_COLUMN,
+  ],
+  schema: gameServerSchema,
+  defaults: defaultGameServer,
+  validate: validateGameServer,
+};

@@ -1,0 +1,22 @@
+import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
+import { bodySchema } from '../gameserver/rules.js';
+
+/** Simulated nodes: read-only through the API. */
+export const NODE_DEFINITION: KindDefinition = {
+  kind: 'Node',
+  listKind: 'NodeList',
+  group: '',
+  version: 'v1',
+  plural: 'nodes',
+  singular: 'node',
+  shortNames: ['no'],
+  namespaced: false,
+  verbs: ['get', 'list', 'watch'],
+  subresources: { status: false },
+  printerColumns: [
+    { name: 'Status', type: 'string', jsonPath: '.status.conditions[0].type' },
+    { name: 'Internal-IP', type: 'string', jsonPath: '.status.addresses[0].address' },
+    AGE_COLUMN,
+  ],
+  schema: bodySchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};

@@ -20,7 +20,8 @@ import {
   type ScaleDownOrderOptions,
   firstForScaleDown,
 } from '../../machines/scale-down-order.js';
-import { type GameServer, type SchedulingStrategy, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';

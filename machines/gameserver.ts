@@ -2,14 +2,13 @@ import { type AnyStateNode, enqueueActions, setup } from 'xstate';
 import type { NewEvent } from '../server/log/event-log.js';
 import {
   type GameServerState,
-  type GameServerStateChanged,
   type GameServerStatusPort,
   type Health,
   type NodeAddress,
   GAMESERVER_STATES,
   LAST_ALLOCATED_ANNOTATION,
-  gameServerEvent,
 } from '../server/kinds/gameserver/gameserver.js';
+import { type GameServerStateChanged, gameServerEvent } from '../server/kinds/gameserver/events.js';
 
 /**
  * The GameServer lifecycle, as the real cluster runs it (not the permissive local sdk-server):

@@ -5,7 +5,9 @@
  */
 import { byteUnit, formatMs, formatSignificant } from './format.js';
 import type { FleetSample, LatencySummary, Series, TargetResult } from './run-data.js';
-import { type Bucket, type LineChartSpec, type LineSeries, type Marker, barChart, histogram, lineChart } from './svg.js';
+import { barChart } from './charts/bar-chart.js';
+import { type Bucket, type Marker, histogram } from './charts/histogram.js';
+import { type LineChartSpec, type LineSeries, lineChart } from './charts/line-chart.js';
 import { outcomeNames } from './summary.js';
 
 export interface Side<T> {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FleetSample, LatencySummary, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
-import type { Bucket } from './svg.js';
+import type { Bucket } from './charts/histogram.js';
 
 export class RunFileError extends Error {}
 

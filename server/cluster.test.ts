@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from './clock.js';
 import { parseFeatureGates } from './features.js';
-import { gameServerEvent } from './kinds/gameserver/gameserver.js';
+import { gameServerEvent } from './kinds/gameserver/events.js';
 import { defaultLocalGameServer } from './sidecar/local-gameserver.js';
 import { Sidecar } from './sidecar/sidecar.js';
 import { Cluster } from './cluster.js';

@@ -26,14 +26,9 @@ import { ensureNodes } from './sim/nodes.js';
 import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
-import { Allocator, type AllocatorModel } from './allocation/allocator.js';
-import { AllocationService } from './allocation/allocation-service.js';
-import { allocationRoutes } from './api/allocation-routes.js';
+import type { AllocatorModel } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
-// -- multi-cluster allocation and the allocator's TLS listener (server/allocation/multi-cluster.ts, server/api/allocator-tls.ts)
-import { MultiClusterAllocator } from './allocation/multi-cluster.js';
-import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator-tls.js';
-// -- end multi-cluster / allocator TLS
+import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 
 export interface ServeOptions {
   port: number;
@@ -54,10 +49,7 @@ export interface ServeOptions {
   allocatorModel?: AllocatorModel;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's (server/api/request-origin.ts). */
   allowedHosts?: string[];
-  // -- allocator TLS: `POST /gameserverallocation` also on its own HTTPS port (mutual TLS with a client CA)
-  // With a client CA, the plain port refuses allocation unless `plainAllowed` (--allocator-plain-allowed).
-  allocatorTls?: { material: AllocatorTlsMaterial; port: number; plainAllowed?: boolean };
-  // -- end allocator TLS
+  allocatorTls?: AllocatorTlsOptions;
 }
 
 /**
@@ -69,12 +61,7 @@ export class FleetsimServer {
   readonly cluster: Cluster;
   readonly service: ResourceService;
   readonly clock: Clock;
-  readonly allocator: Allocator;
-  readonly allocations: AllocationService;
-  // -- multi-cluster / allocator TLS
-  readonly multiCluster: MultiClusterAllocator;
-  private allocatorTls: AllocatorTlsListener | undefined;
-  // -- end multi-cluster / allocator TLS
+  readonly allocation: AllocatorService;
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   private readonly streams = new StreamRegistry();
 
@@ -90,12 +77,12 @@ export class FleetsimServer {
     this.clock = options.clock === 'virtual' ? new VirtualClock() : new WallClock();
     this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.service = new ResourceService(this.cluster);
-    this.allocator = new Allocator(this.cluster, { model: options.allocatorModel });
-    this.allocations = new AllocationService(this.cluster, this.allocator);
-    // -- multi-cluster
-    this.multiCluster = new MultiClusterAllocator(this.cluster, this.allocator);
-    this.allocations.multiCluster = this.multiCluster;
-    // -- end multi-cluster
+    this.allocation = new AllocatorService(this.cluster, {
+      model: options.allocatorModel,
+      tls: options.allocatorTls,
+      host: options.host,
+      allowedHosts: options.allowedHosts,
+    });
     this.controllers = [
       new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
       new GameServerSetController(this.cluster, this.service),
@@ -132,7 +119,7 @@ export class FleetsimServer {
     // Last: an error no route answered is a Status, never Express's HTML page (the sidecar routes
     // answer their own in the gateway's format).
     app.use(apiErrorHandler);
-    const allocation = allocationRoutes(this.allocations, { resourceApi: true, refusal: this.plainAllocationRefusal() });
+    const allocation = this.allocation.plainRoutes();
     // The sidecar and the allocator answer in Agones's gateway format, the rest as the API server does.
     const errorFormat = (path: string): ErrorFormat => (/^\/(sdk|gameserverallocation)(\/|$)/i.test(path) ? 'gateway' : 'status');
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat });
@@ -151,37 +138,8 @@ export class FleetsimServer {
       this.httpServer!.listen(this.options.port, this.options.host, () => resolve());
     });
     const address = this.httpServer.address();
-    // -- allocator TLS
-    if (this.options.allocatorTls) {
-      const { material, port } = this.options.allocatorTls;
-      const tlsGuard = new RequestOriginGuard({
-        scheme: 'https',
-        listenHost: this.options.host,
-        allowedHosts: this.options.allowedHosts,
-        ownNames: certificateNames(material.cert),
-        errorFormat: () => 'gateway',
-      });
-      this.allocatorTls = await startAllocatorTls(tlsGuard.requests(allocatorApp(this.allocations)), material, { port, host: this.options.host });
-    }
-    // -- end allocator TLS
-    return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocatorTls?.port };
-  }
-
-  /**
-   * When the allocator asks for client certificates, allocating on the plain port without one
-   * would go round them: refused, unless --allocator-plain-allowed.
-   */
-  private plainAllocationRefusal(): (() => string) | undefined {
-    const tls = this.options.allocatorTls;
-    if (!tls?.material.clientCa || tls.plainAllowed) return undefined;
-    return () => {
-      const host = this.options.host && this.options.host !== '0.0.0.0' && this.options.host !== '::' ? this.options.host : 'localhost';
-      const where = `https://${host.includes(':') ? `[${host}]` : host}:${this.allocatorTls?.port ?? tls.port}/gameserverallocation`;
-      return (
-        `allocation is not served on this port: the allocator requires client certificates (--allocator-client-ca); ` +
-        `allocate at ${where} with a client certificate, or start fleetsim serve with --allocator-plain-allowed to allow it here too`
-      );
-    };
+    await this.allocation.start();
+    return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
   }
 
   /** On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`. */
@@ -209,11 +167,7 @@ export class FleetsimServer {
   async close(): Promise<void> {
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
-    this.allocator.stop();
-    // -- multi-cluster / allocator TLS
-    await this.allocatorTls?.close();
-    this.multiCluster.close();
-    // -- end multi-cluster / allocator TLS
+    await this.allocation.close();
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));

@@ -6,7 +6,7 @@ import type { WebSocketServer } from 'ws';
 import { WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
-import { gameServerEvent } from './kinds/gameserver/gameserver.js';
+import { gameServerEvent } from './kinds/gameserver/events.js';
 import { Cluster } from './cluster.js';
 import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';

@@ -3,7 +3,8 @@ import { findGameServerForAllocation, matchesSelector, orderForAllocation } from
 import type { NodeCounts } from '../../machines/scale-down-order.js';
 import { SeededRandom } from '../clock.js';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
-import { type GameServer, type GameServerState, evolveGameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import { evolveGameServer } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';

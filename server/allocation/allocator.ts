@@ -1,7 +1,8 @@
 import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector, rfc3339Nano } from '../../machines/allocation.js';
 import type { SeededRandom, TimerHandle } from '../clock.js';
 import type { FeatureGates } from '../features.js';
-import { type GameServer, LAST_ALLOCATED_ANNOTATION, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { type GameServer, LAST_ALLOCATED_ANNOTATION } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
 import {

@@ -5,16 +5,9 @@ import { type TestCertificates, base64, createTestCertificates } from '../../tes
 import { VirtualClock, WallClock } from '../clock.js';
 import type { Resource } from '../kinds/resource.js';
 import { type AllocatorTlsListener, startAllocatorTls } from '../api/allocator-tls.js';
-import {
-  type ClusterConnectionInfo,
-  type RemoteCall,
-  RemoteAllocationError,
-  RemoteAllocator,
-  type RemoteReply,
-  clientTls,
-  endpointAddress,
-  toAllocationRequest,
-} from './remote-allocator.js';
+import { type ClusterConnectionInfo, RemoteAllocationError, RemoteAllocator, clientTls, endpointAddress } from './remote-allocator.js';
+import type { RemoteCall, RemoteReply } from './remote-transport.js';
+import { toAllocationRequest } from './remote-wire.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 const GSA: GameServerAllocation = {

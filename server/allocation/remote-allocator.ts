@@ -1,20 +1,15 @@
-import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { Agent, request as httpsRequest } from 'node:https';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { Resource } from '../kinds/resource.js';
 import type { AllocationResult } from './allocator.js';
-import { isCertificateError } from '../k8s/certificate-errors.js';
 import { parseJsonExact, stringifyJsonExact } from '../log/json.js';
-import { type Int64, toInt64 } from '../int64.js';
 import {
   type GameServerAllocation,
   type GameServerAllocationStatus,
-  type GameServerSelector,
   failedAllocationStatus,
-  toSelectors,
 } from '../kinds/gameserverallocation/gameserverallocation.js';
-import { type Json, isJsonObject } from '../kinds/common.js';
+import { isJsonObject } from '../kinds/common.js';
+import { type ClientTls, HttpsTransport, type RemoteTransport } from './remote-transport.js';
+import { fromAllocationResponse, toAllocationRequest } from './remote-wire.js';
 
 /**
  * Allocation in another cluster (reference §6.10, Agones's `allocateFromRemoteCluster`): the
@@ -43,8 +38,6 @@ export const REMOTE_ALLOCATION_TIMEOUT_MS = 10_000;
 export const TOTAL_REMOTE_ALLOCATION_TIMEOUT_MS = 30_000;
 /** Agones's backoff for remote allocation: 7 steps from 100 ms, doubling. */
 export const REMOTE_ALLOCATION_BACKOFF: Backoff = { steps: 7, initialMs: 100, factor: 2 };
-/** Largest answer read from a remote allocator. */
-const MAX_RESPONSE_BYTES = 1 << 20;
 /** gRPC ResourceExhausted: the allocator's UnAllocated answer (default mapping). */
 const RESOURCE_EXHAUSTED = 8;
 
@@ -62,37 +55,6 @@ export interface ClusterConnectionInfo {
   namespace?: string;
   /** base64 of a PEM bundle, as the stored policy holds it. */
   serverCa?: string;
-}
-
-/** What the HTTPS client presents and trusts. */
-export interface ClientTls {
-  cert?: string;
-  key?: string;
-  /** PEM bundle of the trusted server CAs; absent: the system roots. */
-  ca?: string;
-}
-
-export interface RemoteCall {
-  /** host:port */
-  endpoint: string;
-  /** The AllocationRequest JSON. */
-  body: string;
-  tls: ClientTls;
-  /** Aborted when the call's time (on the cluster clock) or the total time runs out. */
-  signal: AbortSignal;
-  /** Real-time idle limit of the socket. */
-  socketTimeoutMs: number;
-}
-
-export interface RemoteReply {
-  status: number;
-  body: string;
-}
-
-/** How a call reaches a remote allocator; tests pass a fake one. */
-export interface RemoteTransport {
-  post(call: RemoteCall): Promise<RemoteReply>;
-  close?(): void;
 }
 
 /** A remote allocation that failed: the text names the endpoint and the cause. */
@@ -170,256 +132,6 @@ export function clientTls(
   if (cas.length > 0) tls.ca = cas.join('\n');
   return tls;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Wire shapes
-// ---------------------------------------------------------------------------------------------
-
-function selectorRequest(selector: GameServerSelector): Json {
-  // The proto has matchLabels only: matchExpressions cannot be forwarded (Agones drops them too).
-  const out: Json = {
-    matchLabels: { ...(selector.matchLabels ?? {}) },
-    gameServerState: selector.gameServerState === 'Allocated' ? 'ALLOCATED' : 'READY',
-  };
-  if (selector.players) {
-    out.players = { minAvailable: String(selector.players.minAvailable ?? 0), maxAvailable: String(selector.players.maxAvailable ?? 0) };
-  }
-  if (selector.counters && Object.keys(selector.counters).length > 0) {
-    const counters: Json = {};
-    for (const [key, c] of Object.entries(selector.counters)) {
-      counters[key] = {
-        minCount: String(c.minCount ?? 0),
-        maxCount: String(c.maxCount ?? 0),
-        minAvailable: String(c.minAvailable ?? 0),
-        maxAvailable: String(c.maxAvailable ?? 0),
-      };
-    }
-    out.counters = counters;
-  }
-  if (selector.lists && Object.keys(selector.lists).length > 0) {
-    const lists: Json = {};
-    for (const [key, l] of Object.entries(selector.lists)) {
-      lists[key] = { containsValue: l.containsValue ?? '', minAvailable: String(l.minAvailable ?? 0), maxAvailable: String(l.maxAvailable ?? 0) };
-    }
-    out.lists = lists;
-  }
-  return out;
-}
-
-/**
- * A (defaulted) GameServerAllocation as the AllocationRequest sent to a remote allocator
- * (Agones's ConvertGSAToAllocationRequest, then `enabled = false` and the policy's namespace).
- * The selectors are sent as `gameServerSelectors`, the deprecated ones already folded in.
- */
-export function toAllocationRequest(gsa: GameServerAllocation, namespace: string): Json {
-  const spec = gsa.spec ?? {};
-  const request: Json = {
-    namespace,
-    multiClusterSetting: {
-      enabled: false,
-      policySelector: { matchLabels: { ...(spec.multiClusterSetting?.policySelector?.matchLabels ?? {}) } },
-    },
-    gameServerSelectors: toSelectors(gsa).map(selectorRequest),
-    scheduling: spec.scheduling === 'Distributed' ? 'Distributed' : 'Packed',
-    metadata: { labels: { ...(spec.metadata?.labels ?? {}) }, annotations: { ...(spec.metadata?.annotations ?? {}) } },
-  };
-  if (spec.priorities && spec.priorities.length > 0) {
-    request.priorities = spec.priorities.map((p) => ({ type: p.type, key: p.key, order: p.order ?? 'Ascending' }));
-  }
-  if (spec.counters && Object.keys(spec.counters).length > 0) {
-    const counters: Json = {};
-    for (const [key, action] of Object.entries(spec.counters)) {
-      const out: Json = {};
-      if (action.action !== undefined && action.action !== null) out.action = action.action;
-      if (action.amount !== undefined && action.amount !== null) out.amount = String(action.amount);
-      if (action.capacity !== undefined && action.capacity !== null) out.capacity = String(action.capacity);
-      counters[key] = out;
-    }
-    request.counters = counters;
-  }
-  if (spec.lists && Object.keys(spec.lists).length > 0) {
-    const lists: Json = {};
-    for (const [key, action] of Object.entries(spec.lists)) {
-      const out: Json = {};
-      if (action.addValues) out.addValues = [...action.addValues];
-      if (action.deleteValues) out.deleteValues = [...action.deleteValues];
-      if (action.capacity !== undefined && action.capacity !== null) out.capacity = String(action.capacity);
-      lists[key] = out;
-    }
-    request.lists = lists;
-  }
-  return request;
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-/** An int64 of the answer (a string, or a number from an older peer), exact. */
-function integer(value: unknown): Int64 {
-  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint') return value;
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return toInt64(BigInt(value));
-  return 0;
-}
-
-function stringMap(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (isJsonObject(value)) for (const [key, v] of Object.entries(value)) if (typeof v === 'string') out[key] = v;
-  return out;
-}
-
-/** A remote AllocationResponse as an Allocated status, with `source` = the endpoint that answered. */
-export function fromAllocationResponse(response: unknown, source: string): GameServerAllocationStatus {
-  if (!isJsonObject(response) || typeof response.gameServerName !== 'string' || response.gameServerName === '') {
-    throw new Error(`the answer is not an AllocationResponse: ${stringifyJsonExact(response).slice(0, 200)}`);
-  }
-  const status: GameServerAllocationStatus = {
-    state: 'Allocated',
-    gameServerName: response.gameServerName,
-    ports: (Array.isArray(response.ports) ? response.ports : []).filter(isJsonObject).map((p) => ({ name: text(p.name), port: Number(integer(p.port)) })),
-    address: text(response.address),
-    addresses: (Array.isArray(response.addresses) ? response.addresses : [])
-      .filter(isJsonObject)
-      .map((a) => ({ type: text(a.type), address: text(a.address) })),
-    nodeName: text(response.nodeName),
-    source,
-  };
-  if (isJsonObject(response.metadata)) {
-    status.metadata = { labels: stringMap(response.metadata.labels), annotations: stringMap(response.metadata.annotations) };
-  }
-  if (isJsonObject(response.counters) && Object.keys(response.counters).length > 0) {
-    status.counters = {};
-    for (const [key, c] of Object.entries(response.counters)) {
-      if (isJsonObject(c)) status.counters[key] = { count: integer(c.count), capacity: integer(c.capacity) };
-    }
-  }
-  if (isJsonObject(response.lists) && Object.keys(response.lists).length > 0) {
-    status.lists = {};
-    for (const [key, l] of Object.entries(response.lists)) {
-      if (isJsonObject(l)) {
-        status.lists[key] = { capacity: Number(integer(l.capacity)), values: (Array.isArray(l.values) ? l.values : []).filter((v): v is string => typeof v === 'string') };
-      }
-    }
-  }
-  return status;
-}
-
-// ---------------------------------------------------------------------------------------------
-// HTTPS transport
-// ---------------------------------------------------------------------------------------------
-
-/** An error a transport raises, with the cause already in words. */
-class CallError extends Error {}
-
-/** A transport error in words: what failed, then Node's code and message. */
-export function describeCallError(error: Error & { code?: string }, context: { handshakeDone: boolean; tls: ClientTls }): string {
-  const code = error.code ?? '';
-  const detail = code ? `${code}: ${error.message}` : error.message;
-  if (isCertificateError(code)) {
-    const trust = context.tls.ca ? "the policy's serverCa" : 'the system roots';
-    return `the server certificate does not verify against ${trust} (${detail})`;
-  }
-  if (code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') return `the server requires a client certificate (${detail})`;
-  if (/^ERR_SSL_(TLSV1|SSLV3|TLSV13)_ALERT_/.test(code)) return `the server refused the TLS handshake (${detail})`;
-  if (code === 'ECONNREFUSED') return `connection refused (${detail})`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve the host (${detail})`;
-  if ((code === 'ECONNRESET' || code === 'EPIPE') && context.handshakeDone && context.tls.cert) {
-    return `the server closed the connection right after the TLS handshake, which is how it refuses a client certificate it cannot verify (${detail})`;
-  }
-  return `connection failed (${detail})`;
-}
-
-/** POSTs over HTTPS with Node's client; one keep-alive agent per set of TLS material. */
-export class HttpsTransport implements RemoteTransport {
-  private readonly agents = new Map<string, Agent>();
-
-  private agent(tls: ClientTls): Agent {
-    const key = createHash('sha256')
-      .update(tls.cert ?? '')
-      .update('\0')
-      .update(tls.key ?? '')
-      .update('\0')
-      .update(tls.ca ?? '')
-      .digest('hex');
-    let agent = this.agents.get(key);
-    if (!agent) {
-      if (this.agents.size >= 16) {
-        const [oldest, old] = this.agents.entries().next().value as [string, Agent];
-        old.destroy();
-        this.agents.delete(oldest);
-      }
-      agent = new Agent({ keepAlive: true, cert: tls.cert, key: tls.key, ca: tls.ca, maxSockets: 64 });
-      this.agents.set(key, agent);
-    }
-    return agent;
-  }
-
-  post(call: RemoteCall): Promise<RemoteReply> {
-    const separator = call.endpoint.lastIndexOf(':');
-    const rawHost = call.endpoint.slice(0, separator);
-    const host = rawHost.startsWith('[') && rawHost.endsWith(']') ? rawHost.slice(1, -1) : rawHost;
-    const port = Number(call.endpoint.slice(separator + 1));
-    return new Promise<RemoteReply>((resolve, reject) => {
-      let handshakeDone = false;
-      let settled = false;
-      const fail = (error: Error & { code?: string }) => {
-        if (settled) return;
-        settled = true;
-        call.signal.removeEventListener('abort', onAbort);
-        reject(error instanceof CallError ? error : new CallError(describeCallError(error, { handshakeDone, tls: call.tls })));
-      };
-      const req = httpsRequest(
-        {
-          host,
-          port,
-          method: 'POST',
-          path: '/gameserverallocation',
-          agent: this.agent(call.tls),
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(call.body) },
-        },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_RESPONSE_BYTES) {
-              req.destroy(new CallError(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('error', fail);
-          res.on('end', () => {
-            if (settled) return;
-            settled = true;
-            call.signal.removeEventListener('abort', onAbort);
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-          });
-        },
-      );
-      const onAbort = () => {
-        const reason: unknown = call.signal.reason;
-        req.destroy(reason instanceof Error ? new CallError(reason.message) : new CallError('the call was cancelled'));
-      };
-      if (call.signal.aborted) onAbort();
-      else call.signal.addEventListener('abort', onAbort, { once: true });
-      req.on('socket', (socket) => {
-        socket.once('secureConnect', () => {
-          handshakeDone = true;
-        });
-      });
-      req.setTimeout(call.socketTimeoutMs, () => req.destroy(new CallError(`no answer within ${call.socketTimeoutMs} ms`)));
-      req.on('error', fail);
-      req.end(call.body);
-    });
-  }
-
-  close(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The remote allocator
 // ---------------------------------------------------------------------------------------------

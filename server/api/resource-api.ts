@@ -21,7 +21,7 @@ import {
   writeOptionsKind,
 } from './request-options.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
-import { openApiRouter } from './openapi.js';
+import { openApiRouter } from './openapi/routes.js';
 import { toTable } from './table.js';
 import { stringifyJsonExact } from '../log/json.js';
 

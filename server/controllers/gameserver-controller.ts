@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver/gameserver.js';
-import { gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 
 import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';

@@ -18,7 +18,8 @@ import {
   type ScaleDownOrderOptions,
   firstForScaleDown,
 } from '../../machines/scale-down-order.js';
-import { type GameServer, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL, gameServerOfSet, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';

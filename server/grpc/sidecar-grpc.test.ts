@@ -5,7 +5,7 @@ import { finalize } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WallClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { Cluster } from '../cluster.js';
 import { GrpcCode } from '../grpc-status.js';
 import { sdkErrors } from '../sidecar/errors.js';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import type { Subscription } from 'rxjs';
-import type { SdkGameServer } from '../kinds/gameserver/gameserver.js';
+import type { SdkGameServer } from '../kinds/gameserver/sdk-json.js';
 import { type Int64, toInt64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';

@@ -1,4 +1,4 @@
-import { type FieldError, invalidStatus } from './validation.js';
+import { type FieldError, type FieldErrorType, fieldErrorBody, fieldErrorMessage, goQuote } from './validation.js';
 
 /** A Kubernetes `Status` (metav1.Status) for an error answer. */
 export interface K8sStatus {
@@ -26,6 +26,75 @@ export class ApiError extends Error {
 
 function status(code: number, reason: string, message: string, details?: K8sStatus['details']): ApiError {
   return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details && { details }), code });
+}
+
+// The 422 Invalid Status (apimachinery errors.NewInvalid).
+
+/** Optional members are the ones Go leaves out of the JSON when empty (omitempty). */
+export interface StatusCause {
+  reason: FieldErrorType;
+  message: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: StatusCause[];
+}
+
+export interface InvalidStatus {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason: 'Invalid';
+  details: StatusDetails;
+  code: 422;
+}
+
+/** One Status cause: the reason is the error type, the message is the body without the field. */
+export function statusCause(e: FieldError): StatusCause {
+  const cause: StatusCause = { reason: e.type, message: fieldErrorBody(e) };
+  if (e.field !== '') cause.field = e.field;
+  return cause;
+}
+
+/**
+ * The message is `<Kind>[.<group>] "<name>" is invalid: <errors>`, where the errors are
+ * de-duplicated by full text and bracketed only when more than one distinct text remains.
+ * The causes keep every error, duplicates included. Key order matches the Go struct order.
+ */
+export function invalidStatus(
+  kind: string,
+  group: string,
+  name: string,
+  errors: FieldError[],
+): InvalidStatus {
+  const qualifiedKind = group === '' ? kind : `${kind}.${group}`;
+  const messages = [...new Set(errors.map(fieldErrorMessage))];
+  let message = `${qualifiedKind} ${goQuote(name)} is invalid`;
+  if (messages.length === 1) message += `: ${messages[0]}`;
+  else if (messages.length > 1) message += `: [${messages.join(', ')}]`;
+
+  const details: StatusDetails = {};
+  if (name !== '') details.name = name;
+  if (group !== '') details.group = group;
+  if (kind !== '') details.kind = kind;
+  if (errors.length > 0) details.causes = errors.map(statusCause);
+
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: 'Invalid',
+    details,
+    code: 422,
+  };
 }
 
 /** `fleets.agones.dev`, `secrets` */

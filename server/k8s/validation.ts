@@ -1,8 +1,9 @@
 /**
  * Kubernetes apimachinery validation, reproduced for fleetsim so that a client sees the same
  * error texts a real API server would send (k8s.io/apimachinery: util/validation,
- * util/validation/field, api/errors). Behaviour and wording follow apimachinery before the
- * 2025 move to api/validate/content (Kubernetes 1.30-1.33 era); no code is copied.
+ * util/validation/field; the 422 Status they end in, api/errors, is in status.ts). Behaviour and
+ * wording follow apimachinery before the 2025 move to api/validate/content (Kubernetes 1.30-1.33
+ * era); no code is copied.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -356,75 +357,4 @@ export function validateAnnotations(
     errs.push(tooLong(fieldPath, '', TOTAL_ANNOTATION_SIZE_LIMIT_B));
   }
   return errs;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The 422 Invalid Status (apimachinery errors.NewInvalid).
-// ---------------------------------------------------------------------------------------------
-
-/** Optional members are the ones Go leaves out of the JSON when empty (omitempty). */
-export interface StatusCause {
-  reason: FieldErrorType;
-  message: string;
-  field?: string;
-}
-
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  causes?: StatusCause[];
-}
-
-export interface InvalidStatus {
-  kind: 'Status';
-  apiVersion: 'v1';
-  metadata: Record<string, never>;
-  status: 'Failure';
-  message: string;
-  reason: 'Invalid';
-  details: StatusDetails;
-  code: 422;
-}
-
-/** One Status cause: the reason is the error type, the message is the body without the field. */
-export function statusCause(e: FieldError): StatusCause {
-  const cause: StatusCause = { reason: e.type, message: fieldErrorBody(e) };
-  if (e.field !== '') cause.field = e.field;
-  return cause;
-}
-
-/**
- * The message is `<Kind>[.<group>] "<name>" is invalid: <errors>`, where the errors are
- * de-duplicated by full text and bracketed only when more than one distinct text remains.
- * The causes keep every error, duplicates included. Key order matches the Go struct order.
- */
-export function invalidStatus(
-  kind: string,
-  group: string,
-  name: string,
-  errors: FieldError[],
-): InvalidStatus {
-  const qualifiedKind = group === '' ? kind : `${kind}.${group}`;
-  const messages = [...new Set(errors.map(fieldErrorMessage))];
-  let message = `${qualifiedKind} ${goQuote(name)} is invalid`;
-  if (messages.length === 1) message += `: ${messages[0]}`;
-  else if (messages.length > 1) message += `: [${messages.join(', ')}]`;
-
-  const details: StatusDetails = {};
-  if (name !== '') details.name = name;
-  if (group !== '') details.group = group;
-  if (kind !== '') details.kind = kind;
-  if (errors.length > 0) details.causes = errors.map(statusCause);
-
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Invalid',
-    details,
-    code: 422,
-  };
 }

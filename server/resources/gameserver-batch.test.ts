@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { type GameServersCreated, gameServersOfBatch } from '../kinds/gameserver/gameserver.js';
+import { type GameServersCreated, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { Cluster } from '../cluster.js';
 import { ResourceService } from './service.js';

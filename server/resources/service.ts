@@ -1,5 +1,6 @@
 import type { NewEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer, differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver/events.js';
 import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../log/event-log.js';
-import type { GameServer, GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/events.js';
 import { type EventType, type InvolvedObject, buildKubernetesEvent } from '../kinds/event/event.js';
 import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import type { Resource } from '../kinds/resource.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
-import { gameServerEvent } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { Cluster } from '../cluster.js';
 import { replayLog } from '../replay.js';
 import { ConformanceRecorder } from './conformance.js';

@@ -9,10 +9,9 @@ import {
   SDK_METADATA_PREFIX,
   SIDECAR_RUNNING_STATES,
   TERMINAL_STATES,
-  type SdkGameServer,
-  gameServerEvent,
-  toSdkGameServer,
 } from '../kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
+import { type SdkGameServer, toSdkGameServer } from '../kinds/gameserver/sdk-json.js';
 import { type Int64, addInt64, maxInt64, minInt64 } from '../int64.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';

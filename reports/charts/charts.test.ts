@@ -11,8 +11,11 @@ import {
   formatSignificant,
   markdownCode,
   markdownText,
-} from './format.js';
-import { barChart, histogram, lineChart, niceTicks, timeTicks } from './svg.js';
+} from '../format.js';
+import { barChart } from './bar-chart.js';
+import { niceTicks, timeTicks } from './drawing.js';
+import { histogram } from './histogram.js';
+import { lineChart } from './line-chart.js';
 
 describe('ticks', () => {
   it('picks round steps that cover the data', () => {

@@ -2,28 +2,17 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KIND_DEFINITIONS } from '../kinds/definitions.js';
-import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
-import { apiResourceList } from './discovery.js';
-import {
-  GVK_EXTENSION,
-  type Json,
-  type JsonObject,
-  OPENAPI_V2_PROTOBUF,
-  OPENAPI_V2_PROTOBUF_ACCEPT,
-  PATCH_CONTENT_TYPES,
-  acceptedTypes,
-  encodeOpenApiV2,
-  groupVersionPath,
-  groupVersions,
-  negotiateV2,
-  openApiRouter,
-  openApiV2Document,
-  openApiV3Document,
-  schemaName,
-  schemaPrefix,
-  toV2Schema,
-} from './openapi.js';
+import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../../kinds/fleet/definition.js';
+import { apiResourceList } from '../discovery.js';
+import { groupVersions } from './group-versions.js';
+import type { Json, JsonObject } from './json.js';
+import { GVK_EXTENSION, groupVersionPath, schemaName, schemaPrefix } from './names.js';
+import { PATCH_CONTENT_TYPES } from './operations.js';
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, acceptedTypes, negotiateV2, openApiRouter } from './routes.js';
+import { openApiV2Document, toV2Schema } from './v2.js';
+import { encodeOpenApiV2 } from './v2-protobuf.js';
+import { openApiV3Document } from './v3.js';
 
 const obj = (value: Json | undefined): JsonObject => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`not an object: ${JSON.stringify(value)}`);

@@ -1,0 +1,270 @@
+import type { StoredEvent } from '../../log/event-log.js';
+import { type ObjectMeta, patchMap } from '../meta.js';
+import type { Int64 } from '../../int64.js';
+import {
+  type CounterStatus,
+  GAMESERVER_KIND,
+  type GameServer,
+  type GameServerPort,
+  type GameServerSpec,
+  type GameServerState,
+  type GameServerStatus,
+  type GameServerStatusPort,
+  type ListStatus,
+  type NodeAddress,
+} from './gameserver.js';
+
+/** The GameServer's events: their payloads, how one is built, and the reducer that applies them. */
+
+export interface GameServerCreated {
+  object: GameServer;
+}
+
+/** A lifecycle step. `reason`/`message`/`eventType` are the Kubernetes Event Agones records. */
+export interface GameServerStateChanged {
+  state: GameServerState;
+  reservedUntil?: string | null;
+  address?: string;
+  addresses?: NodeAddress[];
+  nodeName?: string;
+  ports?: GameServerStatusPort[];
+  /**
+   * Host ports the controller allocated, in order, for the Dynamic and Passthrough ports
+   * (a Passthrough port's container port is its host port).
+   */
+  hostPorts?: number[];
+  annotations?: Record<string, string | null>;
+  /** Who decided: `sdk`, `controller`, `timer`, `health`, `allocator`. */
+  cause: string;
+  reason: string;
+  message: string;
+  eventType: 'Normal' | 'Warning';
+}
+
+export interface GameServerMetadataPatched {
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
+
+export interface GameServerCounterSet {
+  counter: string;
+  count: Int64;
+  capacity: Int64;
+}
+
+export interface GameServerListSet {
+  list: string;
+  capacity: number;
+  values: string[];
+}
+
+export interface GameServerPlayersSet {
+  count: Int64;
+  capacity: Int64;
+  ids: string[];
+}
+
+/**
+ * A set's batch of new GameServers, which share one spec: the spec is written once, and the
+ * objects share it in memory too. When they differ only in name and uid (a set's copies of its
+ * template), the first is written once as `template` and the rest as `members`; otherwise (and
+ * in logs written before `members`) each object is in `objects`.
+ */
+export interface GameServersCreated {
+  spec: GameServerSpec;
+  objects?: Array<Omit<GameServer, 'spec'>>;
+  template?: Omit<GameServer, 'spec'>;
+  members?: Array<{ name: string; uid: string }>;
+}
+
+/** An API update: metadata and spec replaced, status left to the lifecycle. */
+export interface GameServerSpecUpdated {
+  metadata: ObjectMeta;
+  spec: GameServerSpec;
+}
+
+/**
+ * One allocation, as one atomic event: the state, the metadata patch, the last-allocated
+ * annotation and the counters and lists after the allocation's actions.
+ */
+export interface GameServerAllocated {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  counters?: Record<string, CounterStatus>;
+  lists?: Record<string, ListStatus>;
+  /** Action errors, recorded as Warning events (CounterActionError / ListActionError). */
+  counterErrors?: string[];
+  listErrors?: string[];
+  /** Where the request came from: `local`, or the remote endpoint that answered. */
+  source: string;
+}
+
+export interface GameServerEventPayloads {
+  GameServerCreated: GameServerCreated;
+  /** The standalone sidecar's manifest was rewritten: the whole GameServer is replaced. */
+  GameServerReloaded: GameServerCreated;
+  GameServersCreated: GameServersCreated;
+  GameServerSpecUpdated: GameServerSpecUpdated;
+  GameServerAllocated: GameServerAllocated;
+  GameServerStateChanged: GameServerStateChanged;
+  GameServerMetadataPatched: GameServerMetadataPatched;
+  GameServerCounterSet: GameServerCounterSet;
+  GameServerListSet: GameServerListSet;
+  GameServerPlayersSet: GameServerPlayersSet;
+  GameServerDeleted: Record<string, never>;
+}
+export type GameServerEventType = keyof GameServerEventPayloads;
+
+export function gameServerEvent<T extends GameServerEventType>(
+  type: T,
+  namespace: string,
+  name: string,
+  payload: GameServerEventPayloads[T],
+) {
+  return { type, kind: GAMESERVER_KIND, namespace, name, payload };
+}
+
+// Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
+
+/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order. */
+export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
+  let next = 0;
+  return ports.map((port) => {
+    if (port.portPolicy !== 'Dynamic' && port.portPolicy !== 'Passthrough') return port;
+    const hostPort = hostPorts[next++];
+    if (hostPort === undefined) return port;
+    return port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
+  });
+}
+
+/** A status with some fields changed: fields listed, not spread, so every version has one shape. */
+function withStatus(status: GameServerStatus, change: Partial<GameServerStatus>): GameServerStatus {
+  const next: GameServerStatus = {
+    state: change.state ?? status.state,
+    ports: change.ports ?? status.ports,
+    address: change.address ?? status.address,
+    addresses: change.addresses ?? status.addresses,
+    nodeName: change.nodeName ?? status.nodeName,
+    reservedUntil: change.reservedUntil !== undefined ? change.reservedUntil : status.reservedUntil,
+  };
+  const players = change.players ?? status.players;
+  const counters = change.counters ?? status.counters;
+  const lists = change.lists ?? status.lists;
+  const eviction = change.eviction ?? status.eviction;
+  if (players !== undefined) next.players = players;
+  if (counters !== undefined) next.counters = counters;
+  if (lists !== undefined) next.lists = lists;
+  if (eviction !== undefined) next.eviction = eviction;
+  return next;
+}
+
+function withMetadata(metadata: ObjectMeta, labels: Record<string, string>, annotations: Record<string, string>): ObjectMeta {
+  return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
+}
+
+/** The next version of a GameServer: fields listed, not spread, so every version has one shape. */
+function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata = gs.metadata): GameServer {
+  return {
+    apiVersion: gs.apiVersion,
+    kind: gs.kind,
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: String(seq),
+      generation: metadata.generation,
+      creationTimestamp: metadata.creationTimestamp,
+      ...(metadata.deletionTimestamp !== undefined && { deletionTimestamp: metadata.deletionTimestamp }),
+      ...(metadata.generateName !== undefined && { generateName: metadata.generateName }),
+      labels: metadata.labels,
+      annotations: metadata.annotations,
+      ...(metadata.ownerReferences !== undefined && { ownerReferences: metadata.ownerReferences }),
+      ...(metadata.finalizers !== undefined && { finalizers: metadata.finalizers }),
+    },
+    spec: gs.spec,
+    status,
+  };
+}
+
+/** The objects a batch creation makes, each as its own GameServer sharing the batch's spec. */
+export function gameServersOfBatch(event: StoredEvent): GameServer[] {
+  const { spec, objects, template, members } = event.payload as GameServersCreated;
+  const resourceVersion = String(event.seq);
+  if (template && members) {
+    return members.map(({ name, uid }) => ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec }) as GameServer);
+  }
+  return (objects ?? []).map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec }) as GameServer);
+}
+
+/** True when `a` and `b` share everything (by reference) but their name and uid. */
+export function differOnlyInIdentity(a: GameServer, b: GameServer): boolean {
+  const sameKeys = <T extends object>(x: T, y: T, except: ReadonlySet<string>) => {
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    return keys.every((k) => except.has(k) || x[k as keyof T] === y[k as keyof T]);
+  };
+  return sameKeys(a, b, METADATA_ONLY) && sameKeys(a.metadata, b.metadata, IDENTITY);
+}
+
+const METADATA_ONLY: ReadonlySet<string> = new Set(['metadata']);
+const IDENTITY: ReadonlySet<string> = new Set(['name', 'uid']);
+
+export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent): GameServer | undefined {
+  switch (event.type as GameServerEventType) {
+    case 'GameServerCreated':
+    case 'GameServerReloaded': {
+      const { object } = event.payload as GameServerCreated;
+      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) } };
+    }
+    case 'GameServerDeleted':
+      return undefined;
+  }
+  if (!gs) return gs;
+  switch (event.type as GameServerEventType) {
+    case 'GameServerStateChanged': {
+      const p = event.payload as GameServerStateChanged;
+      const status = withStatus(gs.status, {
+        state: p.state,
+        reservedUntil: p.reservedUntil ?? null,
+        address: p.address,
+        addresses: p.addresses,
+        nodeName: p.nodeName,
+        ports: p.ports,
+      });
+      const metadata = withMetadata(gs.metadata, gs.metadata.labels, patchMap(gs.metadata.annotations, p.annotations));
+      const next = touched(gs, event.seq, status, metadata);
+      return p.hostPorts ? { ...next, spec: { ...next.spec, ports: withHostPorts(next.spec.ports, p.hostPorts) } } : next;
+    }
+    case 'GameServerSpecUpdated': {
+      const p = event.payload as GameServerSpecUpdated;
+      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec };
+    }
+    case 'GameServerAllocated': {
+      const p = event.payload as GameServerAllocated;
+      const status = withStatus(gs.status, { state: 'Allocated', reservedUntil: null, counters: p.counters, lists: p.lists });
+      const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
+      return touched(gs, event.seq, status, metadata);
+    }
+    case 'GameServerMetadataPatched': {
+      const p = event.payload as GameServerMetadataPatched;
+      const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
+      return touched(gs, event.seq, gs.status, metadata);
+    }
+    case 'GameServerCounterSet': {
+      const p = event.payload as GameServerCounterSet;
+      const counters = { ...gs.status.counters, [p.counter]: { count: p.count, capacity: p.capacity } };
+      return touched(gs, event.seq, withStatus(gs.status, { counters }));
+    }
+    case 'GameServerListSet': {
+      const p = event.payload as GameServerListSet;
+      const lists = { ...gs.status.lists, [p.list]: { capacity: p.capacity, values: p.values } };
+      return touched(gs, event.seq, withStatus(gs.status, { lists }));
+    }
+    case 'GameServerPlayersSet': {
+      const p = event.payload as GameServerPlayersSet;
+      return touched(gs, event.seq, withStatus(gs.status, { players: { count: p.count, capacity: p.capacity, ids: p.ids } }));
+    }
+    default:
+      return gs;
+  }
+}

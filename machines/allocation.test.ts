@@ -7,14 +7,15 @@ import type {
   GameServerAllocationSpec,
   GameServerSelector,
 } from '../server/kinds/gameserverallocation/gameserverallocation.js';
+import { evolveGameServer } from '../server/kinds/gameserver/gameserver.js';
+import { rfc3339Nano } from '../server/kinds/meta.js';
 import {
-  applyAllocationActions,
   comparePacked,
+  decideAllocation,
   comparePriorities,
   findGameServerForAllocation,
   matchesSelector,
   orderForAllocation,
-  rfc3339Nano,
 } from './allocation.js';
 import type { NodeCount } from './scale-down-order.js';
 
@@ -319,7 +320,17 @@ describe('orderForAllocation and findGameServerForAllocation', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('applyAllocationActions', () => {
+/** The GameServer as the decided event leaves it, with the event's action errors. */
+function applyAllocationActions(gs: GameServer, gsa: GameServerAllocation, now: number, gates: FeatureGates) {
+  const event = decideAllocation(gs, gsa, now, gates);
+  return {
+    gameServer: evolveGameServer(gs, { ...event, seq: 1, time: now, schemaVersion: 1 })!,
+    counterErrors: event.payload.counterErrors ?? [],
+    listErrors: event.payload.listErrors ?? [],
+  };
+}
+
+describe('decideAllocation', () => {
   const NOW = Date.UTC(2026, 2, 4, 10, 20, 30, 123);
 
   it('formats last-allocated as RFC3339Nano', () => {

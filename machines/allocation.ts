@@ -8,9 +8,9 @@ import {
   gameServerEvent,
 } from '../server/kinds/gameserver/gameserver.js';
 import { rfc3339Nano } from '../server/kinds/meta.js';
+import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/int64.js';
 import {
-  type AllocationPriority,
   type CounterAction,
   type CounterSelector,
   type GameServerAllocation,
@@ -124,40 +124,6 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Room left under a priority: capacity minus count, or minus the number of values. */
-function availableFor(gs: GameServer, priority: AllocationPriority): Int64 | undefined {
-  if (priority.type === 'Counter') {
-    const counter = gs.status.counters?.[priority.key];
-    return counter ? subInt64(counter.capacity, counter.count) : undefined;
-  }
-  if (priority.type === 'List') {
-    const list = gs.status.lists?.[priority.key];
-    return list ? list.capacity - list.values.length : undefined;
-  }
-  return undefined;
-}
-
-/**
- * Agones's CompareCountAndListPriorities as a comparator (negative: `a` is tried first). For each
- * priority in turn: when both have the key, Ascending prefers less room and Descending more;
- * when only one has it, that one goes first whatever the order; when neither, the next priority
- * decides. 0 when the priorities do not tell them apart.
- */
-export function comparePriorities(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
-  if (!priorities) return 0;
-  for (const priority of priorities) {
-    const roomA = availableFor(a, priority);
-    const roomB = availableFor(b, priority);
-    if (roomA === undefined && roomB === undefined) continue;
-    if (roomA === undefined) return 1;
-    if (roomB === undefined) return -1;
-    if (roomA === roomB) continue;
-    const ascending = priority.order !== 'Descending';
-    return (roomA < roomB) === ascending ? -1 : 1;
-  }
-  return 0;
-}
-
 /** Name, then namespace: the list spans namespaces, and the order must be total. */
 function compareIdentity(a: GameServer, b: GameServer): number {
   return compareText(a.metadata.name, b.metadata.name) || compareText(a.metadata.namespace, b.metadata.namespace);
@@ -175,7 +141,7 @@ export function comparePacked(
   a: GameServer,
   b: GameServer,
   nodeCounts: NodeCounts,
-  priorities: readonly AllocationPriority[] | undefined,
+  priorities: readonly Priority[] | undefined,
   gates: FeatureGates,
 ): number {
   const allocatedA = a.status.state === 'Allocated';
@@ -204,7 +170,7 @@ export function comparePacked(
 }
 
 /** Distributed with priorities (Agones's ListSortedGameServersPriorities): priorities, then name. */
-export function compareDistributed(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
+export function compareDistributed(a: GameServer, b: GameServer, priorities: readonly Priority[] | undefined): number {
   return comparePriorities(a, b, priorities) || compareIdentity(a, b);
 }
 

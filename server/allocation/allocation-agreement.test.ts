@@ -5,11 +5,11 @@ import { SeededRandom } from '../clock.js';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import { type GameServer, type GameServerState, evolveGameServer } from '../kinds/gameserver/gameserver.js';
 import type { StoredEvent } from '../log/event-log.js';
+import type { Priority } from '../kinds/priorities.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';
 import { pickForSelector } from './allocator.js';
 import {
-  type AllocationPriority,
   type GameServerAllocation,
   type GameServerSelector,
   defaultAllocation,
@@ -119,7 +119,7 @@ function selector(g: Gen): GameServerSelector {
 }
 
 function allocation(g: Gen): GameServerAllocation {
-  const priorities: AllocationPriority[] = [];
+  const priorities: Priority[] = [];
   const count = g.pick([0, 0, 1, 2, 3]);
   for (let i = 0; i < count; i++) {
     const type = g.pick(['Counter', 'List'] as const);

@@ -1,6 +1,6 @@
 import type { AllocationOverflow } from '../../machines/gameserverset-reconcile.js';
 import { type FleetStrategy, type SetView, applyDeploymentStrategy } from '../../machines/rolling-update.js';
-import type { Priority } from '../../machines/scale-down-order.js';
+import type { Priority } from '../kinds/priorities.js';
 import { GAMESERVERSET_DEFINITION } from '../kinds/definitions.js';
 import type { SchedulingStrategy } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';

@@ -6,7 +6,8 @@ import {
   type WebhookAnswer,
   computeDesiredReplicas,
 } from '../../machines/autoscaler.js';
-import { type Priority, countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
+import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
+import type { Priority } from '../kinds/priorities.js';
 import {
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   type FleetAutoscaleRequest,

@@ -1,8 +1,8 @@
 import type { FeatureGates } from '../../features.js';
 import { GrpcCode, GrpcError, showValue } from '../../grpc-status.js';
 import { INT64_MAX, INT64_MIN, type Int64, toInt64 } from '../../int64.js';
+import type { Priority } from '../priorities.js';
 import {
-  type AllocationPriority,
   type CounterAction,
   type CounterSelector,
   GAMESERVERALLOCATION_API_VERSION,
@@ -189,7 +189,7 @@ function metaPatch(value: unknown, path: string): MetaPatch {
   return out;
 }
 
-function priority(value: unknown, path: string): AllocationPriority {
+function priority(value: unknown, path: string): Priority {
   const m = message(value, path, 'Priority');
   // Agones maps anything but List to Counter, and anything but Descending to Ascending.
   const type = optional(m.type, `${path}.type`, (v, p) => enumNumber(v, p, 'Priority.Type', PRIORITY_TYPE)) ?? 0;

@@ -15,6 +15,7 @@ import {
   validateLabels,
 } from '../../k8s/validation.js';
 import type { Requirement } from '../label-selector.js';
+import type { Priority } from '../priorities.js';
 
 /**
  * The GameServerAllocation kind (allocation.agones.dev/v1): its shape as fleetsim's resource API
@@ -35,8 +36,6 @@ export const LIST_ACTION_MAX_CAPACITY = 1000;
 
 export type SelectorGameServerState = 'Ready' | 'Allocated';
 export type AllocationState = 'Allocated' | 'UnAllocated' | 'Contention';
-export type PriorityType = 'Counter' | 'List';
-export type PriorityOrder = 'Ascending' | 'Descending';
 export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 export interface LabelSelectorRequirement {
@@ -80,13 +79,6 @@ export interface GameServerSelector extends LabelSelector {
   lists?: Record<string, ListSelector>;
 }
 
-export interface AllocationPriority {
-  type: PriorityType;
-  key: string;
-  /** Defaults to Ascending. */
-  order?: PriorityOrder;
-}
-
 /**
  * Alpha, CountsAndLists. `action` is any string on the wire: Agones only checks it when the
  * action is applied (`Increment` or `Decrement`).
@@ -124,7 +116,7 @@ export interface GameServerAllocationSpec {
   selectors?: GameServerSelector[];
   /** Defaults to Packed. */
   scheduling?: SchedulingStrategy;
-  priorities?: AllocationPriority[];
+  priorities?: Priority[];
   metadata?: MetaPatch;
   counters?: Record<string, CounterAction>;
   lists?: Record<string, ListAction>;
@@ -358,10 +350,10 @@ export function validateSelector(selector: GameServerSelector, path: string, gat
   return errs;
 }
 
-function validatePriorities(priorities: AllocationPriority[], path: string): FieldError[] {
+function validatePriorities(priorities: Priority[], path: string): FieldError[] {
   const errs: FieldError[] = [];
   priorities.forEach((priority, i) => {
-    const p = priority ?? ({} as Partial<AllocationPriority>);
+    const p = priority ?? ({} as Partial<Priority>);
     const itemPath = `${path}[${i}]`;
     const type: unknown = p.type;
     const order: unknown = p.order;

@@ -314,7 +314,7 @@ function applyListAction(
     } else if (!list) {
       errors.push(`unable to UpdateListCapacity: Name ${key}, Capacity ${capacity}. List not found in GameServer ${gsName}`);
     } else {
-      // Within [0, 1000] here, so a plain number.
+      // Within [0, LIST_MAX_CAPACITY] here, so a plain number.
       lists[key] = { capacity: Number(capacity), values: list.values.slice(0, Number(capacity)) };
     }
   }

@@ -1,5 +1,13 @@
 import type { FeatureGates } from '../../features.js';
-import type { CounterStatus, GameServer, GameServerStatusPort, ListStatus, NodeAddress, SchedulingStrategy } from '../gameserver/gameserver.js';
+import {
+  type CounterStatus,
+  type GameServer,
+  type GameServerStatusPort,
+  LIST_MAX_CAPACITY,
+  type ListStatus,
+  type NodeAddress,
+  type SchedulingStrategy,
+} from '../gameserver/gameserver.js';
 import type { ObjectMeta } from '../meta.js';
 import type { Int64 } from '../../int64.js';
 import {
@@ -31,8 +39,6 @@ export const ALLOCATION_GROUP = 'allocation.agones.dev';
 export const GAMESERVERALLOCATION_API_VERSION = 'allocation.agones.dev/v1';
 /** `status.source` of an allocation served by this cluster. */
 export const LOCAL_ALLOCATION_SOURCE = 'local';
-/** Agones's hard limit on a list's capacity (and so on a ListAction's capacity). */
-export const LIST_ACTION_MAX_CAPACITY = 1000;
 
 export type SelectorGameServerState = 'Ready' | 'Allocated';
 export type AllocationState = 'Allocated' | 'UnAllocated' | 'Contention';
@@ -396,8 +402,8 @@ function validateListActions(lists: Record<string, ListAction>, path: string): F
     const capacityPath = `${path}[${key}].capacity`;
     if (action.capacity < 0) errs.push(invalid(capacityPath, action.capacity, NEGATIVE));
     // Limit 1: a list holds at most 1000 values (Agones defers this check to apply time).
-    else if (action.capacity > LIST_ACTION_MAX_CAPACITY) {
-      errs.push(invalid(capacityPath, action.capacity, `must be between 0 and ${LIST_ACTION_MAX_CAPACITY}, inclusive`));
+    else if (action.capacity > LIST_MAX_CAPACITY) {
+      errs.push(invalid(capacityPath, action.capacity, `must be between 0 and ${LIST_MAX_CAPACITY}, inclusive`));
     }
   }
   return errs;

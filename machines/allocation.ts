@@ -19,10 +19,9 @@ import {
   type ListAction,
   type ListSelector,
   LOCAL_ALLOCATION_SOURCE,
-  convertLabelSelector,
   toSelectors,
 } from '../server/kinds/gameserverallocation/gameserverallocation.js';
-import { type Requirement, matchesSelector as matchesRequirements } from '../server/kinds/label-selector.js';
+import { type Requirement, convertLabelSelector, matchesSelector as matchesRequirements } from '../server/kinds/label-selector.js';
 import type { NodeCounts } from './scale-down-order.js';
 
 /**

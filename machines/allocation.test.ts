@@ -2,19 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../server/features.js';
 import type { CounterStatus, GameServer, GameServerState, ListStatus, PlayerStatus } from '../server/kinds/gameserver/gameserver.js';
 import type {
-  AllocationPriority,
   GameServerAllocation,
   GameServerAllocationSpec,
   GameServerSelector,
 } from '../server/kinds/gameserverallocation/gameserverallocation.js';
+import { evolveGameServer } from '../server/kinds/gameserver/events.js';
+import { rfc3339Nano } from '../server/kinds/meta.js';
+import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 import {
-  applyAllocationActions,
   comparePacked,
-  comparePriorities,
+  decideAllocation,
   findGameServerForAllocation,
   matchesSelector,
   orderForAllocation,
-  rfc3339Nano,
 } from './allocation.js';
 import type { NodeCount } from './scale-down-order.js';
 
@@ -163,7 +163,7 @@ describe('comparePriorities', () => {
   const tight = gameServer('tight', { counters: { rooms: { count: 9, capacity: 10 } }, lists: { p: { capacity: 5, values: ['a', 'b'] } } });
   const bare = gameServer('bare');
 
-  const cases: Array<[string, GameServer, GameServer, AllocationPriority[], number]> = [
+  const cases: Array<[string, GameServer, GameServer, Priority[], number]> = [
     ['Counter Ascending prefers less room', tight, roomy, [{ type: 'Counter', key: 'rooms', order: 'Ascending' }], -1],
     ['Counter Descending prefers more room', roomy, tight, [{ type: 'Counter', key: 'rooms', order: 'Descending' }], -1],
     ['order defaults to Ascending', roomy, tight, [{ type: 'Counter', key: 'rooms' }], 1],
@@ -183,7 +183,7 @@ describe('comparePriorities', () => {
   it('a tie on the first priority falls to the second', () => {
     const x = gameServer('x', { counters: { rooms: { count: 0, capacity: 4 } }, lists: { p: { capacity: 5, values: ['a'] } } });
     const y = gameServer('y', { counters: { rooms: { count: 1, capacity: 5 } }, lists: { p: { capacity: 5, values: [] } } });
-    const priorities: AllocationPriority[] = [
+    const priorities: Priority[] = [
       { type: 'Counter', key: 'rooms', order: 'Ascending' },
       { type: 'List', key: 'p', order: 'Ascending' },
     ];
@@ -200,7 +200,7 @@ describe('comparePacked', () => {
     ['n2', { allocated: 3, ready: 4 }],
     ['n3', { allocated: 0, ready: 5 }],
   ]);
-  const sortPacked = (list: GameServer[], priorities?: AllocationPriority[], gates: FeatureGates = OFF) =>
+  const sortPacked = (list: GameServer[], priorities?: Priority[], gates: FeatureGates = OFF) =>
     [...list].sort((x, y) => comparePacked(x, y, nodeCounts, priorities, gates));
 
   it('W6: b (n2) -> a (n1) -> c (n3) -> d (no node entry)', () => {
@@ -239,8 +239,8 @@ describe('comparePacked', () => {
       gameServer('b', { node: 'n1', counters: { rooms: { count: 9, capacity: 10 } } }),
       gameServer('c', { node: 'n1' }),
     ];
-    const ascending: AllocationPriority[] = [{ type: 'Counter', key: 'rooms', order: 'Ascending' }];
-    const descending: AllocationPriority[] = [{ type: 'Counter', key: 'rooms', order: 'Descending' }];
+    const ascending: Priority[] = [{ type: 'Counter', key: 'rooms', order: 'Ascending' }];
+    const descending: Priority[] = [{ type: 'Counter', key: 'rooms', order: 'Descending' }];
     expect(names(sortPacked(list, ascending, COUNTS_ONLY))).toEqual(['b', 'a', 'c']);
     expect(names(sortPacked(list, descending, COUNTS_ONLY))).toEqual(['a', 'b', 'c']);
     expect(names(sortPacked([...list].reverse(), descending, OFF))).toEqual(['a', 'b', 'c']);
@@ -319,7 +319,17 @@ describe('orderForAllocation and findGameServerForAllocation', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('applyAllocationActions', () => {
+/** The GameServer as the decided event leaves it, with the event's action errors. */
+function applyAllocationActions(gs: GameServer, gsa: GameServerAllocation, now: number, gates: FeatureGates) {
+  const event = decideAllocation(gs, gsa, now, gates);
+  return {
+    gameServer: evolveGameServer(gs, { ...event, seq: 1, time: now, schemaVersion: 1 })!,
+    counterErrors: event.payload.counterErrors ?? [],
+    listErrors: event.payload.listErrors ?? [],
+  };
+}
+
+describe('decideAllocation', () => {
   const NOW = Date.UTC(2026, 2, 4, 10, 20, 30, 123);
 
   it('formats last-allocated as RFC3339Nano', () => {

@@ -6,19 +6,22 @@ import {
   LIST_MAX_CAPACITY,
   type ListStatus,
 } from '../server/kinds/gameserver/gameserver.js';
+import { gameServerEvent } from '../server/kinds/gameserver/events.js';
+import { rfc3339Nano } from '../server/kinds/meta.js';
+import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/int64.js';
 import {
-  type AllocationPriority,
   type CounterAction,
   type CounterSelector,
   type GameServerAllocation,
+  type GameServerAllocationSpec,
   type GameServerSelector,
   type ListAction,
   type ListSelector,
-  convertLabelSelector,
+  LOCAL_ALLOCATION_SOURCE,
   toSelectors,
 } from '../server/kinds/gameserverallocation/gameserverallocation.js';
-import { type Requirement, matchesSelector as matchesRequirements } from '../server/kinds/label-selector.js';
+import { type Requirement, convertLabelSelector, matchesSelector as matchesRequirements } from '../server/kinds/label-selector.js';
 import type { NodeCounts } from './scale-down-order.js';
 
 /**
@@ -120,40 +123,6 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Room left under a priority: capacity minus count, or minus the number of values. */
-function availableFor(gs: GameServer, priority: AllocationPriority): Int64 | undefined {
-  if (priority.type === 'Counter') {
-    const counter = gs.status.counters?.[priority.key];
-    return counter ? subInt64(counter.capacity, counter.count) : undefined;
-  }
-  if (priority.type === 'List') {
-    const list = gs.status.lists?.[priority.key];
-    return list ? list.capacity - list.values.length : undefined;
-  }
-  return undefined;
-}
-
-/**
- * Agones's CompareCountAndListPriorities as a comparator (negative: `a` is tried first). For each
- * priority in turn: when both have the key, Ascending prefers less room and Descending more;
- * when only one has it, that one goes first whatever the order; when neither, the next priority
- * decides. 0 when the priorities do not tell them apart.
- */
-export function comparePriorities(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
-  if (!priorities) return 0;
-  for (const priority of priorities) {
-    const roomA = availableFor(a, priority);
-    const roomB = availableFor(b, priority);
-    if (roomA === undefined && roomB === undefined) continue;
-    if (roomA === undefined) return 1;
-    if (roomB === undefined) return -1;
-    if (roomA === roomB) continue;
-    const ascending = priority.order !== 'Descending';
-    return (roomA < roomB) === ascending ? -1 : 1;
-  }
-  return 0;
-}
-
 /** Name, then namespace: the list spans namespaces, and the order must be total. */
 function compareIdentity(a: GameServer, b: GameServer): number {
   return compareText(a.metadata.name, b.metadata.name) || compareText(a.metadata.namespace, b.metadata.namespace);
@@ -171,7 +140,7 @@ export function comparePacked(
   a: GameServer,
   b: GameServer,
   nodeCounts: NodeCounts,
-  priorities: readonly AllocationPriority[] | undefined,
+  priorities: readonly Priority[] | undefined,
   gates: FeatureGates,
 ): number {
   const allocatedA = a.status.state === 'Allocated';
@@ -200,7 +169,7 @@ export function comparePacked(
 }
 
 /** Distributed with priorities (Agones's ListSortedGameServersPriorities): priorities, then name. */
-export function compareDistributed(a: GameServer, b: GameServer, priorities: readonly AllocationPriority[] | undefined): number {
+export function compareDistributed(a: GameServer, b: GameServer, priorities: readonly Priority[] | undefined): number {
   return comparePriorities(a, b, priorities) || compareIdentity(a, b);
 }
 
@@ -278,41 +247,18 @@ export function findGameServerForAllocation(
 // Applying an allocation (§6.5 update worker, §6.8 actions)
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Go's time.RFC3339Nano in UTC for epoch milliseconds: the fraction has up to nine digits with
- * trailing zeros dropped, and no dot at all when it is zero. A fractional `ms` is kept to the
- * microsecond, about the precision a double holds for today's epoch milliseconds.
- */
-let lastNano: { ms: number; text: string } | undefined;
-
-export function rfc3339Nano(ms: number): string {
-  // Allocations in one batch share a time: format it once.
-  if (lastNano?.ms === ms) return lastNano.text;
-  const text = formatNano(ms);
-  lastNano = { ms, text };
-  return text;
-}
-
-function formatNano(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
-  const micros = Math.min(999_999, Math.round((ms - seconds * 1000) * 1000));
-  const nanos = micros * 1000;
-  if (nanos === 0) return `${base}Z`;
-  return `${base}.${String(nanos).padStart(9, '0').replace(/0+$/, '')}Z`;
-}
-
 /** Go's %s of a []string: `[a b c]`. */
 function goList(values: readonly string[]): string {
   return `[${values.join(' ')}]`;
 }
 
-export interface AllocationActionsResult {
-  /** The GameServer as the allocation leaves it. */
-  gameServer: GameServer;
-  /** One text per failed counter operation (Agones joins them into a CounterActionError event). */
+/** Counters and lists after an allocation's actions, and one text per failed operation. */
+interface ActionsOutcome {
+  counters?: Record<string, CounterStatus>;
+  lists?: Record<string, ListStatus>;
+  /** Agones joins these into a CounterActionError event. */
   counterErrors: string[];
-  /** One text per failed list operation (a ListActionError event). */
+  /** A ListActionError event. */
   listErrors: string[];
 }
 
@@ -367,7 +313,7 @@ function applyListAction(
     } else if (!list) {
       errors.push(`unable to UpdateListCapacity: Name ${key}, Capacity ${capacity}. List not found in GameServer ${gsName}`);
     } else {
-      // Within [0, 1000] here, so a plain number.
+      // Within [0, LIST_MAX_CAPACITY] here, so a plain number.
       lists[key] = { capacity: Number(capacity), values: list.values.slice(0, Number(capacity)) };
     }
   }
@@ -395,49 +341,91 @@ function applyListAction(
 }
 
 /**
- * What an allocation does to the chosen GameServer (Agones's applyAllocationToGameServer):
- * merges `spec.metadata` labels and annotations (the request wins on a shared key), stamps
- * `agones.dev/last-allocated` with `now` (epoch ms) in RFC3339Nano, sets the state Allocated, and
- * with CountsAndLists on applies the counter actions and then the list actions, each key in name
- * order (Go's map order is random). An action that cannot be done is reported, never fatal: the
- * allocation stands with whatever succeeded. Re-allocating an Allocated server works the same way.
- * The input is not modified.
+ * Counter actions, then list actions, each key in name order (Go's map order is random). An
+ * action that cannot be done is reported, never fatal: the allocation stands with whatever
+ * succeeded. A GameServer without counters (lists) keeps none.
  */
-export function applyAllocationActions(
+function applyActions(gs: GameServer, spec: GameServerAllocationSpec): ActionsOutcome {
+  const outcome: ActionsOutcome = { counterErrors: [], listErrors: [] };
+  const name = gs.metadata.name;
+  if (spec.counters && Object.keys(spec.counters).length > 0) {
+    const counters = { ...(gs.status.counters ?? {}) };
+    for (const key of Object.keys(spec.counters).sort(compareText)) {
+      applyCounterAction(counters, key, spec.counters[key] ?? {}, name, outcome.counterErrors);
+    }
+    if (gs.status.counters) outcome.counters = counters;
+  }
+  if (spec.lists && Object.keys(spec.lists).length > 0) {
+    const lists = { ...(gs.status.lists ?? {}) };
+    for (const key of Object.keys(spec.lists).sort(compareText)) {
+      applyListAction(lists, key, spec.lists[key] ?? {}, name, outcome.listErrors);
+    }
+    if (gs.status.lists) outcome.lists = lists;
+  }
+  return outcome;
+}
+
+/** A request's parts every allocation of it shares (events are never mutated, so sharing is safe). */
+interface RequestParts {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  hasActions: boolean;
+  /** The annotations of the last instant allocated at, with last-allocated set. */
+  stamp?: { at: number; annotations: Record<string, string> };
+}
+
+/** Worked out once per request object: a benchmark, k6 or a remembered request reuses one. */
+const requestParts = new WeakMap<GameServerAllocation, RequestParts>();
+
+function partsOf(gsa: GameServerAllocation): RequestParts {
+  let parts = requestParts.get(gsa);
+  if (!parts) {
+    const spec = gsa.spec ?? {};
+    parts = {
+      labels: { ...(spec.metadata?.labels ?? {}) },
+      annotations: { ...(spec.metadata?.annotations ?? {}) },
+      hasActions: Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0,
+    };
+    requestParts.set(gsa, parts);
+  }
+  return parts;
+}
+
+/** The request's annotations plus last-allocated; allocations at the same instant share one map. */
+function stampedAnnotations(parts: RequestParts, now: number): Record<string, string> {
+  if (parts.stamp?.at !== now) {
+    parts.stamp = { at: now, annotations: { ...parts.annotations, [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) } };
+  }
+  return parts.stamp.annotations;
+}
+
+export type GameServerAllocatedEvent = ReturnType<typeof gameServerEvent<'GameServerAllocated'>>;
+
+/**
+ * What allocating `gs` for `gsa` does, as the one atomic GameServerAllocated event (Agones's
+ * applyAllocationToGameServer): the `spec.metadata` labels and annotations (the request wins on a
+ * shared key), `agones.dev/last-allocated` stamped with `now` (epoch ms) in RFC3339Nano, state
+ * Allocated, and with CountsAndLists on the counters and lists after the actions with the errors
+ * of those that failed. Re-allocating an Allocated server works the same way. Pure: `gs` and
+ * `gsa` are not modified; whether the GameServer may be allocated is its machine's call.
+ */
+export function decideAllocation(
   gs: GameServer,
   gsa: GameServerAllocation,
   now: number,
   gates: FeatureGates,
-): AllocationActionsResult {
-  const spec = gsa.spec ?? {};
-  const patch = spec.metadata ?? {};
-  const labels = { ...gs.metadata.labels, ...(patch.labels ?? {}) };
-  const annotations = { ...gs.metadata.annotations, ...(patch.annotations ?? {}), [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) };
-  const status = { ...gs.status, state: 'Allocated' as const };
-  const counterErrors: string[] = [];
-  const listErrors: string[] = [];
-
-  if (gates.CountsAndLists) {
-    const name = gs.metadata.name;
-    if (spec.counters && Object.keys(spec.counters).length > 0) {
-      const counters = { ...(gs.status.counters ?? {}) };
-      for (const key of Object.keys(spec.counters).sort(compareText)) {
-        applyCounterAction(counters, key, spec.counters[key] ?? {}, name, counterErrors);
-      }
-      if (gs.status.counters) status.counters = counters;
-    }
-    if (spec.lists && Object.keys(spec.lists).length > 0) {
-      const lists = { ...(gs.status.lists ?? {}) };
-      for (const key of Object.keys(spec.lists).sort(compareText)) {
-        applyListAction(lists, key, spec.lists[key] ?? {}, name, listErrors);
-      }
-      if (gs.status.lists) status.lists = lists;
-    }
-  }
-
-  return {
-    gameServer: { ...gs, metadata: { ...gs.metadata, labels, annotations }, status },
-    counterErrors,
-    listErrors,
-  };
+  source: string = LOCAL_ALLOCATION_SOURCE,
+): GameServerAllocatedEvent {
+  const parts = partsOf(gsa);
+  // A plain allocation needs only its stamp; counter and list actions the whole transformation.
+  const outcome = gates.CountsAndLists && parts.hasActions ? applyActions(gs, gsa.spec ?? {}) : undefined;
+  return gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
+    labels: parts.labels,
+    annotations: stampedAnnotations(parts, now),
+    ...(outcome?.counters && { counters: outcome.counters }),
+    ...(outcome?.lists && { lists: outcome.lists }),
+    ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),
+    ...(outcome?.listErrors.length && { listErrors: outcome.listErrors }),
+    source,
+  });
 }

@@ -90,7 +90,7 @@ describe('decide (the compiled lifecycle)', () => {
 
   it('annotates an SDK allocation with agones.dev/last-allocated', () => {
     const [event] = payloadOf(decide('Ready', ctx({ now: T0 + 1500 }), sample('sdk.allocate'))!.events);
-    expect(event!.annotations).toEqual({ 'agones.dev/last-allocated': '2026-01-01T00:00:01.500Z' });
+    expect(event!.annotations).toEqual({ 'agones.dev/last-allocated': '2026-01-01T00:00:01.5Z' });
   });
 
   it('arms the reservation timer on Reserve(n), not on Reserve(0), and re-arms on a second Reserve', () => {

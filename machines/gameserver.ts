@@ -9,6 +9,7 @@ import {
   LAST_ALLOCATED_ANNOTATION,
 } from '../server/kinds/gameserver/gameserver.js';
 import { type GameServerStateChanged, gameServerEvent } from '../server/kinds/gameserver/events.js';
+import { rfc3339Nano } from '../server/kinds/meta.js';
 
 /**
  * The GameServer lifecycle, as the real cluster runs it (not the permissive local sdk-server):
@@ -85,7 +86,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const ACTIONS = {
   emitRequestReady: (c) => changed(c, 'RequestReady', sdkChange('RequestReady')),
   emitAllocated: (c) =>
-    changed(c, 'Allocated', { ...sdkChange('Allocated'), annotations: { [LAST_ALLOCATED_ANNOTATION]: iso(c.now) } }),
+    changed(c, 'Allocated', { ...sdkChange('Allocated'), annotations: { [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(c.now) } }),
   emitReserved: (c, e) =>
     changed(c, 'Reserved', {
       ...sdkChange('Reserved', seconds(e) > 0 ? `SDK state change, for ${seconds(e)}s` : 'SDK state change'),

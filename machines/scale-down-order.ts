@@ -1,18 +1,11 @@
 import type { GameServer, GameServerState, SchedulingStrategy } from '../server/kinds/gameserver/gameserver.js';
-import { type Int64, subInt64 } from '../server/int64.js';
+import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 
 /**
  * Which GameServers a GameServerSet shuts down first when it has too many (Agones's
  * SortGameServersByStrategy, reference §4.4). Pure: the same inputs give the same order, because
  * every comparison ends on the GameServer's name (Agones's unstable sort does not).
  */
-
-/** A Counts/Lists priority of a Fleet or GameServerSet (`spec.priorities[]`). */
-export interface Priority {
-  type: 'Counter' | 'List';
-  key: string;
-  order?: 'Ascending' | 'Descending';
-}
 
 /** Ready and Allocated GameServers on one node (Agones's per-node counter). */
 export interface NodeCount {
@@ -39,50 +32,31 @@ export function isBeforeReady(state: GameServerState): boolean {
   return BEFORE_READY.has(state);
 }
 
-/** Counts Ready and Allocated per node; every node a GameServer names gets an entry. */
+/**
+ * The one counting rule for GameServers per node: a Ready one counts in its node's `ready`, an
+ * Allocated one in `allocated`, one without a node nowhere; every node named gets an entry.
+ * `sign` -1 takes a GameServer back out (never below 0). True when a count moved. Indexes keep
+ * their counts incrementally with it; `countPerNode` counts a list.
+ */
+export function countOnNode(counts: Map<string, NodeCount>, gs: GameServer, sign: 1 | -1): boolean {
+  const node = gs.status.nodeName;
+  if (!node) return false;
+  let count = counts.get(node);
+  if (!count) {
+    count = { ready: 0, allocated: 0 };
+    counts.set(node, count);
+  }
+  if (gs.status.state === 'Ready') count.ready = Math.max(0, count.ready + sign);
+  else if (gs.status.state === 'Allocated') count.allocated = Math.max(0, count.allocated + sign);
+  else return false;
+  return true;
+}
+
+/** Counts Ready and Allocated per node over a list of GameServers. */
 export function countPerNode(gameServers: Iterable<GameServer>): Map<string, NodeCount> {
   const counts = new Map<string, NodeCount>();
-  for (const gs of gameServers) {
-    const node = gs.status.nodeName;
-    if (!node) continue;
-    let count = counts.get(node);
-    if (!count) {
-      count = { ready: 0, allocated: 0 };
-      counts.set(node, count);
-    }
-    if (gs.status.state === 'Ready') count.ready++;
-    else if (gs.status.state === 'Allocated') count.allocated++;
-  }
+  for (const gs of gameServers) countOnNode(counts, gs, 1);
   return counts;
-}
-
-/** Room left under a Counter or List priority, or undefined when the GameServer lacks the key. */
-function available(gs: GameServer, priority: Priority): Int64 | undefined {
-  if (priority.type === 'Counter') {
-    const counter = gs.status.counters?.[priority.key];
-    return counter ? subInt64(counter.capacity, counter.count) : undefined;
-  }
-  const list = gs.status.lists?.[priority.key];
-  return list ? list.capacity - list.values.length : undefined;
-}
-
-/**
- * Deletion order under Counts/Lists priorities: Ascending (the default) deletes the GameServer
- * with less room first, Descending the one with more; one that has the key goes before one
- * that lacks it, whatever the order. Zero when the priorities do not tell them apart.
- */
-export function compareByPriorities(a: GameServer, b: GameServer, priorities: readonly Priority[]): number {
-  for (const priority of priorities) {
-    const roomA = available(a, priority);
-    const roomB = available(b, priority);
-    if (roomA === undefined && roomB === undefined) continue;
-    if (roomA === undefined) return 1;
-    if (roomB === undefined) return -1;
-    if (roomA === roomB) continue;
-    const ascending = (priority.order ?? 'Ascending') === 'Ascending';
-    return (roomA < roomB) === ascending ? -1 : 1;
-  }
-  return 0;
 }
 
 function compareNames(a: string, b: string): number {
@@ -105,7 +79,7 @@ export function scaleDownComparator(
   if (options.scheduling === 'Distributed') {
     return (a, b) => {
       if (priorities) {
-        const byPriority = compareByPriorities(a, b, priorities);
+        const byPriority = comparePriorities(a, b, priorities);
         if (byPriority !== 0) return byPriority;
       }
       const byAge = compareNames(a.metadata.creationTimestamp, b.metadata.creationTimestamp);
@@ -127,7 +101,7 @@ export function scaleDownComparator(
     const readyB = b.status.state === 'Ready' ? 1 : 0;
     if (readyA !== readyB) return readyA - readyB;
     if (priorities) {
-      const byPriority = compareByPriorities(a, b, priorities);
+      const byPriority = comparePriorities(a, b, priorities);
       if (byPriority !== 0) return byPriority;
     }
     return compareNames(a.metadata.name, b.metadata.name);

@@ -6,11 +6,11 @@ import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
+import type { Priority } from '../kinds/priorities.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';
 import { pickForSelector } from './allocator.js';
 import {
-  type AllocationPriority,
   type GameServerAllocation,
   type GameServerSelector,
   defaultAllocation,
@@ -120,7 +120,7 @@ function selector(g: Gen): GameServerSelector {
 }
 
 function allocation(g: Gen): GameServerAllocation {
-  const priorities: AllocationPriority[] = [];
+  const priorities: Priority[] = [];
   const count = g.pick([0, 0, 1, 2, 3]);
   for (let i = 0; i < count; i++) {
     const type = g.pick(['Counter', 'List'] as const);

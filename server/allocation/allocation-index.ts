@@ -2,21 +2,16 @@ import type { SeededRandom } from '../clock.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { ObjectStore } from '../runtime/object-store.js';
+import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
 export type Pool = 'Ready' | 'Allocated';
-
-/** Ready and Allocated servers per node, as Agones's per-node counter keeps them (for Packed). */
-interface NodeCounts {
-  ready: number;
-  allocated: number;
-}
 
 /** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
 interface NodeSlot {
   node: string;
   /** The node's counts (shared by every bucket), read when ordering. */
-  counts: NodeCounts;
+  counts: NodeCount;
   servers: string[];
   /** Position in the bucket's node order. */
   index: number;
@@ -57,7 +52,8 @@ function poolOf(gs: GameServer | undefined): Pool | undefined {
  */
 export class AllocationIndex {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly counts = new Map<string, NodeCounts>();
+  /** Ready and Allocated per node (for Packed), by the one per-node rule; servers being deleted are out. */
+  private readonly counts = new Map<string, NodeCount>();
   /** Buckets holding a slot for each node, to reorder them when the node's counts move. */
   private readonly bucketsOfNode = new Map<string, Set<Bucket>>();
   /**
@@ -162,7 +158,7 @@ export class AllocationIndex {
     return best;
   }
 
-  nodeCounts(node: string): NodeCounts | undefined {
+  nodeCounts(node: string): NodeCount | undefined {
     return this.counts.get(node);
   }
 
@@ -230,7 +226,7 @@ export class AllocationIndex {
   }
 
   private add(gs: GameServer, pool: Pool): void {
-    this.count(gs.status.nodeName, pool, 1);
+    this.count(gs, 1);
     if (this.bucketed(gs, pool)) this.bucket(gs, pool);
   }
 
@@ -258,7 +254,7 @@ export class AllocationIndex {
 
   private remove(gs: GameServer, pool: Pool): void {
     if (this.bucketed(gs, pool)) this.unbucket(gs, pool);
-    this.count(gs.status.nodeName, pool, -1);
+    this.count(gs, -1);
   }
 
   private unbucket(gs: GameServer, pool: Pool): void {
@@ -279,7 +275,7 @@ export class AllocationIndex {
     }
   }
 
-  private countsOf(node: string): NodeCounts {
+  private countsOf(node: string): NodeCount {
     let counts = this.counts.get(node);
     if (!counts) {
       counts = { ready: 0, allocated: 0 };
@@ -288,10 +284,9 @@ export class AllocationIndex {
     return counts;
   }
 
-  private count(node: string, pool: Pool, delta: number): void {
-    const counts = this.countsOf(node);
-    if (pool === 'Ready') counts.ready += delta;
-    else counts.allocated += delta;
+  private count(gs: GameServer, sign: 1 | -1): void {
+    if (!countOnNode(this.counts, gs, sign)) return;
+    const node = gs.status.nodeName;
     for (const bucket of this.bucketsOfNode.get(node) ?? []) {
       const slot = bucket.slots.get(node);
       if (slot) this.reposition(bucket, slot);

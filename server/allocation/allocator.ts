@@ -1,8 +1,7 @@
-import { applyAllocationActions, compareDistributed, comparePacked, matchesSelector, rfc3339Nano } from '../../machines/allocation.js';
+import { compareDistributed, comparePacked, decideAllocation, matchesSelector } from '../../machines/allocation.js';
 import type { SeededRandom, TimerHandle } from '../clock.js';
 import type { FeatureGates } from '../features.js';
-import { type GameServer, LAST_ALLOCATED_ANNOTATION } from '../kinds/gameserver/gameserver.js';
-import { gameServerEvent } from '../kinds/gameserver/events.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
 import {
@@ -26,17 +25,6 @@ export interface AllocatorOptions {
   model?: AllocatorModel;
   /** How long the batch dispatcher sleeps when idle (Agones's allocationBatchWaitTime). */
   batchWaitMs?: number;
-}
-
-/** A request's parts the allocator needs on every allocation. */
-interface PreparedRequest {
-  selectors: GameServerSelector[];
-  hasActions: boolean;
-  /** The metadata patch (shared by the events: they are never mutated). */
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  /** The annotations of the last instant allocated at, with last-allocated set. */
-  stamp?: { at: number; annotations: Record<string, string> };
 }
 
 /** What an allocation decided, and when it was committed. */
@@ -89,7 +77,7 @@ export class Allocator {
   private readonly batchWaitMs: number;
   private readonly queue: Array<{ gsa: GameServerAllocation; resolve: (r: AllocationResult) => void; reject: (e: unknown) => void }> = [];
   private sleepingSince: number | undefined;
-  private readonly requests = new WeakMap<GameServerAllocation, PreparedRequest>();
+  private readonly selectors = new WeakMap<GameServerAllocation, GameServerSelector[]>();
   private wake: TimerHandle | undefined;
 
   constructor(
@@ -120,7 +108,7 @@ export class Allocator {
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
   private allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace ?? 'default';
-    for (const selector of this.requestOf(gsa).selectors) {
+    for (const selector of this.selectorsOf(gsa)) {
       const chosen = pickForSelector(this.index, namespace, selector, gsa, this.cluster.gates, this.cluster.rng);
       if (!chosen) continue;
       const result = this.apply(chosen, gsa);
@@ -130,52 +118,21 @@ export class Allocator {
     return this.cluster.readCommitted(() => ({ status: failedAllocationStatus('UnAllocated') }));
   }
 
-  /** The request's annotations plus last-allocated; allocations at the same instant share one. */
-  private stamped(gsa: GameServerAllocation, annotations: Record<string, string>, now: number): Record<string, string> {
-    const prepared = this.requestOf(gsa);
-    if (prepared.stamp?.at !== now) {
-      prepared.stamp = { at: now, annotations: { ...annotations, [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) } };
+  /** The request's selectors, worked out once per request object (a benchmark or k6 reuses one). */
+  private selectorsOf(gsa: GameServerAllocation): GameServerSelector[] {
+    let selectors = this.selectors.get(gsa);
+    if (!selectors) {
+      selectors = toSelectors(gsa);
+      this.selectors.set(gsa, selectors);
     }
-    return prepared.stamp.annotations;
+    return selectors;
   }
 
-  /** What a request asks, worked out once per request object (a benchmark or k6 reuses one). */
-  private requestOf(gsa: GameServerAllocation): PreparedRequest {
-    let prepared = this.requests.get(gsa);
-    if (!prepared) {
-      const spec = gsa.spec ?? {};
-      prepared = {
-        selectors: toSelectors(gsa),
-        hasActions:
-          this.cluster.gates.CountsAndLists &&
-          (Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0),
-        labels: { ...(spec.metadata?.labels ?? {}) },
-        annotations: { ...(spec.metadata?.annotations ?? {}) },
-      };
-      this.requests.set(gsa, prepared);
-    }
-    return prepared;
-  }
-
-  /** One atomic event: state, metadata patch, last-allocated, counters and lists after the actions. */
+  /** Commits the decided event through the GameServer's machine; undefined when the machine refuses. */
   private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
-    const now = this.cluster.clock.now();
-    const { namespace, name } = gs.metadata;
-    const { hasActions, labels, annotations } = this.requestOf(gsa);
-    // Counter and list actions need the whole transformation; a plain allocation only its stamp.
-    const outcome = hasActions ? applyAllocationActions(gs, gsa, now, gates) : undefined;
-    const after = outcome?.gameServer;
-    const event = gameServerEvent('GameServerAllocated', namespace, name, {
-      labels,
-      annotations: this.stamped(gsa, annotations, now),
-      ...(after?.status.counters && after.status.counters !== gs.status.counters && { counters: after.status.counters }),
-      ...(after?.status.lists && after.status.lists !== gs.status.lists && { lists: after.status.lists }),
-      ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),
-      ...(outcome?.listErrors.length && { listErrors: outcome.listErrors }),
-      source: LOCAL_ALLOCATION_SOURCE,
-    });
-    const key = `${namespace}/${name}`;
+    const event = decideAllocation(gs, gsa, this.cluster.clock.now(), gates);
+    const key = `${event.namespace}/${event.name}`;
     const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event });
     if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
     const allocated = this.cluster.gameServers.getByKey(key)!;

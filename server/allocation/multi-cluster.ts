@@ -1,9 +1,9 @@
 import type { Resource } from '../kinds/resource.js';
-import { matchesSelector } from '../kinds/label-selector.js';
+import { convertLabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import type { Cluster } from '../cluster.js';
 import type { MultiClusterAllocator as MultiClusterAllocation } from './allocation-service.js';
 import type { AllocationResult } from './allocator.js';
-import { type GameServerAllocation, convertLabelSelector } from '../kinds/gameserverallocation/gameserverallocation.js';
+import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { type ClusterConnectionInfo, RemoteAllocator, type RemoteAllocatorOptions } from './remote-allocator.js';
 import { isJsonObject } from '../kinds/common.js';
 

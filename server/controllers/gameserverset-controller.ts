@@ -16,6 +16,7 @@ import {
   type NodeCount,
   type NodeCounts,
   type ScaleDownOrderOptions,
+  countOnNode,
   firstForScaleDown,
 } from '../../machines/scale-down-order.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
@@ -167,18 +168,9 @@ export class GameServerSetIndex {
   }
 
   private countNode(gs: GameServer, sign: 1 | -1): void {
-    const node = gs.status.nodeName;
-    if (!node) return;
-    let count = this.nodes.get(node);
-    if (!count) {
-      count = { ready: 0, allocated: 0 };
-      this.nodes.set(node, count);
-    }
-    if (gs.status.state === 'Ready') count.ready = Math.max(0, count.ready + sign);
-    else if (gs.status.state === 'Allocated') count.allocated = Math.max(0, count.allocated + sign);
-    else return;
-    this.nodesStamp++;
+    if (countOnNode(this.nodes, gs, sign)) this.nodesStamp++;
   }
+
 }
 
 interface VictimOrder {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../k8s/status.js';
-import { matchesSelector, parseFieldSelector, parseLabelSelector } from './label-selector.js';
+import { convertLabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from './label-selector.js';
 
 function errorOf(parse: () => unknown): ApiError {
   try {
@@ -76,5 +76,18 @@ describe('parseFieldSelector', () => {
     expect(error.code).toBe(400);
     expect(error.status.message).toContain(JSON.stringify(text));
     expect(error.status.message).toContain(problem);
+  });
+});
+
+describe('convertLabelSelector', () => {
+  it('turns matchLabels into single-value In requirements, in key order, then the expressions', () => {
+    expect(convertLabelSelector({ matchLabels: { b: '2', a: '1' }, matchExpressions: [{ key: 'c', operator: 'Exists' }] })).toEqual({
+      ok: true,
+      requirements: [
+        { key: 'a', operator: 'In', values: ['1'] },
+        { key: 'b', operator: 'In', values: ['2'] },
+        { key: 'c', operator: 'Exists', values: [] },
+      ],
+    });
   });
 });

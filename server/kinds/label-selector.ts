@@ -1,5 +1,5 @@
 import { apiErrors } from '../k8s/status.js';
-import { fieldErrorMessage, invalid, isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
+import { fieldErrorMessage, goQuote, invalid, isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 
 /** A parsed label selector: every requirement must hold. */
 export interface Requirement {
@@ -8,6 +8,86 @@ export interface Requirement {
   values: string[];
 }
 export type LabelSelector = Requirement[];
+
+/** A Kubernetes label selector object (metav1.LabelSelector), as manifests and requests carry it. */
+export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: LabelSelectorOperator;
+  values?: string[];
+}
+
+export interface MetaLabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** Go's %#v of a []string, as apimachinery prints a requirement's values. */
+function goStringSlice(values: readonly string[] | undefined): string {
+  if (!values || values.length === 0) return '[]string(nil)';
+  return `[]string{${values.map(goQuote).join(', ')}}`;
+}
+
+/** utilerrors.Aggregate's text: one message alone, several de-duplicated in brackets. */
+function aggregate(messages: string[]): string {
+  const unique = [...new Set(messages)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
+}
+
+/**
+ * labels.NewRequirement's checks, with apimachinery's texts, for parsed and converted selectors
+ * alike; `values` as given (an empty list is Go's nil slice). Empty when the requirement is valid.
+ */
+function requirementErrors(key: string, operator: Requirement['operator'] | 'Equals', values: readonly string[]): string[] {
+  const errs: string[] = [];
+  const keyProblems = isQualifiedName(key);
+  if (keyProblems.length > 0) errs.push(fieldErrorMessage(invalid('key', key, keyProblems.join('; '))));
+  if ((operator === 'In' || operator === 'NotIn') && values.length === 0) {
+    errs.push(`values: Invalid value: ${goStringSlice(values)}: for 'in', 'notin' operators, values set can't be empty`);
+  }
+  if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length !== 0) {
+    errs.push(`values: Invalid value: ${goStringSlice(values)}: values set must be empty for exists and does not exist`);
+  }
+  if ((operator === 'Gt' || operator === 'Lt') && values.some((v) => !/^[-+]?\d+$/.test(v))) {
+    errs.push(`values[0]: Invalid value: "${values[0]}": for 'Gt', 'Lt' operators, the value must be an integer`);
+  }
+  values.forEach((value, i) => {
+    const problems = isValidLabelValue(value);
+    if (problems.length > 0) errs.push(fieldErrorMessage(invalid(`values[${i}][${key}]`, value, problems.join('; '))));
+  });
+  return errs;
+}
+
+const OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+
+export type LabelSelectorConversion = { ok: true; requirements: Requirement[] } | { ok: false; error: string };
+
+/**
+ * Converts a label selector object into requirements (metav1.LabelSelectorAsSelector), failing
+ * on the first bad one with the error text apimachinery gives. matchLabels are read in key order
+ * (Go's map order is random).
+ */
+export function convertLabelSelector(selector: MetaLabelSelector): LabelSelectorConversion {
+  const requirements: Requirement[] = [];
+  const matchLabels = selector.matchLabels ?? {};
+  for (const key of Object.keys(matchLabels).sort()) {
+    const value = matchLabels[key]!;
+    const errs = requirementErrors(key, 'Equals', [value]);
+    if (errs.length > 0) return { ok: false, error: aggregate(errs) };
+    requirements.push({ key, operator: 'In', values: [value] });
+  }
+  for (const expression of selector.matchExpressions ?? []) {
+    const { key = '', operator, values = [] } = expression ?? ({} as Partial<LabelSelectorRequirement>);
+    if (!operator || !OPERATORS.has(operator)) {
+      return { ok: false, error: `${goQuote(String(operator ?? ''))} is not a valid label selector operator` };
+    }
+    const errs = requirementErrors(key, operator, values ?? []);
+    if (errs.length > 0) return { ok: false, error: aggregate(errs) };
+    requirements.push({ key, operator, values: [...(values ?? [])] });
+  }
+  return { ok: true, requirements };
+}
 
 // The `labelSelector` query grammar of apimachinery's labels.Parse: a lexer of identifiers and
 // operators, then requirements separated by commas. Errors carry its wording, so a client sees
@@ -52,17 +132,8 @@ class SelectorSyntaxError extends Error {}
 
 /** labels.NewRequirement's checks on a parsed requirement. */
 function checkRequirement(r: Requirement): void {
-  const problems: string[] = [];
-  const keyProblems = isQualifiedName(r.key);
-  if (keyProblems.length) problems.push(fieldErrorMessage(invalid('key', r.key, keyProblems.join('; '))));
-  if ((r.operator === 'Gt' || r.operator === 'Lt') && r.values.some((v) => !/^[-+]?\d+$/.test(v))) {
-    problems.push(`values[0]: Invalid value: "${r.values[0]}": for 'Gt', 'Lt' operators, the value must be an integer`);
-  }
-  r.values.forEach((value, i) => {
-    const valueProblems = isValidLabelValue(value);
-    if (valueProblems.length) problems.push(fieldErrorMessage(invalid(`values[${i}][${r.key}]`, value, valueProblems.join('; '))));
-  });
-  if (problems.length) throw new SelectorSyntaxError(problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`);
+  const problems = requirementErrors(r.key, r.operator, r.values);
+  if (problems.length) throw new SelectorSyntaxError(aggregate(problems));
 }
 
 /**

@@ -35,6 +35,31 @@ export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/**
+ * Go's time.RFC3339Nano in UTC for epoch milliseconds, as Agones writes agones.dev/last-allocated:
+ * the fraction has up to nine digits with trailing zeros dropped, and no dot at all when it is
+ * zero. A fractional `ms` is kept to the microsecond, about the precision a double holds for
+ * today's epoch milliseconds.
+ */
+let lastNano: { ms: number; text: string } | undefined;
+
+export function rfc3339Nano(ms: number): string {
+  // Allocations in one batch share a time: format it once.
+  if (lastNano?.ms === ms) return lastNano.text;
+  const text = formatNano(ms);
+  lastNano = { ms, text };
+  return text;
+}
+
+function formatNano(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
+  const micros = Math.min(999_999, Math.round((ms - seconds * 1000) * 1000));
+  const nanos = micros * 1000;
+  if (nanos === 0) return `${base}Z`;
+  return `${base}.${String(nanos).padStart(9, '0').replace(/0+$/, '')}Z`;
+}
+
 /** Applies a metadata patch where `null` removes a key; returns the same map when nothing changes. */
 export function patchMap(
   current: Record<string, string>,

@@ -1,5 +1,6 @@
 import type { Int64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
+import { LIST_MAX_CAPACITY } from '../kinds/gameserver/gameserver.js';
 
 /**
  * The sidecar's own failures. Agones returns most SDK failures as plain errors, which gRPC turns
@@ -41,9 +42,9 @@ export const sdkErrors = {
       `invalid argument. Field Mask Path(s): [${paths.join(' ')}] are invalid for List. Use valid field name(s): [name capacity values]`,
     ),
   listCapacityOutOfRange: (capacity: Int64) =>
-    new GrpcError(GrpcCode.UNKNOWN, `out of range. Capacity must be within range [0,1000]. Found Capacity: ${capacity}`),
+    new GrpcError(GrpcCode.UNKNOWN, `out of range. Capacity must be within range [0,${LIST_MAX_CAPACITY}]. Found Capacity: ${capacity}`),
   listTooLong: (name: string, size: number) =>
-    new GrpcError(GrpcCode.UNKNOWN, `out of range. List ${name} may hold at most 1000 values. Found: ${size}`),
+    new GrpcError(GrpcCode.UNKNOWN, `out of range. List ${name} may hold at most ${LIST_MAX_CAPACITY} values. Found: ${size}`),
   playersAtCapacity: () => new GrpcError(GrpcCode.UNKNOWN, 'players are already at capacity'),
   invalidLabelKey: (key: string, errors: string[]) =>
     new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid label key "${key}": ${errors.join(', ')}`),

@@ -15,6 +15,7 @@ import {
   type NodeAddress,
 } from '../kinds/gameserver/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
+import { DEFAULT_COUNTER_CAPACITY, DEFAULT_LIST_CAPACITY } from '../kinds/gameserver/rules.js';
 import type { FeatureGates } from '../features.js';
 
 /**
@@ -102,7 +103,7 @@ function counters(value: unknown, field: string): Record<string, CounterStatus> 
   const out: Record<string, CounterStatus> = {};
   for (const [k, v] of Object.entries(object(value, field))) {
     const c = object(v, `${field}.${k}`);
-    out[k] = { count: int64(c.count, `${field}.${k}.count`, 0), capacity: int64(c.capacity, `${field}.${k}.capacity`, 1000) };
+    out[k] = { count: int64(c.count, `${field}.${k}.count`, 0), capacity: int64(c.capacity, `${field}.${k}.capacity`, DEFAULT_COUNTER_CAPACITY) };
   }
   return out;
 }
@@ -115,7 +116,7 @@ function lists(value: unknown, field: string): Record<string, ListStatus> {
     if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) {
       throw new Error(`${field}.${k}.values: must be a list of strings`);
     }
-    out[k] = { capacity: int(l.capacity, `${field}.${k}.capacity`, 1000), values: values as string[] };
+    out[k] = { capacity: int(l.capacity, `${field}.${k}.capacity`, DEFAULT_LIST_CAPACITY), values: values as string[] };
   }
   return out;
 }

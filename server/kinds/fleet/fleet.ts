@@ -1,6 +1,6 @@
 import type { AllocationOverflow } from '../common.js';
 import type { SchedulingStrategy } from '../gameserver/gameserver.js';
-import type { AllocationPriority } from '../gameserverallocation/gameserverallocation.js';
+import type { Priority } from '../priorities.js';
 import { type Resource, ownedMetadata } from '../resource.js';
 
 /** What a Fleet is: its kind, its label, its spec and the GameServerSet it makes. */
@@ -23,7 +23,7 @@ export interface FleetSpec {
   replicas?: number;
   strategy?: FleetStrategy;
   scheduling?: SchedulingStrategy;
-  priorities?: AllocationPriority[];
+  priorities?: Priority[];
   allocationOverflow?: AllocationOverflow;
   template?: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
 }

@@ -38,6 +38,7 @@ export const TERMINAL_STATES: ReadonlySet<GameServerState> = new Set(['Shutdown'
 /** Prefix of every label and annotation written through the SDK. */
 export const SDK_METADATA_PREFIX = 'agones.dev/sdk-';
 export const LAST_ALLOCATED_ANNOTATION = 'agones.dev/last-allocated';
+/** Agones's hard limit on a list: its capacity and the values it holds (SDK, CRD, allocation actions). */
 export const LIST_MAX_CAPACITY = 1000;
 
 export type PortPolicy = 'Dynamic' | 'Static' | 'Passthrough' | 'None';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
-import { GAMESERVER_STATES, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
+import { GAMESERVER_STATES, LIST_MAX_CAPACITY, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
@@ -39,8 +39,7 @@ export const SAFE_TO_EVICT_ANNOTATION = 'cluster-autoscaler.kubernetes.io/safe-t
 /** CRD defaults of counters and lists. */
 export const DEFAULT_COUNTER_CAPACITY = 1000;
 export const DEFAULT_LIST_CAPACITY = 1000;
-/** Most values a list may hold, and most keys of the counters and of the lists maps. */
-export const LIST_MAX_ITEMS = 1000;
+/** Most keys of the counters and of the lists maps. */
 export const MAX_COUNTERS_OR_LISTS = 1000;
 
 // ---------------------------------------------------------------------------------------------
@@ -100,11 +99,11 @@ export const COUNTER_STATUS_SCHEMA: Schema = {
 export const LIST_STATUS_SCHEMA: Schema = {
   type: 'object',
   properties: {
-    capacity: { type: 'integer', format: 'int64', minimum: 0, maximum: LIST_MAX_ITEMS, default: DEFAULT_LIST_CAPACITY, description: 'Most values the list may hold.' },
+    capacity: { type: 'integer', format: 'int64', minimum: 0, maximum: LIST_MAX_CAPACITY, default: DEFAULT_LIST_CAPACITY, description: 'Most values the list may hold.' },
     values: {
       type: 'array',
       items: { type: 'string' },
-      maxItems: LIST_MAX_ITEMS,
+      maxItems: LIST_MAX_CAPACITY,
       'x-kubernetes-list-type': 'set',
       default: [],
       description: 'Current values, unique.',

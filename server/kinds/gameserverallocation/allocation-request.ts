@@ -13,8 +13,8 @@ import {
   str,
   uint64AsInt64,
 } from '../../proto-json.js';
+import type { Priority } from '../priorities.js';
 import {
-  type AllocationPriority,
   type CounterAction,
   type CounterSelector,
   GAMESERVERALLOCATION_API_VERSION,
@@ -104,7 +104,7 @@ function metaPatch(value: unknown, path: string): MetaPatch {
   return out;
 }
 
-function priority(value: unknown, path: string): AllocationPriority {
+function priority(value: unknown, path: string): Priority {
   const m = message(value, path, 'Priority');
   // Agones maps anything but List to Counter, and anything but Descending to Ascending.
   const type = optional(m.type, `${path}.type`, (v, p) => enumNumber(v, p, 'Priority.Type', PRIORITY_TYPE)) ?? 0;

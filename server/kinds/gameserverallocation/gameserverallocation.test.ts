@@ -6,7 +6,6 @@ import {
   type GameServerAllocation,
   type GameServerAllocationSpec,
   allocationStatus,
-  convertLabelSelector,
   defaultAllocation,
   failedAllocationStatus,
   toSelectors,
@@ -285,19 +284,6 @@ describe('validateAllocation', () => {
   it('reports Forbidden without a bad value and Invalid with the field path as the cause field', () => {
     const [error] = validateAllocation(defaultAllocation(allocation({ counters: { a: {} } }), OFF), OFF);
     expect(error).toEqual({ type: 'FieldValueForbidden', field: 'spec.counters', detail: 'Feature CountsAndLists must be enabled if Counters is specified' });
-  });
-});
-
-describe('convertLabelSelector', () => {
-  it('turns matchLabels into single-value In requirements, in key order, then the expressions', () => {
-    expect(convertLabelSelector({ matchLabels: { b: '2', a: '1' }, matchExpressions: [{ key: 'c', operator: 'Exists' }] })).toEqual({
-      ok: true,
-      requirements: [
-        { key: 'a', operator: 'In', values: ['1'] },
-        { key: 'b', operator: 'In', values: ['2'] },
-        { key: 'c', operator: 'Exists', values: [] },
-      ],
-    });
   });
 });
 

@@ -1,20 +1,25 @@
 import type { FeatureGates } from '../../features.js';
-import type { CounterStatus, GameServer, GameServerStatusPort, ListStatus, NodeAddress, SchedulingStrategy } from '../gameserver/gameserver.js';
+import {
+  type CounterStatus,
+  type GameServer,
+  type GameServerStatusPort,
+  LIST_MAX_CAPACITY,
+  type ListStatus,
+  type NodeAddress,
+  type SchedulingStrategy,
+} from '../gameserver/gameserver.js';
 import type { ObjectMeta } from '../meta.js';
 import type { Int64 } from '../../int64.js';
 import {
   type FieldError,
-  fieldErrorMessage,
   forbidden,
-  goQuote,
   invalid,
-  isQualifiedName,
-  isValidLabelValue,
   notSupported,
   validateAnnotations,
   validateLabels,
 } from '../../k8s/validation.js';
-import type { Requirement } from '../label-selector.js';
+import { type MetaLabelSelector, convertLabelSelector } from '../label-selector.js';
+import type { Priority } from '../priorities.js';
 
 /**
  * The GameServerAllocation kind (allocation.agones.dev/v1): its shape as fleetsim's resource API
@@ -30,27 +35,9 @@ export const ALLOCATION_GROUP = 'allocation.agones.dev';
 export const GAMESERVERALLOCATION_API_VERSION = 'allocation.agones.dev/v1';
 /** `status.source` of an allocation served by this cluster. */
 export const LOCAL_ALLOCATION_SOURCE = 'local';
-/** Agones's hard limit on a list's capacity (and so on a ListAction's capacity). */
-export const LIST_ACTION_MAX_CAPACITY = 1000;
 
 export type SelectorGameServerState = 'Ready' | 'Allocated';
 export type AllocationState = 'Allocated' | 'UnAllocated' | 'Contention';
-export type PriorityType = 'Counter' | 'List';
-export type PriorityOrder = 'Ascending' | 'Descending';
-export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: LabelSelectorOperator;
-  values?: string[];
-}
-
-/** A Kubernetes label selector (metav1.LabelSelector). */
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
-
 /** Alpha, PlayerAllocationFilter. A `maxAvailable` of 0 turns the filter off. */
 export interface PlayerSelector {
   minAvailable?: Int64;
@@ -72,19 +59,12 @@ export interface ListSelector {
   maxAvailable?: Int64;
 }
 
-export interface GameServerSelector extends LabelSelector {
+export interface GameServerSelector extends MetaLabelSelector {
   /** Defaults to Ready. */
   gameServerState?: SelectorGameServerState;
   players?: PlayerSelector;
   counters?: Record<string, CounterSelector>;
   lists?: Record<string, ListSelector>;
-}
-
-export interface AllocationPriority {
-  type: PriorityType;
-  key: string;
-  /** Defaults to Ascending. */
-  order?: PriorityOrder;
 }
 
 /**
@@ -112,7 +92,7 @@ export interface MetaPatch {
 
 export interface MultiClusterSetting {
   enabled?: boolean;
-  policySelector?: LabelSelector;
+  policySelector?: MetaLabelSelector;
 }
 
 export interface GameServerAllocationSpec {
@@ -124,7 +104,7 @@ export interface GameServerAllocationSpec {
   selectors?: GameServerSelector[];
   /** Defaults to Packed. */
   scheduling?: SchedulingStrategy;
-  priorities?: AllocationPriority[];
+  priorities?: Priority[];
   metadata?: MetaPatch;
   counters?: Record<string, CounterAction>;
   lists?: Record<string, ListAction>;
@@ -204,71 +184,6 @@ export function defaultAllocation(gsa: GameServerAllocation, gates: FeatureGates
 }
 
 // ---------------------------------------------------------------------------------------------
-// Label selectors (metav1.LabelSelectorAsSelector)
-// ---------------------------------------------------------------------------------------------
-
-const OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
-
-export type LabelSelectorConversion =
-  | { ok: true; requirements: Requirement[] }
-  | { ok: false; error: string };
-
-/** Go's %#v of a []string, as apimachinery prints a requirement's values. */
-function goStringSlice(values: readonly string[] | undefined): string {
-  if (!values || values.length === 0) return '[]string(nil)';
-  return `[]string{${values.map(goQuote).join(', ')}}`;
-}
-
-/** utilerrors.Aggregate's text: one message alone, several de-duplicated in brackets. */
-function aggregate(messages: string[]): string {
-  const unique = [...new Set(messages)];
-  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
-}
-
-/** labels.NewRequirement's checks; `values` as given (an empty list is Go's nil slice). */
-function requirementErrors(key: string, operator: LabelSelectorOperator | 'Equals', values: readonly string[]): string[] {
-  const errs: string[] = [];
-  const keyProblems = isQualifiedName(key);
-  if (keyProblems.length > 0) errs.push(fieldErrorMessage(invalid('key', key, keyProblems.join('; '))));
-  if ((operator === 'In' || operator === 'NotIn') && values.length === 0) {
-    errs.push(`values: Invalid value: ${goStringSlice(values)}: for 'in', 'notin' operators, values set can't be empty`);
-  }
-  if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length !== 0) {
-    errs.push(`values: Invalid value: ${goStringSlice(values)}: values set must be empty for exists and does not exist`);
-  }
-  values.forEach((value, i) => {
-    const problems = isValidLabelValue(value);
-    if (problems.length > 0) errs.push(fieldErrorMessage(invalid(`values[${i}][${key}]`, value, problems.join('; '))));
-  });
-  return errs;
-}
-
-/**
- * Converts a label selector into requirements, failing on the first bad one with the error
- * text apimachinery gives. matchLabels are read in key order (Go's map order is random).
- */
-export function convertLabelSelector(selector: LabelSelector): LabelSelectorConversion {
-  const requirements: Requirement[] = [];
-  const matchLabels = selector.matchLabels ?? {};
-  for (const key of sortedKeys(matchLabels)) {
-    const value = matchLabels[key]!;
-    const errs = requirementErrors(key, 'Equals', [value]);
-    if (errs.length > 0) return { ok: false, error: aggregate(errs) };
-    requirements.push({ key, operator: 'In', values: [value] });
-  }
-  for (const expression of selector.matchExpressions ?? []) {
-    const { key = '', operator, values = [] } = expression ?? ({} as Partial<LabelSelectorRequirement>);
-    if (!operator || !OPERATORS.has(operator)) {
-      return { ok: false, error: `${goQuote(String(operator ?? ''))} is not a valid label selector operator` };
-    }
-    const errs = requirementErrors(key, operator, values ?? []);
-    if (errs.length > 0) return { ok: false, error: aggregate(errs) };
-    requirements.push({ key, operator, values: [...(values ?? [])] });
-  }
-  return { ok: true, requirements };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Validation (§6.3, with the spec's Limits 1 and 2 and feature gates)
 // ---------------------------------------------------------------------------------------------
 
@@ -317,8 +232,8 @@ function validateListSelectors(lists: Record<string, ListSelector>, path: string
 }
 
 /** The label-selector part of a selector, as the bad value of a conversion error. */
-function labelSelectorValue(selector: GameServerSelector): LabelSelector {
-  const value: LabelSelector = {};
+function labelSelectorValue(selector: GameServerSelector): MetaLabelSelector {
+  const value: MetaLabelSelector = {};
   if (isSet(selector.matchLabels)) value.matchLabels = selector.matchLabels;
   if (isSet(selector.matchExpressions)) value.matchExpressions = selector.matchExpressions;
   return value;
@@ -358,10 +273,10 @@ export function validateSelector(selector: GameServerSelector, path: string, gat
   return errs;
 }
 
-function validatePriorities(priorities: AllocationPriority[], path: string): FieldError[] {
+function validatePriorities(priorities: Priority[], path: string): FieldError[] {
   const errs: FieldError[] = [];
   priorities.forEach((priority, i) => {
-    const p = priority ?? ({} as Partial<AllocationPriority>);
+    const p = priority ?? ({} as Partial<Priority>);
     const itemPath = `${path}[${i}]`;
     const type: unknown = p.type;
     const order: unknown = p.order;
@@ -404,8 +319,8 @@ function validateListActions(lists: Record<string, ListAction>, path: string): F
     const capacityPath = `${path}[${key}].capacity`;
     if (action.capacity < 0) errs.push(invalid(capacityPath, action.capacity, NEGATIVE));
     // Limit 1: a list holds at most 1000 values (Agones defers this check to apply time).
-    else if (action.capacity > LIST_ACTION_MAX_CAPACITY) {
-      errs.push(invalid(capacityPath, action.capacity, `must be between 0 and ${LIST_ACTION_MAX_CAPACITY}, inclusive`));
+    else if (action.capacity > LIST_MAX_CAPACITY) {
+      errs.push(invalid(capacityPath, action.capacity, `must be between 0 and ${LIST_MAX_CAPACITY}, inclusive`));
     }
   }
   return errs;

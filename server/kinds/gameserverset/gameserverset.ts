@@ -1,7 +1,7 @@
 import type { AllocationOverflow } from '../common.js';
 import { FLEET_LABEL } from '../fleet/fleet.js';
 import type { SchedulingStrategy } from '../gameserver/gameserver.js';
-import type { AllocationPriority } from '../gameserverallocation/gameserverallocation.js';
+import type { Priority } from '../priorities.js';
 import { type Resource, ownedMetadata } from '../resource.js';
 
 /** What a GameServerSet is: its kind, its label, its spec and the GameServer it makes. */
@@ -15,7 +15,7 @@ export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
 export interface GameServerSetSpec {
   replicas?: number;
   scheduling?: SchedulingStrategy;
-  priorities?: AllocationPriority[];
+  priorities?: Priority[];
   allocationOverflow?: AllocationOverflow;
   template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
 }

@@ -1,7 +1,9 @@
 import { compareDistributed, comparePacked, decideAllocation, matchesSelector } from '../../machines/allocation.js';
+import type { NodeCounts } from '../../machines/scale-down-order.js';
 import type { SeededRandom, TimerHandle } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
 import {
@@ -33,7 +35,7 @@ export interface AllocationResult {
   gameServer?: GameServer;
 }
 
-const EMPTY_NODE_COUNTS = new Map<string, { ready: number; allocated: number }>();
+const EMPTY_NODE_COUNTS: NodeCounts = new Map();
 
 /**
  * The candidate the index gives one selector of a (defaulted) request, by the request's
@@ -132,7 +134,7 @@ export class Allocator {
   private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
     const event = decideAllocation(gs, gsa, this.cluster.clock.now(), gates);
-    const key = `${event.namespace}/${event.name}`;
+    const key = objectKey(event.namespace, event.name);
     const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event });
     if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
     const allocated = this.cluster.gameServers.getByKey(key)!;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -20,22 +21,6 @@ const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
 
 const PROBE_REPLICAS = 4;
 const BURST_REPLICAS = 50;
-
-function fleet(name: string, replicas: number): string {
-  return [
-    'apiVersion: agones.dev/v1',
-    'kind: Fleet',
-    `metadata: {name: ${name}, namespace: default}`,
-    'spec:',
-    `  replicas: ${replicas}`,
-    '  template:',
-    '    spec:',
-    '      ports: [{name: default, containerPort: 7654}]',
-    '      template:',
-    '        spec:',
-    '          containers: [{name: game, image: game:1}]',
-  ].join('\n');
-}
 
 interface Reply {
   status: number;
@@ -80,7 +65,7 @@ const selectFleet = (name: string) => ({ matchLabels: { 'agones.dev/fleet': name
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-allocation-e2e-'));
   const manifest = join(dir, 'fleets.yaml');
-  writeFileSync(manifest, `${fleet('probe', PROBE_REPLICAS)}\n---\n${fleet('burst', BURST_REPLICAS)}\n`);
+  writeFileSync(manifest, `${fleetYaml('probe', PROBE_REPLICAS, { namespace: 'default' })}\n---\n${fleetYaml('burst', BURST_REPLICAS, { namespace: 'default' })}\n`);
   serve = startCli(['serve', '--db', ':memory:', '--no-default-fleet', '--host', '127.0.0.1', '--port', '0', '--nodes', '4', '-f', manifest]);
   const match = await serve.waitForStdout(SERVING_LINE, 20_000);
   base = `http://127.0.0.1:${match[2]}`;

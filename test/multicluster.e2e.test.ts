@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, base64, createTestCertificates } from './helpers/certs.js';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -30,23 +31,6 @@ const SECRETS = '/api/v1/namespaces/default/secrets';
 const POLICIES = '/apis/multicluster.agones.dev/v1/namespaces/default/gameserverallocationpolicies';
 
 const SHOOTER = { matchLabels: { game: 'shooter' } };
-
-function fleet(name: string, replicas: number): string {
-  return [
-    'apiVersion: agones.dev/v1',
-    'kind: Fleet',
-    `metadata: {name: ${name}, namespace: default}`,
-    'spec:',
-    `  replicas: ${replicas}`,
-    '  template:',
-    '    metadata: {labels: {game: shooter}}',
-    '    spec:',
-    '      ports: [{name: default, containerPort: 7654}]',
-    '      template:',
-    '        spec:',
-    '          containers: [{name: game, image: game:1}]',
-  ].join('\n');
-}
 
 interface Serve {
   process: CliProcess;
@@ -106,8 +90,8 @@ async function start(args: string[]): Promise<{ serve: Serve; allocator?: string
 beforeAll(async () => {
   certs = createTestCertificates();
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-multicluster-e2e-'));
-  writeFileSync(join(dir, 'a.yaml'), fleet('a-fleet', 2));
-  writeFileSync(join(dir, 'b.yaml'), fleet('b-fleet', 3));
+  writeFileSync(join(dir, 'a.yaml'), fleetYaml('a-fleet', 2, { namespace: 'default', labels: { game: 'shooter' } }));
+  writeFileSync(join(dir, 'b.yaml'), fleetYaml('b-fleet', 3, { namespace: 'default', labels: { game: 'shooter' } }));
   const [startedA, startedB] = await Promise.all([
     start(['-f', join(dir, 'a.yaml')]),
     start([

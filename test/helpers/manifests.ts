@@ -24,3 +24,27 @@ export function fleetManifest(
     },
   };
 }
+
+/**
+ * The same smallest Fleet as YAML text, for tests that send YAML (kubectl files, `application/yaml`
+ * bodies). The last line sits in the pod template's spec, so a caller may append fields there
+ * indented by ten spaces.
+ */
+export function fleetYaml(name: string, replicas: number, options: { namespace?: string; labels?: Record<string, string> } = {}): string {
+  const metadata = options.namespace ? `{name: ${name}, namespace: ${options.namespace}}` : `{name: ${name}}`;
+  const labels = options.labels && Object.entries(options.labels).map(([key, value]) => `${key}: ${value}`).join(', ');
+  return [
+    'apiVersion: agones.dev/v1',
+    'kind: Fleet',
+    `metadata: ${metadata}`,
+    'spec:',
+    `  replicas: ${replicas}`,
+    '  template:',
+    ...(labels ? [`    metadata: {labels: {${labels}}}`] : []),
+    '    spec:',
+    '      ports: [{name: default, containerPort: 7654}]',
+    '      template:',
+    '        spec:',
+    '          containers: [{name: game, image: game:1}]',
+  ].join('\n');
+}

@@ -1,11 +1,12 @@
 /**
  * The smallest valid Fleet the end-to-end tests create: one port, one container. `template`
- * adds labels to the GameServers' template and fields to their spec (e.g. `health`).
+ * adds labels to the GameServers' template and fields to their spec (e.g. `health`), and may
+ * replace the pod's containers.
  */
 export function fleetManifest(
   name: string,
   replicas: number,
-  template: { labels?: Record<string, string>; spec?: Record<string, unknown> } = {},
+  template: { labels?: Record<string, string>; spec?: Record<string, unknown>; containers?: Array<{ name: string; image: string }> } = {},
 ) {
   return {
     apiVersion: 'agones.dev/v1',
@@ -18,7 +19,7 @@ export function fleetManifest(
         spec: {
           ports: [{ name: 'default', containerPort: 7654 }],
           ...template.spec,
-          template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+          template: { spec: { containers: template.containers ?? [{ name: 'game', image: 'game:1' }] } },
         },
       },
     },

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, base64, createTestCertificates } from './helpers/certs.js';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { type ApiResponse, apiRequest } from './helpers/serve.js';
 import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -37,26 +38,9 @@ interface Serve {
   base: string;
 }
 
-interface Reply {
-  status: number;
-  text: string;
-  json: unknown;
-}
-
-async function call(serve: Serve, method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${serve.base}${path}`, {
-    method,
-    ...(body !== undefined && { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    signal: AbortSignal.timeout(40_000),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text) as unknown;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+/** A JSON request to one server; a JSON reply is parsed into `json`. */
+function call(serve: Serve, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return apiRequest(serve.base, method, path, { body, timeoutMs: 40_000 });
 }
 
 async function create(serve: Serve, path: string, body: unknown): Promise<void> {

@@ -17,6 +17,7 @@ import {
   orderForAllocation,
 } from './allocation.js';
 import type { NodeCount } from './scale-down-order.js';
+import { gameServer as buildGameServer } from '../test/helpers/gameservers.js';
 
 const OFF: FeatureGates = FEATURE_DEFAULTS;
 const ON: FeatureGates = { ...FEATURE_DEFAULTS, CountsAndLists: true, PlayerAllocationFilter: true, PlayerTracking: true };
@@ -34,38 +35,18 @@ interface Options {
 }
 
 function gameServer(name: string, options: Options = {}): GameServer {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: {
-      name,
-      namespace: options.namespace ?? 'default',
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: options.labels ?? {},
-      annotations: options.annotations ?? {},
-    },
-    spec: {
-      ports: [],
-      health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      scheduling: 'Packed',
-      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
-      template: {},
-    },
+  return buildGameServer(name, {
+    state: options.state,
+    node: options.node,
+    metadata: { namespace: options.namespace ?? 'default', labels: options.labels ?? {}, annotations: options.annotations ?? {} },
     status: {
-      state: options.state ?? 'Ready',
       ports: [{ name: 'default', port: 7000 }],
       address: '10.0.0.1',
-      addresses: [],
-      nodeName: options.node ?? '',
-      reservedUntil: null,
       ...(options.players && { players: options.players }),
       ...(options.counters && { counters: options.counters }),
       ...(options.lists && { lists: options.lists }),
     },
-  };
+  });
 }
 
 function allocation(spec: GameServerAllocationSpec, namespace = 'default'): GameServerAllocation {

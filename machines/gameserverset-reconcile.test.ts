@@ -10,6 +10,7 @@ import {
   reconcileFromCounts,
 } from './gameserverset-reconcile.js';
 import { countPerNode, sortForScaleDown } from './scale-down-order.js';
+import { gameServer as buildGameServer } from '../test/helpers/gameservers.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -21,29 +22,15 @@ interface Options {
 }
 
 function gameServer(name: string, state: GameServerState, options: Options = {}): GameServer {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
+  return buildGameServer(name, {
+    state,
+    node: options.node,
     metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
       ...(options.deleting && { deletionTimestamp: '2026-01-01T11:59:00Z' }),
       labels: options.labels ?? {},
       annotations: options.erroredAt ? { [ERRORED_AT_ANNOTATION]: options.erroredAt } : {},
     },
-    spec: {
-      ports: [],
-      health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      scheduling: 'Packed',
-      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
-      template: {},
-    },
-    status: { state, ports: [], address: '', addresses: [], nodeName: options.node ?? '', reservedUntil: null },
-  };
+  });
 }
 
 const names = (list: GameServer[]) => list.map((gs) => gs.metadata.name);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
 import { type NodeCount, countPerNode, firstForScaleDown, sortForScaleDown } from './scale-down-order.js';
+import { gameServer as buildGameServer } from '../test/helpers/gameservers.js';
 
 interface Options {
   state?: GameServerState;
@@ -11,37 +12,15 @@ interface Options {
 }
 
 function gameServer(name: string, options: Options = {}): GameServer {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: options.created ?? '2026-01-01T00:00:00Z',
-      labels: {},
-      annotations: {},
-    },
-    spec: {
-      ports: [],
-      health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      scheduling: 'Packed',
-      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
-      template: {},
-    },
+  return buildGameServer(name, {
+    state: options.state,
+    node: options.node,
+    metadata: { creationTimestamp: options.created ?? '2026-01-01T00:00:00Z' },
     status: {
-      state: options.state ?? 'Ready',
-      ports: [],
-      address: '',
-      addresses: [],
-      nodeName: options.node ?? '',
-      reservedUntil: null,
       ...(options.counters && { counters: options.counters }),
       ...(options.lists && { lists: options.lists }),
     },
-  };
+  });
 }
 
 const names = (list: GameServer[]) => list.map((gs) => gs.metadata.name);

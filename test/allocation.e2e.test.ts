@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { type ApiResponse, apiRequest } from './helpers/serve.js';
+import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -21,46 +23,13 @@ const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
 const PROBE_REPLICAS = 4;
 const BURST_REPLICAS = 50;
 
-function fleet(name: string, replicas: number): string {
-  return [
-    'apiVersion: agones.dev/v1',
-    'kind: Fleet',
-    `metadata: {name: ${name}, namespace: default}`,
-    'spec:',
-    `  replicas: ${replicas}`,
-    '  template:',
-    '    spec:',
-    '      ports: [{name: default, containerPort: 7654}]',
-    '      template:',
-    '        spec:',
-    '          containers: [{name: game, image: game:1}]',
-  ].join('\n');
-}
-
-interface Reply {
-  status: number;
-  text: string;
-  json: unknown;
-}
-
 let dir: string;
 let serve: CliProcess;
 let base: string;
 
-async function call(method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    ...(body !== undefined && { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text) as unknown;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+/** A JSON request to the server; a JSON reply is parsed into `json`. */
+function call(method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return apiRequest(base, method, path, { body, timeoutMs: 15_000 });
 }
 
 interface FleetStatus {
@@ -80,7 +49,7 @@ const selectFleet = (name: string) => ({ matchLabels: { 'agones.dev/fleet': name
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-allocation-e2e-'));
   const manifest = join(dir, 'fleets.yaml');
-  writeFileSync(manifest, `${fleet('probe', PROBE_REPLICAS)}\n---\n${fleet('burst', BURST_REPLICAS)}\n`);
+  writeFileSync(manifest, `${fleetYaml('probe', PROBE_REPLICAS, { namespace: 'default' })}\n---\n${fleetYaml('burst', BURST_REPLICAS, { namespace: 'default' })}\n`);
   serve = startCli(['serve', '--db', ':memory:', '--no-default-fleet', '--host', '127.0.0.1', '--port', '0', '--nodes', '4', '-f', manifest]);
   const match = await serve.waitForStdout(SERVING_LINE, 20_000);
   base = `http://127.0.0.1:${match[2]}`;
@@ -188,7 +157,7 @@ describe('allocation end to end', () => {
   });
 
   it('refuses bad input on both endpoints with a clear error, each time, and allocates nothing', async () => {
-    const raw = async (method: string, path: string, body?: string, contentType = 'application/json'): Promise<Reply> => {
+    const raw = async (method: string, path: string, body?: string, contentType = 'application/json'): Promise<Pick<ApiResponse, 'status' | 'text' | 'json'>> => {
       const res = await fetch(`${base}${path}`, {
         method,
         ...(body !== undefined && { body, headers: { 'content-type': contentType } }),

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetManifest } from './helpers/manifests.js';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { parseJsonOrUndefined } from './helpers/sidecar-http.js';
 import { type TestCa, type TestHttpsServer, createServerCertificate, createTestCa, hasOpenssl, startHttpsServer } from './helpers/tls.js';
 
 /**
@@ -41,13 +43,7 @@ async function request(serve: Serve, method: string, path: string, body?: unknow
     }),
   });
   const text = await response.text();
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : (JSON.parse(text) as unknown);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, text };
+  return { status: response.status, json: parseJsonOrUndefined(text), text };
 }
 
 async function create(serve: Serve, collection: string, body: unknown): Promise<void> {
@@ -113,22 +109,10 @@ async function advanceUntil(serve: Serve, what: string, check: () => Promise<boo
 }
 
 function fleetBody(name: string, replicas: number, templateSpec: Record<string, unknown> = {}) {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name },
-    spec: {
-      replicas,
-      template: {
-        spec: {
-          ports: [{ name: 'default', containerPort: 7654 }],
-          health: { disabled: true },
-          template: { spec: { containers: [{ name: 'simple-game-server', image: 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.35' }] } },
-          ...templateSpec,
-        },
-      },
-    },
-  };
+  return fleetManifest(name, replicas, {
+    spec: { health: { disabled: true }, ...templateSpec },
+    containers: [{ name: 'simple-game-server', image: 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.35' }],
+  });
 }
 
 function autoscalerBody(name: string, fleetName: string, policy: Record<string, unknown>) {

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetYaml } from './helpers/manifests.js';
 import { type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { call, getGameServer } from './helpers/sidecar-http.js';
@@ -18,22 +19,6 @@ const DEPTH = 5000;
 /** `{"a":{"a":…1…}}`, `levels` objects deep, as text (building it as an object would need the deep recursion itself). */
 function nested(levels: number): string {
   return `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
-}
-
-function fleetYaml(name: string): string {
-  return [
-    'apiVersion: agones.dev/v1',
-    'kind: Fleet',
-    `metadata: {name: ${name}}`,
-    'spec:',
-    '  replicas: 0',
-    '  template:',
-    '    spec:',
-    '      ports: [{name: default, containerPort: 7654}]',
-    '      template:',
-    '        spec:',
-    '          containers: [{name: game, image: game:1}]',
-  ].join('\n');
 }
 
 /** A Fleet whose pod template carries a value nested `levels` deep. */
@@ -148,7 +133,7 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
     const before = await lastSeq();
     const deep = apiRequest(serve.baseUrl, 'POST', FLEETS, { body: deepFleetJson('deep', DEPTH) });
     const good = Array.from({ length: 5 }, (_, i) =>
-      apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetYaml(`beside-${i}`), headers: { 'content-type': 'application/yaml' } }),
+      apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetYaml(`beside-${i}`, 0), headers: { 'content-type': 'application/yaml' } }),
     );
     const [refused, ...created] = await Promise.all([deep, ...good]);
     expect(refused!.status, refused!.text).toBe(400);
@@ -169,7 +154,7 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
       return { status: res.status, generation: fleet.metadata?.generation, spec: fleet.spec };
     };
     const before = await fleetState('beside-0');
-    const yaml = `${fleetYaml('deep-yaml')}\n          deep: ${'['.repeat(DEPTH)}1${']'.repeat(DEPTH)}\n`;
+    const yaml = `${fleetYaml('deep-yaml', 0)}\n          deep: ${'['.repeat(DEPTH)}1${']'.repeat(DEPTH)}\n`;
     const fromYaml = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: yaml, headers: { 'content-type': 'application/yaml' } });
     expect(fromYaml.status, fromYaml.text).toBe(400);
     expect(fromYaml.json).toMatchObject({ kind: 'Status', code: 400, message: expect.stringMatching(/levels deep/) });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, base64, createTestCertificates } from './helpers/certs.js';
 import { type CliProcess, killAll, startCli } from './helpers/process.js';
+import { type ApiResponse, apiRequest } from './helpers/serve.js';
+import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -31,48 +33,14 @@ const POLICIES = '/apis/multicluster.agones.dev/v1/namespaces/default/gameserver
 
 const SHOOTER = { matchLabels: { game: 'shooter' } };
 
-function fleet(name: string, replicas: number): string {
-  return [
-    'apiVersion: agones.dev/v1',
-    'kind: Fleet',
-    `metadata: {name: ${name}, namespace: default}`,
-    'spec:',
-    `  replicas: ${replicas}`,
-    '  template:',
-    '    metadata: {labels: {game: shooter}}',
-    '    spec:',
-    '      ports: [{name: default, containerPort: 7654}]',
-    '      template:',
-    '        spec:',
-    '          containers: [{name: game, image: game:1}]',
-  ].join('\n');
-}
-
 interface Serve {
   process: CliProcess;
   base: string;
 }
 
-interface Reply {
-  status: number;
-  text: string;
-  json: unknown;
-}
-
-async function call(serve: Serve, method: string, path: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${serve.base}${path}`, {
-    method,
-    ...(body !== undefined && { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    signal: AbortSignal.timeout(40_000),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text) as unknown;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+/** A JSON request to one server; a JSON reply is parsed into `json`. */
+function call(serve: Serve, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return apiRequest(serve.base, method, path, { body, timeoutMs: 40_000 });
 }
 
 async function create(serve: Serve, path: string, body: unknown): Promise<void> {
@@ -106,8 +74,8 @@ async function start(args: string[]): Promise<{ serve: Serve; allocator?: string
 beforeAll(async () => {
   certs = createTestCertificates();
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-multicluster-e2e-'));
-  writeFileSync(join(dir, 'a.yaml'), fleet('a-fleet', 2));
-  writeFileSync(join(dir, 'b.yaml'), fleet('b-fleet', 3));
+  writeFileSync(join(dir, 'a.yaml'), fleetYaml('a-fleet', 2, { namespace: 'default', labels: { game: 'shooter' } }));
+  writeFileSync(join(dir, 'b.yaml'), fleetYaml('b-fleet', 3, { namespace: 'default', labels: { game: 'shooter' } }));
   const [startedA, startedB] = await Promise.all([
     start(['-f', join(dir, 'a.yaml')]),
     start([

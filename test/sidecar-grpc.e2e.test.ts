@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GameServerObject, OfficialSdk } from './helpers/agones-sdk.js';
 import { type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
 import { COUNTS_AND_LISTS_TESTS, DEFAULT_CONFORMANCE_TESTS, VERDICT_OK } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
@@ -11,63 +12,10 @@ import { waitFor } from './helpers/wait.js';
  * skipped; its checks are asserted here instead of only logged.
  */
 
-// -- the official client: its shipped typings omit `beta` and the channels, so the part used is declared.
-
-type MapEntries<V> = [string, V][];
-
-interface GameServerObject {
-  objectMeta: {
-    name: string;
-    namespace: string;
-    uid: string;
-    creationTimestamp: number;
-    annotationsMap: MapEntries<string>;
-    labelsMap: MapEntries<string>;
-  };
-  status: {
-    state: string;
-    countersMap: MapEntries<{ count: number; capacity: number }>;
-    listsMap: MapEntries<{ capacity: number; valuesList: string[] }>;
-  };
-}
-
-interface Closable {
-  close(): void;
-}
-
-interface AgonesSdkClient {
-  connect(): Promise<void>;
-  close(): void;
-  ready(): Promise<unknown>;
-  allocate(): Promise<unknown>;
-  shutdown(): Promise<unknown>;
-  reserve(seconds: number): Promise<unknown>;
-  health(errorCallback: (error: unknown) => void): void;
-  getGameServer(): Promise<GameServerObject>;
-  watchGameServer(callback: (gs: GameServerObject) => void, errorCallback: (error: unknown) => void): void;
-  setLabel(key: string, value: string): Promise<unknown>;
-  setAnnotation(key: string, value: string): Promise<unknown>;
-  alpha: { client: Closable };
-  beta: {
-    client: Closable;
-    getCounterCount(key: string): Promise<number>;
-    incrementCounter(key: string, amount: number): Promise<void>;
-    decrementCounter(key: string, amount: number): Promise<void>;
-    setCounterCount(key: string, amount: number): Promise<void>;
-    getCounterCapacity(key: string): Promise<number>;
-    setCounterCapacity(key: string, amount: number): Promise<void>;
-    getListCapacity(key: string): Promise<number>;
-    setListCapacity(key: string, amount: number): Promise<void>;
-    listContains(key: string, value: string): Promise<boolean>;
-    getListLength(key: string): Promise<number>;
-    getListValues(key: string): Promise<string[]>;
-    appendListValue(key: string, value: string): Promise<void>;
-    deleteListValue(key: string, value: string): Promise<void>;
-  };
-}
+// -- the official client, typed by test/helpers/agones-sdk.ts.
 
 const require = createRequire(import.meta.url);
-const AgonesSDK = require('@google-cloud/agones-sdk') as new () => AgonesSdkClient;
+const AgonesSDK = require('@google-cloud/agones-sdk') as new () => OfficialSdk;
 
 const EXPECTED = [...DEFAULT_CONFORMANCE_TESTS, ...COUNTS_AND_LISTS_TESTS];
 const TIMEOUT_SECONDS = 6;
@@ -80,7 +28,7 @@ function stateRuns(states: string[]): string[] {
 
 describe('Node SDK conformance flow over gRPC (§13.2)', () => {
   let sidecar: SidecarProcess;
-  let sdk: AgonesSdkClient | undefined;
+  let sdk: OfficialSdk | undefined;
   const savedPort = process.env.AGONES_SDK_GRPC_PORT;
 
   beforeAll(async () => {
@@ -104,7 +52,7 @@ describe('Node SDK conformance flow over gRPC (§13.2)', () => {
   });
 
   /** `close()` ends the health stream, destroys the watches and closes the main channel; close alpha's and beta's too. */
-  function closeSdk(client: AgonesSdkClient): void {
+  function closeSdk(client: OfficialSdk): void {
     client.close();
     client.alpha.client.close();
     client.beta.client.close();

@@ -8,6 +8,7 @@ import { evolveGameServer } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
 import type { Priority } from '../kinds/priorities.js';
 import { ObjectStore } from '../runtime/object-store.js';
+import { gameServer as buildGameServer } from '../../test/helpers/gameservers.js';
 import { AllocationIndex } from './allocation-index.js';
 import { pickForSelector } from './allocator.js';
 import {
@@ -52,30 +53,18 @@ function gameServer(g: Gen, index: number, playerTracking: boolean): GameServer 
   const labels: Record<string, string> = { 'agones.dev/fleet': g.pick(['blue', 'green']) };
   if (g.chance(0.6)) labels.team = g.pick(['red', 'gold']);
   if (g.chance(0.3)) labels.mode = g.pick(['duel', 'squad']);
-  const gs: GameServer = {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
+  // Names collide across namespaces and sort differently from creation order.
+  const gs = buildGameServer(`gs-${String((index * 7) % 23).padStart(2, '0')}-${index}`, {
+    // Drawn in the order the random sequence expects: namespace, deletion, then node.
     metadata: {
-      // Names collide across namespaces and sort differently from creation order.
-      name: `gs-${String((index * 7) % 23).padStart(2, '0')}-${index}`,
       namespace: g.chance(0.85) ? 'default' : 'other',
       uid: `uid-${index}`,
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
       labels,
-      annotations: {},
       ...(g.chance(0.05) && { deletionTimestamp: '2026-01-01T00:01:00Z' }),
     },
-    spec: {
-      ports: [],
-      health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      scheduling: 'Packed',
-      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
-      template: {},
-    },
-    status: { state, ports: [], address: '', addresses: [], nodeName: g.pick(NODES), reservedUntil: null },
-  };
+    state,
+    node: g.pick(NODES),
+  });
   if (playerTracking) {
     const capacity = g.int(0, 6);
     const count = g.int(0, capacity);

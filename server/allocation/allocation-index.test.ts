@@ -5,16 +5,11 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';
+import { gameServer } from '../../test/helpers/gameservers.js';
 
 let seq = 0;
 function gs(name: string, node: string, state: GameServerState, labels: Record<string, string> = { 'agones.dev/fleet': 'f' }): GameServer {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: { name, namespace: 'default', uid: name, resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', labels, annotations: {} },
-    spec: { ports: [], health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 }, scheduling: 'Packed', sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 }, template: {} },
-    status: { state, ports: [], address: '', addresses: [], nodeName: node, reservedUntil: null },
-  };
+  return gameServer(name, { state, node, metadata: { uid: name, labels } });
 }
 
 function setup(servers: GameServer[]) {

@@ -11,6 +11,7 @@ import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';
+import { readyGameServers, settler } from '../../test/helpers/cluster.js';
 
 const clusters: Cluster[] = [];
 afterEach(() => {
@@ -34,15 +35,8 @@ async function setup(gates = 'CountsAndLists=true', count = 6, model: 'exact' | 
       },
     });
   }
-  const settle = async () => {
-    for (let i = 0; i < 10; i++) {
-      clock.advance(0);
-      await new Promise((r) => setImmediate(r));
-    }
-  };
-  await settle();
-  for (let i = 0; i < count; i++) await cluster.actors.send('default', `gs-${i}`, { type: 'sdk.ready' });
-  await settle();
+  const settle = settler(clock);
+  await readyGameServers(cluster, settle, count);
   const allocator = new Allocator(cluster, { model });
   const service = new AllocationService(cluster, allocator);
   return { cluster, clock, service, settle };

@@ -9,6 +9,7 @@ import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';
+import { readyGameServers, settler } from '../../test/helpers/cluster.js';
 import type { AllocationResult } from './allocator.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import {
@@ -118,15 +119,8 @@ async function setup(policies: Array<{ name: string; labels?: Record<string, str
       spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } },
     });
   }
-  const settle = async () => {
-    for (let i = 0; i < 10; i++) {
-      clock.advance(0);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  };
-  await settle();
-  for (let i = 0; i < count; i++) await cluster.actors.send('default', `gs-${i}`, { type: 'sdk.ready' });
-  await settle();
+  const settle = settler(clock);
+  await readyGameServers(cluster, settle, count);
   for (const p of policies) {
     await resources.create(GAMESERVERALLOCATIONPOLICY_DEFINITION, p.namespace ?? 'default', {
       metadata: { name: p.name, labels: p.labels ?? {} },

@@ -3,6 +3,7 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { type ApplySink, type Change, DEFAULT_EVENT_TTL_MS, EVENTS_EXPIRED, ReadModel } from './read-model.js';
+import { gameServer as buildGameServer } from '../../test/helpers/gameservers.js';
 
 const T0 = Date.parse('2026-06-01T00:00:00Z');
 const MINUTE = 60_000;
@@ -20,13 +21,7 @@ function kubernetesEvent(name: string, reason: string): Resource {
 }
 
 function gameServer(name: string): GameServer {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
-    metadata: { name, namespace: 'default', uid: name, resourceVersion: '1', generation: 1, creationTimestamp: '', labels: {}, annotations: {} },
-    spec: { ports: [], health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 }, scheduling: 'Packed', sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 }, template: {} },
-    status: { state: 'Ready', ports: [], address: '', addresses: [], nodeName: 'n', reservedUntil: null },
-  };
+  return buildGameServer(name, { node: 'n', metadata: { uid: name, creationTimestamp: '' } });
 }
 
 /** A log: Events written over two hours, other kinds in between, an idle stretch, an expiry tick. */

@@ -133,13 +133,16 @@ export async function call(
 ): Promise<HttpResult> {
   const response = await fetch(`${baseUrl}${path}`, { method, body, headers });
   const text = await response.text();
-  let json: unknown;
+  return { status: response.status, contentType: response.headers.get('content-type'), text, json: parseJsonOrUndefined(text) };
+}
+
+/** A response body as JSON; undefined when it is empty or not JSON. */
+export function parseJsonOrUndefined(text: string): unknown {
   try {
-    json = text === '' ? undefined : (JSON.parse(text) as unknown);
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), text, json };
 }
 
 /** `GET /gameserver`, asserted 200 and well-formed. */

@@ -1,31 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
-import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
+import type { FeatureGates } from '../../features.js';
+import type { SchemaReport } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
-import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
+import { type Json, kindContext as context, schemaReport, storedResource } from '../../../test/helpers/kinds.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
 
-type Json = Record<string, unknown>;
-
-const context = (gates: Partial<FeatureGates> = {}): KindContext => ({ gates: { ...FEATURE_DEFAULTS, ...gates }, now: 0 });
-
 function fleet(spec: Json, name = 'fleet-1'): Resource {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: 'uid-1',
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: {},
-      annotations: {},
-    },
-    spec,
-  };
+  return storedResource('agones.dev/v1', 'Fleet', name, spec);
 }
 
 const template = (extra: Json = {}): Json => ({
@@ -153,11 +135,7 @@ describe('validateFleet', () => {
 });
 
 describe('fleetSchema', () => {
-  const report = (body: unknown): SchemaReport => {
-    const r: SchemaReport = { unknown: [], errors: [] };
-    checkSchema(body, fleetSchema, '', r);
-    return r;
-  };
+  const report = (body: unknown): SchemaReport => schemaReport(body, fleetSchema);
 
   it.each<[string, Json, string]>([
     ['a bad strategy type', { strategy: { type: 'BlueGreen' } }, 'spec.strategy.type: Unsupported value: "BlueGreen": supported values: "RollingUpdate", "Recreate"'],

@@ -1,33 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
-import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
+import type { FeatureGates } from '../../features.js';
+import type { SchemaReport } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
+import { type Json, kindContext, schemaReport, storedResource } from '../../../test/helpers/kinds.js';
 import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler } from './rules.js';
 
-type Json = Record<string, unknown>;
-
 const NOW = Date.parse('2026-06-01T00:00:00Z');
-const context = (gates: Partial<FeatureGates> = {}): KindContext => ({ gates: { ...FEATURE_DEFAULTS, ...gates }, now: NOW });
+const context = (gates: Partial<FeatureGates> = {}): KindContext => kindContext(gates, NOW);
 const COUNTS = { CountsAndLists: true };
 
 function autoscaler(spec: Json): Resource {
-  return {
-    apiVersion: 'autoscaling.agones.dev/v1',
-    kind: 'FleetAutoscaler',
-    metadata: {
-      name: 'fas-1',
-      namespace: 'default',
-      uid: 'uid-1',
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: {},
-      annotations: {},
-    },
-    spec,
-  };
+  return storedResource('autoscaling.agones.dev/v1', 'FleetAutoscaler', 'fas-1', spec);
 }
 
 function check(policy: Json, gates: Partial<FeatureGates> = {}, sync?: Json): string[] {
@@ -318,11 +303,7 @@ describe('sync', () => {
 });
 
 describe('fleetAutoscalerSchema', () => {
-  const report = (spec: Json): SchemaReport => {
-    const r: SchemaReport = { unknown: [], errors: [] };
-    checkSchema({ spec }, fleetAutoscalerSchema, '', r);
-    return r;
-  };
+  const report = (spec: Json): SchemaReport => schemaReport({ spec }, fleetAutoscalerSchema);
   const errors = (spec: Json) => report(spec).errors.map(fieldErrorMessage);
 
   it.each<[string, Json, string[]]>([
@@ -357,9 +338,8 @@ describe('fleetAutoscalerSchema', () => {
   });
 
   it('knows the status fields and rejects unknown spec fields', () => {
-    const r: SchemaReport = { unknown: [], errors: [] };
     const status = { currentReplicas: 1, desiredReplicas: 2, lastScaleTime: null, ableToScale: true, scalingLimited: false, lastAppliedPolicy: 'Buffer' };
-    checkSchema({ spec: { fleetName: 'f', policy: { type: 'Buffer', buffer: { maxReplicas: 2, bufferSize: 1, extra: 1 } } }, status }, fleetAutoscalerSchema, '', r);
+    const r = schemaReport({ spec: { fleetName: 'f', policy: { type: 'Buffer', buffer: { maxReplicas: 2, bufferSize: 1, extra: 1 } } }, status }, fleetAutoscalerSchema);
     expect(r).toEqual({ unknown: ['spec.policy.buffer.extra'], errors: [] });
   });
 });

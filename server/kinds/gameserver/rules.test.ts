@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
+import type { FeatureGates } from '../../features.js';
 import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { type FieldError, fieldErrorMessage } from '../../k8s/validation.js';
 import type { GameServer } from './gameserver.js';
-import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
   defaultGameServer,
@@ -13,10 +12,8 @@ import {
   validateGameServerSpec,
   validateTemplateSpec,
 } from './rules.js';
+import { type Json, kindContext as context } from '../../../test/helpers/kinds.js';
 
-type Json = Record<string, unknown>;
-
-const context = (gates: Partial<FeatureGates> = {}): KindContext => ({ gates: { ...FEATURE_DEFAULTS, ...gates }, now: 0 });
 
 function gameServer(spec: Json, metadata: Json = {}, status?: Json): Resource {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
-import type { GameServer } from '../gameserver/gameserver.js';
+import { gameServer } from '../../../test/helpers/gameservers.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
 import {
   type GameServerAllocation,
@@ -305,37 +305,24 @@ describe('toSelectors', () => {
 });
 
 describe('allocationStatus', () => {
-  const gs: GameServer = {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServer',
+  const gs = gameServer('fleet-abcde-xyz12', {
     metadata: {
-      name: 'fleet-abcde-xyz12',
-      namespace: 'default',
       uid: 'u',
       resourceVersion: '7',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
       labels: { 'agones.dev/fleet': 'fleet', mode: 'deathmatch' },
       annotations: { 'agones.dev/last-allocated': '2026-03-04T10:20:30.123Z' },
     },
-    spec: {
-      ports: [],
-      health: { disabled: true, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5 },
-      scheduling: 'Packed',
-      sdkServer: { logLevel: 'Info', grpcPort: 9357, httpPort: 9358 },
-      template: {},
-    },
+    state: 'Allocated',
+    node: 'node-1',
     status: {
-      state: 'Allocated',
       ports: [{ name: 'default', port: 7463 }],
       address: '1.2.3.4',
       addresses: [{ type: 'InternalIP', address: '10.0.0.5' }],
-      nodeName: 'node-1',
-      reservedUntil: null,
       counters: { rooms: { count: 2, capacity: 10 } },
       lists: { players: { capacity: 100, values: ['p1'] } },
     },
-  };
+  });
+
 
   it('copies what the GameServer shows after the allocation', () => {
     expect(allocationStatus(gs, 'local', ON)).toEqual({

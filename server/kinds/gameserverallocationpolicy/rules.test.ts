@@ -1,36 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS } from '../../features.js';
-import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
+import type { SchemaReport } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
 import type { Resource } from '../resource.js';
+import { type Json, kindContext, schemaReport, storedResource } from '../../../test/helpers/kinds.js';
 import { gameServerAllocationPolicySchema, validateGameServerAllocationPolicy } from './rules.js';
 
-type Json = Record<string, unknown>;
-
-const context = { gates: FEATURE_DEFAULTS, now: 0 };
+const context = kindContext();
 
 function policy(spec: Json): Resource {
-  return {
-    apiVersion: 'multicluster.agones.dev/v1',
-    kind: 'GameServerAllocationPolicy',
-    metadata: {
-      name: 'to-west',
-      namespace: 'default',
-      uid: 'uid-1',
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: {},
-      annotations: {},
-    },
-    spec,
-  };
+  return storedResource('multicluster.agones.dev/v1', 'GameServerAllocationPolicy', 'to-west', spec);
 }
 
 function schemaErrors(body: unknown): SchemaReport {
-  const report: SchemaReport = { unknown: [], errors: [] };
-  checkSchema(body, gameServerAllocationPolicySchema, '', report);
-  return report;
+  return schemaReport(body, gameServerAllocationPolicySchema);
 }
 
 const remote: Json = {

@@ -1,31 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
-import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
+import type { FeatureGates } from '../../features.js';
+import type { SchemaReport } from '../../k8s/schema.js';
 import { fieldErrorMessage } from '../../k8s/validation.js';
-import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
+import { type Json, kindContext as context, schemaReport, storedResource } from '../../../test/helpers/kinds.js';
 import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules.js';
 
-type Json = Record<string, unknown>;
-
-const context = (gates: Partial<FeatureGates> = {}): KindContext => ({ gates: { ...FEATURE_DEFAULTS, ...gates }, now: 0 });
-
 function gameServerSet(spec: Json, name = 'set-1'): Resource {
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'GameServerSet',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: 'uid-1',
-      resourceVersion: '1',
-      generation: 1,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      labels: {},
-      annotations: {},
-    },
-    spec,
-  };
+  return storedResource('agones.dev/v1', 'GameServerSet', name, spec);
 }
 
 const template = (extra: Json = {}): Json => ({
@@ -121,11 +103,7 @@ describe('validateGameServerSet', () => {
 });
 
 describe('gameServerSetSchema', () => {
-  const report = (body: unknown): SchemaReport => {
-    const r: SchemaReport = { unknown: [], errors: [] };
-    checkSchema(body, gameServerSetSchema, '', r);
-    return r;
-  };
+  const report = (body: unknown): SchemaReport => schemaReport(body, gameServerSetSchema);
 
   it('accepts a set with its status', () => {
     const body = {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliProcess, killAll, startCli } from './helpers/process.js';
-import { type ApiResponse, apiRequest } from './helpers/serve.js';
+import { killAll } from './helpers/process.js';
+import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -15,7 +15,6 @@ import { waitFor } from './helpers/wait.js';
  * once, which must never hand out a GameServer twice.
  */
 
-const SERVING_LINE = /^fleetsim serving on http:\/\/(\S+):(\d+) /m;
 const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
 const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
@@ -24,7 +23,7 @@ const PROBE_REPLICAS = 4;
 const BURST_REPLICAS = 50;
 
 let dir: string;
-let serve: CliProcess;
+let serve: ServeProcess | undefined;
 let base: string;
 
 /** A JSON request to the server; a JSON reply is parsed into `json`. */
@@ -50,9 +49,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-allocation-e2e-'));
   const manifest = join(dir, 'fleets.yaml');
   writeFileSync(manifest, `${fleetYaml('probe', PROBE_REPLICAS, { namespace: 'default' })}\n---\n${fleetYaml('burst', BURST_REPLICAS, { namespace: 'default' })}\n`);
-  serve = startCli(['serve', '--db', ':memory:', '--no-default-fleet', '--host', '127.0.0.1', '--port', '0', '--nodes', '4', '-f', manifest]);
-  const match = await serve.waitForStdout(SERVING_LINE, 20_000);
-  base = `http://127.0.0.1:${match[2]}`;
+  serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '-f', manifest]);
+  base = serve.baseUrl;
   // Simulated processes call Ready 1-3 s after their GameServer is scheduled.
   await waitFor(
     async () => {
@@ -64,7 +62,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await serve?.kill('SIGTERM');
+  await serve?.process.kill('SIGTERM');
   await killAll();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });

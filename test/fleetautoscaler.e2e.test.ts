@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetManifest } from './helpers/manifests.js';
-import { type CliProcess, killAll, startCli } from './helpers/process.js';
-import { parseJsonOrUndefined } from './helpers/sidecar-http.js';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe as startServeProcess } from './helpers/serve.js';
 import { type TestCa, type TestHttpsServer, createServerCertificate, createTestCa, hasOpenssl, startHttpsServer } from './helpers/tls.js';
 
 /**
@@ -12,38 +12,19 @@ import { type TestCa, type TestHttpsServer, createServerCertificate, createTestC
  * each wait checks a condition after every step.
  */
 
-const SERVING_LINE = /^fleetsim serving on http:\/\/(\S+):(\d+) /m;
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
 const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
 const AUTOSCALERS = '/apis/autoscaling.agones.dev/v1/namespaces/default/fleetautoscalers';
 const EVENTS = '/api/v1/namespaces/default/events';
 
-interface Serve {
-  process: CliProcess;
-  base: string;
-}
+type Serve = ServeProcess;
 
-async function startServe(extra: readonly string[] = []): Promise<Serve> {
-  const process = startCli(['serve', '--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--port', '0', '--nodes', '2', ...extra]);
-  try {
-    const match = await process.waitForStdout(SERVING_LINE, 30_000);
-    return { process, base: `http://127.0.0.1:${match[2]}` };
-  } catch (error) {
-    await process.kill('SIGKILL');
-    throw error;
-  }
-}
+const startServe = (extra: readonly string[] = []): Promise<Serve> =>
+  startServeProcess(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--nodes', '2', ...extra], 30_000);
 
-async function request(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
-  const response = await fetch(`${serve.base}${path}`, {
-    method,
-    ...(body !== undefined && {
-      body: JSON.stringify(body),
-      headers: { 'Content-Type': method === 'PATCH' && path.startsWith('/apis') ? 'application/merge-patch+json' : 'application/json' },
-    }),
-  });
-  const text = await response.text();
-  return { status: response.status, json: parseJsonOrUndefined(text), text };
+function request(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
+  const mergePatch = method === 'PATCH' && path.startsWith('/apis');
+  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: 30_000, ...(mergePatch && { headers: { 'content-type': 'application/merge-patch+json' } }) });
 }
 
 async function create(serve: Serve, collection: string, body: unknown): Promise<void> {

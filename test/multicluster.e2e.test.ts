@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, base64, createTestCertificates } from './helpers/certs.js';
-import { type CliProcess, killAll, startCli } from './helpers/process.js';
-import { type ApiResponse, apiRequest } from './helpers/serve.js';
+import { killAll } from './helpers/process.js';
+import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -24,7 +24,6 @@ import { waitFor } from './helpers/wait.js';
  * Both fleets' GameServers carry `game: shooter`, the label every request selects.
  */
 
-const SERVING_LINE = /^fleetsim serving on http:\/\/(\S+):(\d+) /m;
 const ALLOCATOR_LINE = /^fleetsim allocator serving on https:\/\/(\S+):(\d+)\/gameserverallocation \((.*)\)$/m;
 const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
@@ -33,22 +32,17 @@ const POLICIES = '/apis/multicluster.agones.dev/v1/namespaces/default/gameserver
 
 const SHOOTER = { matchLabels: { game: 'shooter' } };
 
-interface Serve {
-  process: CliProcess;
-  base: string;
-}
-
 /** A JSON request to one server; a JSON reply is parsed into `json`. */
-function call(serve: Serve, method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return apiRequest(serve.base, method, path, { body, timeoutMs: 40_000 });
+function call(serve: ServeProcess, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: 40_000 });
 }
 
-async function create(serve: Serve, path: string, body: unknown): Promise<void> {
+async function create(serve: ServeProcess, path: string, body: unknown): Promise<void> {
   const reply = await call(serve, 'POST', path, body);
   expect(reply.status, `POST ${path}: ${reply.text}`).toBe(201);
 }
 
-async function allocated(serve: Serve, name: string): Promise<{ readyReplicas: number; allocatedReplicas: number }> {
+async function allocated(serve: ServeProcess, name: string): Promise<{ readyReplicas: number; allocatedReplicas: number }> {
   const reply = await call(serve, 'GET', `${FLEETS}/${name}`);
   expect(reply.status, reply.text).toBe(200);
   return (reply.json as { status: { readyReplicas: number; allocatedReplicas: number } }).status;
@@ -60,15 +54,14 @@ function multiCluster(policyLabels: Record<string, string>, selector: Record<str
 
 let certs: TestCertificates;
 let dir: string;
-let a: Serve;
-let b: Serve;
+let a: ServeProcess;
+let b: ServeProcess;
 let bAllocator: string;
 
-async function start(args: string[]): Promise<{ serve: Serve; allocator?: string }> {
-  const process = startCli(['serve', '--db', ':memory:', '--no-default-fleet', '--host', '127.0.0.1', '--port', '0', '--nodes', '2', ...args]);
-  const match = await process.waitForStdout(SERVING_LINE, 20_000);
-  const tls = ALLOCATOR_LINE.exec(process.stdout);
-  return { serve: { process, base: `http://127.0.0.1:${match[2]}` }, allocator: tls ? `${tls[1]}:${tls[2]}` : undefined };
+async function start(args: string[]): Promise<{ serve: ServeProcess; allocator?: string }> {
+  const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', ...args]);
+  const tls = ALLOCATOR_LINE.exec(serve.process.stdout);
+  return { serve, allocator: tls ? `${tls[1]}:${tls[2]}` : undefined };
 }
 
 beforeAll(async () => {

@@ -1,4 +1,5 @@
 import { type CliProcess, cleanEnv, startCli } from './process.js';
+import { parseJsonOrUndefined } from './sidecar-http.js';
 
 /**
  * Running `fleetsim serve` as a child process for end-to-end tests. It listens on port 0 (the
@@ -64,11 +65,5 @@ export async function apiRequest(
   }
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return { status: res.status, headers: res.headers, text, json: parseJsonOrUndefined(text) };
 }

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
@@ -8,6 +8,7 @@ import { type CliProcess, type SidecarProcess, killAll, runCli, startCli, startS
 import { DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
+import { parseJsonOrUndefined } from './helpers/sidecar-http.js';
 
 /**
  * A web page the developer visits must not be able to drive a local fleetsim: requests addressed
@@ -32,28 +33,25 @@ interface RawReply {
   json: unknown;
 }
 
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** One request on 127.0.0.1:port with exactly the headers given (Host included), as a browser or a rebound name would send it. */
-function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawReply> {
+/** Sends the request `open` makes (plain or TLS) with `body`, and collects the reply. */
+function send(open: (onReply: (res: IncomingMessage) => void) => ClientRequest, body?: string): Promise<RawReply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+    const req = open((res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parse(text) });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parseJsonOrUndefined(text) });
       });
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** One request on 127.0.0.1:port with exactly the headers given (Host included), as a browser or a rebound name would send it. */
+function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawReply> {
+  return send((onReply) => httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, onReply), body);
 }
 
 /** A "simple" cross-site request as a page on evil.example can send without a preflight. */
@@ -86,7 +84,7 @@ function expectForbiddenStatus(reply: RawReply, ...words: string[]): void {
 
 function expectPermissionDenied(reply: { status: number; text: string }, ...words: string[]): void {
   expect(reply.status, reply.text).toBe(403);
-  const json = parse(reply.text) as { code: number; message: string; details: unknown[] };
+  const json = parseJsonOrUndefined(reply.text) as { code: number; message: string; details: unknown[] };
   expect(json).toEqual({ code: 7, message: expect.any(String) as string, details: [] });
   for (const word of words) expect(json.message).toContain(word);
 }
@@ -324,32 +322,19 @@ describe('the allocator on mutual TLS: no allocation without a certificate on th
   }
 
   function tls(port: number, host: string): Promise<RawReply> {
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: '/gameserverallocation',
-          headers: { host, 'content-type': 'application/json' },
-          ca: certs.ca.cert,
-          cert: certs.client.cert,
-          key: certs.client.key,
-          servername: 'localhost',
-          agent: false,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parse(text) });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end('{"gameServerSelectors":[{"matchLabels":{"game":"shooter"}}]}');
-    });
+    const options = {
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/gameserverallocation',
+      headers: { host, 'content-type': 'application/json' },
+      ca: certs.ca.cert,
+      cert: certs.client.cert,
+      key: certs.client.key,
+      servername: 'localhost',
+      agent: false,
+    };
+    return send((onReply) => httpsRequest(options, onReply), '{"gameServerSelectors":[{"matchLabels":{"game":"shooter"}}]}');
   }
 
   it('refuses plain-port allocation with a pointer to the TLS port and the flag; the TLS port allocates', async () => {

@@ -1,4 +1,4 @@
-import type { GameServer, GameServerState, SchedulingStrategy } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, SchedulingStrategy } from '../server/kinds/gameserver/gameserver.js';
 import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 
 /**
@@ -24,12 +24,6 @@ export interface ScaleDownOrderOptions {
    * node gone) goes first. When omitted they are counted from the GameServers being ordered.
    */
   nodeCounts?: NodeCounts;
-}
-
-const BEFORE_READY: ReadonlySet<GameServerState> = new Set(['PortAllocation', 'Creating', 'Starting', 'Scheduled', 'RequestReady']);
-
-export function isBeforeReady(state: GameServerState): boolean {
-  return BEFORE_READY.has(state);
 }
 
 /**

@@ -6,6 +6,7 @@ import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/d
 import type { AllocationResult, Allocator } from './allocator.js';
 import {
   GAMESERVERALLOCATION_API_VERSION,
+  ALLOCATION_GROUP,
   GAMESERVERALLOCATION_KIND,
   type GameServerAllocation,
   defaultAllocation,
@@ -68,13 +69,13 @@ export class AllocationService {
       throw apiErrors.badRequest(`strict decoding error: ${report.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
     }
     const name = object.metadata?.name ?? '';
-    if (report.errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, 'allocation.agones.dev', name, report.errors);
+    if (report.errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, ALLOCATION_GROUP, name, report.errors);
     const gsa = defaultAllocation(
       { ...object, metadata: { ...(object.metadata ?? {}), namespace } },
       this.cluster.gates,
     );
     const errors = validateAllocation(gsa, this.cluster.gates);
-    if (errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, 'allocation.agones.dev', name, errors);
+    if (errors.length) throw apiErrors.invalid(GAMESERVERALLOCATION_KIND, ALLOCATION_GROUP, name, errors);
     return gsa;
   }
 

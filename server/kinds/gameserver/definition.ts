@@ -1,8 +1,9 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServer, gameServerSchema, validateGameServer } from './rules.js';
+import { GAMESERVER_KIND } from './gameserver.js';
 
 export const GAMESERVER_DEFINITION: KindDefinition = {
-  kind: 'GameServer',
+  kind: GAMESERVER_KIND,
   listKind: 'GameServerList',
   group: 'agones.dev',
   version: 'v1',

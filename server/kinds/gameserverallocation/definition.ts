@@ -1,5 +1,6 @@
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
 import type { KindDefinition } from '../registry.js';
+import { ALLOCATION_GROUP, GAMESERVERALLOCATION_KIND } from './gameserverallocation.js';
 
 /**
  * GameServerAllocation through the resource API: create-only and never stored (as Agones's
@@ -83,9 +84,9 @@ export const GAMESERVERALLOCATION_SCHEMA: Schema = {
 };
 
 export const GAMESERVERALLOCATION_DEFINITION: KindDefinition = {
-  kind: 'GameServerAllocation',
+  kind: GAMESERVERALLOCATION_KIND,
   listKind: 'GameServerAllocationList',
-  group: 'allocation.agones.dev',
+  group: ALLOCATION_GROUP,
   version: 'v1',
   plural: 'gameserverallocations',
   singular: 'gameserverallocation',

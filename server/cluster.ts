@@ -1,6 +1,7 @@
 import { SeededRandom } from './clock.js';
 import { GameServerActors } from './lifecycle/gameserver-actors.js';
 import { HealthMonitor } from './lifecycle/health-monitor.js';
+import { PodRuntime } from './runtime/pod-runtime.js';
 import { Store, type StoreOptions } from './runtime/store.js';
 
 export type { GameServerChange } from './runtime/store.js';
@@ -12,12 +13,14 @@ export interface ClusterOptions extends StoreOptions {
 
 /**
  * The simulated cluster: the store (log, read model, change feeds), each GameServer's lifecycle
- * machine, the sidecars' health loop, the clock, the feature gates and the seeded generator.
+ * machine, the sidecars' health loop, the clock, the feature gates, the seeded generator, and what
+ * the kubelet knows of each pod (container state and output).
  */
 export class Cluster extends Store {
   readonly rng: SeededRandom;
   readonly actors: GameServerActors;
   readonly health: HealthMonitor;
+  readonly pods = new PodRuntime();
 
   constructor(options: ClusterOptions) {
     super(options);
@@ -28,6 +31,10 @@ export class Cluster extends Store {
     this.actors.start();
     this.health = new HealthMonitor(this, this.actors);
     this.health.start();
+    // A pod goes with its GameServer.
+    this.gameServerChanges$.subscribe((change) => {
+      if (!change.object) this.pods.remove(change.key);
+    });
   }
 
   override close(): void {

@@ -1,0 +1,98 @@
+import { Observable, Subject, filter, map } from 'rxjs';
+
+/**
+ * What the kubelet would know about each GameServer's pod and the log does not hold: the game
+ * container's state and restarts, and its output. Processes (real ones under `fleetsim.dev/command`
+ * and simulated ones) write here; the Pod projection and `kubectl logs` read here. Keyed by the
+ * GameServer's key (`namespace/name`); a pod's entry goes when its GameServer does.
+ */
+
+/** A container's state, as a Pod's `status.containerStatuses[].state` shows it. */
+export type ContainerState =
+  | { kind: 'waiting'; reason: string; message?: string }
+  | { kind: 'running'; startedAt: number }
+  | { kind: 'terminated'; exitCode: number; signal?: string; reason: string; startedAt?: number; finishedAt: number };
+
+export interface ContainerStatus {
+  state: ContainerState;
+  /** The previous run's end, once it has restarted. */
+  lastState?: Extract<ContainerState, { kind: 'terminated' }>;
+  restartCount: number;
+}
+
+export interface LogLine {
+  /** Milliseconds on the cluster's clock. */
+  time: number;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/** Output kept per pod, newest last; older lines go first when a pod talks a lot. */
+export const POD_LOG_LIMIT_BYTES = 1024 * 1024;
+
+interface PodEntry {
+  container: ContainerStatus | undefined;
+  lines: LogLine[];
+  bytes: number;
+}
+
+export class PodRuntime {
+  private readonly pods = new Map<string, PodEntry>();
+  private readonly appended = new Subject<{ key: string; line: LogLine }>();
+  private readonly changed = new Subject<string>();
+
+  /** The game container's status; undefined while no process has started (or for a silent simulation). */
+  container(key: string): ContainerStatus | undefined {
+    return this.pods.get(key)?.container;
+  }
+
+  setContainer(key: string, status: ContainerStatus): void {
+    this.entry(key).container = status;
+    this.changed.next(key);
+  }
+
+  /** Keys whose container status changed: the Pod projection tells its watchers. */
+  get containerChanges$(): Observable<string> {
+    return this.changed.asObservable();
+  }
+
+  /** Appends output; text may hold several lines (a trailing newline ends the last one). */
+  appendLog(key: string, stream: LogLine['stream'], text: string, time: number): void {
+    const entry = this.entry(key);
+    const parts = text.split('\n');
+    if (parts[parts.length - 1] === '') parts.pop();
+    for (const part of parts) {
+      const line = { time, stream, text: part };
+      entry.lines.push(line);
+      entry.bytes += part.length + 1;
+      this.appended.next({ key, line });
+    }
+    while (entry.bytes > POD_LOG_LIMIT_BYTES && entry.lines.length > 1) entry.bytes -= entry.lines.shift()!.text.length + 1;
+  }
+
+  logs(key: string): readonly LogLine[] {
+    return this.pods.get(key)?.lines ?? [];
+  }
+
+  /** Lines appended to one pod from now on. */
+  follow(key: string): Observable<LogLine> {
+    return this.appended.pipe(
+      filter((e) => e.key === key),
+      map((e) => e.line),
+    );
+  }
+
+  /** The pod is gone with its GameServer: its status and output go too. */
+  remove(key: string): void {
+    if (this.pods.delete(key)) this.changed.next(key);
+  }
+
+  private entry(key: string): PodEntry {
+    let entry = this.pods.get(key);
+    if (!entry) {
+      entry = { container: undefined, lines: [], bytes: 0 };
+      this.pods.set(key, entry);
+    }
+    return entry;
+  }
+}

@@ -148,4 +148,9 @@ export default tseslint.config(
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // Example game servers are plain Node programs.
+    files: ['examples/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setInterval: 'readonly' } },
+  },
 );

@@ -69,7 +69,9 @@ const TEST_CA_BUNDLE =
 
 function loadExamples(folder: string): Example[] {
   const examples: Example[] = [];
-  for (const file of readdirSync(folder).filter((f) => f.endsWith('.yaml')).sort()) {
+  // Worked examples keep their manifests in a folder of their own (examples/local-game/).
+  const files = readdirSync(folder, { recursive: true }).map(String);
+  for (const file of files.filter((f) => f.endsWith('.yaml')).sort()) {
     // Some examples are templates (`caBundle: $CA_BUNDLE`): fill the placeholder with a valid value.
     const text = readFileSync(`${folder}${file}`, 'utf8').replace('$CA_BUNDLE', TEST_CA_BUNDLE);
     for (const doc of parseAllDocuments(text)) {

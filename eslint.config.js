@@ -12,8 +12,8 @@ const floors = [
   [
     {
       name: 'the entry points',
-      files: ['server/serve.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts'],
-      refs: ['**/serve.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js'],
+      files: ['server/serve.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts', 'server/sidecar-endpoints.ts'],
+      refs: ['**/serve.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js', '**/sidecar-endpoints.js'],
     },
     { name: 'server/bench', files: ['server/bench/**/*.ts'], refs: ['**/bench/**'] },
   ],

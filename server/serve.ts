@@ -29,6 +29,8 @@ import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import type { AllocatorModel } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
+import { GameServerProcesses } from './controllers/gameserver-processes.js';
+import { SidecarPortRange } from './sidecar-endpoints.js';
 
 export interface ServeOptions {
   port: number;
@@ -40,6 +42,8 @@ export interface ServeOptions {
   manifests: string[];
   profiles: ProcessProfile[];
   portRange: { min: number; max: number };
+  /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
+  sdkPortRange?: { min: number; max: number };
   maxPodsPerNode?: number;
   seed?: number;
   /** How long Kubernetes Events are kept; default one hour. */
@@ -63,6 +67,8 @@ export class FleetsimServer {
   readonly clock: Clock;
   readonly allocation: AllocatorService;
   private readonly controllers: Array<{ start(): void; stop(): void }>;
+  /** Real game-server processes (`fleetsim.dev/command`), each with its own sidecar. */
+  readonly processes: GameServerProcesses;
   private readonly streams = new StreamRegistry();
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
@@ -83,6 +89,10 @@ export class FleetsimServer {
       host: options.host,
       allowedHosts: options.allowedHosts,
     });
+    const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
+    this.processes = new GameServerProcesses(this.cluster, (namespace, name) =>
+      sdkPorts.start({ address: '127.0.0.1', sidecar: () => new Sidecar(this.cluster, namespace, name), allowedHosts: options.allowedHosts }),
+    );
     this.controllers = [
       new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
       new GameServerSetController(this.cluster, this.service),
@@ -90,6 +100,7 @@ export class FleetsimServer {
       // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
       new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver }),
       new SimulatedProcesses(this.cluster, options.profiles),
+      this.processes,
       new EventExpiry(this.cluster),
     ];
   }
@@ -167,6 +178,7 @@ export class FleetsimServer {
   async close(): Promise<void> {
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
+    await this.processes.close();
     await this.allocation.close();
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();

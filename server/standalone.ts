@@ -1,17 +1,11 @@
 import { unwatchFile, watchFile } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import express from 'express';
 import type { Subscription } from 'rxjs';
-import type { WebSocketServer } from 'ws';
 import { WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { Cluster } from './cluster.js';
-import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
-import { StreamRegistry } from './sidecar/stream-registry.js';
-import { RequestOriginGuard } from './api/request-origin.js';
-import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc.js';
+import { SidecarEndpoints } from './sidecar-endpoints.js';
 import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
 import { defaultLocalGameServer, gameServerFromManifest } from './sidecar/local-gameserver.js';
 import { Sidecar } from './sidecar/sidecar.js';
@@ -39,16 +33,13 @@ export class StandaloneSidecar {
   readonly cluster: Cluster;
   readonly recorder: ConformanceRecorder | undefined;
   private readonly controller: GameServerController;
-  private readonly streams = new StreamRegistry();
+  private endpoints: SidecarEndpoints | undefined;
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
   get openWatchStreams(): number {
-    return this.streams.size;
+    return this.endpoints?.openWatchStreams ?? 0;
   }
 
-  private httpServer: Server | undefined;
-  private wss: WebSocketServer | undefined;
-  private grpc: SidecarGrpcServer | undefined;
   private expirySubscription: Subscription | undefined;
   private manifestWatcher: (() => void) | undefined;
   private namespace = 'default';
@@ -83,24 +74,14 @@ export class StandaloneSidecar {
       });
     }
 
-    const sidecar = () => new Sidecar(cluster, this.namespace, this.name, this.recorder);
-    const resolve = (path: string) => ({ sidecar, path });
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(...sidecarHttpHandler(resolve, this.streams));
-    const guard = new RequestOriginGuard({ scheme: 'http', listenHost: options.address, allowedHosts: options.allowedHosts, errorFormat: () => 'gateway' });
-    this.httpServer = createServer(guard.requests(app));
-    this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
-    guard.upgrades(this.httpServer);
-    const host = options.address === '' ? undefined : options.address;
-    await new Promise<void>((done, fail) => {
-      this.httpServer!.once('error', fail);
-      this.httpServer!.listen(options.httpPort, host, () => done());
-    });
-    this.grpc = await startSidecarGrpc({ address: options.address, port: options.grpcPort, sidecar });
-    const address = this.httpServer.address();
-    const httpPort = typeof address === 'object' && address ? address.port : options.httpPort;
-    return { httpPort, grpcPort: this.grpc.port };
+    this.endpoints = await new SidecarEndpoints({
+      address: options.address,
+      httpPort: options.httpPort,
+      grpcPort: options.grpcPort,
+      sidecar: () => new Sidecar(cluster, this.namespace, this.name, this.recorder),
+      allowedHosts: options.allowedHosts,
+    }).start();
+    return { httpPort: this.endpoints.httpPort, grpcPort: this.endpoints.grpcPort };
   }
 
   /**
@@ -126,13 +107,9 @@ export class StandaloneSidecar {
   /** Ends every watch cleanly, stops listening, flushes the log; returns the conformance verdict. */
   async close(): Promise<Verdict | undefined> {
     if (this.manifestWatcher && this.options.file) unwatchFile(this.options.file, this.manifestWatcher);
-    this.streams.endAll();
     this.controller.stop();
     this.expirySubscription?.unsubscribe();
-    await this.grpc?.close();
-    for (const client of this.wss?.clients ?? []) client.terminate();
-    this.httpServer?.closeAllConnections();
-    await new Promise<void>((done) => (this.httpServer ? this.httpServer.close(() => done()) : done()));
+    await this.endpoints?.close();
     this.cluster.close();
     return this.recorder?.verdict();
   }

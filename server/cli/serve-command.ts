@@ -23,6 +23,12 @@ const FLAGS: FlagSpec[] = [
   { name: 'filename', alias: 'f', type: 'string', help: 'manifests to apply at start (comma-separated files)' },
   { name: 'profiles', type: 'string', help: 'YAML file of ProcessProfiles for simulated game servers' },
   { name: 'port-range', type: 'string', default: '7000-8000', help: 'dynamic host port range' },
+  {
+    name: 'sdk-port-range',
+    type: 'string',
+    default: '9400-9999',
+    help: 'loopback ports for the sidecars (REST and gRPC, two each) of GameServers running a real process (fleetsim.dev/command)',
+  },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   ...ALLOCATOR_FLAGS,
   { name: 'event-ttl', type: 'string', default: '1h', help: 'how long Kubernetes Events are kept (a duration: 1h, 30m, 1h30m)' },
@@ -48,6 +54,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (clock !== 'real' && clock !== 'virtual') throw new FlagError(`--clock must be real or virtual, not "${clock}"`);
   const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
   if (!range) throw new FlagError(`--port-range must look like 7000-8000`);
+  const sdkRange = /^(\d+)-(\d+)$/.exec(String(values['sdk-port-range']));
+  if (!sdkRange || !(Number(sdkRange[1]) > 0 && Number(sdkRange[2]) > Number(sdkRange[1]) && Number(sdkRange[2]) <= 65535)) {
+    throw new FlagError(`--sdk-port-range must look like 9400-9999 (two ports at least, up to 65535)`);
+  }
   const eventTtlMs = parseDuration(String(values['event-ttl']), '--event-ttl');
   if (eventTtlMs <= 0) throw new FlagError('--event-ttl must be longer than 0');
   const allocator = allocatorFlags(values);
@@ -68,6 +78,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     manifests: values.filename ? String(values.filename).split(',').filter((f) => f !== '') : [],
     profiles: values.profiles ? loadProfiles(String(values.profiles)) : [],
     portRange: { min: Number(range[1]), max: Number(range[2]) },
+    sdkPortRange: { min: Number(sdkRange[1]), max: Number(sdkRange[2]) },
     seed: Number(values.seed),
     eventTtlMs,
     defaultFleet: !values['no-default-fleet'],

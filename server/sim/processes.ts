@@ -4,7 +4,7 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
+import { DEFAULT_PROFILE, NO_PROCESS, COMMAND_ANNOTATION, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 
 interface Process {
   profile: ProcessProfile;
@@ -50,7 +50,8 @@ export class SimulatedProcesses {
 
   private profileOf(gs: GameServer): ProcessProfile | undefined {
     const name = gs.metadata.annotations[PROFILE_ANNOTATION] ?? DEFAULT_PROFILE.name;
-    if (name === NO_PROCESS) return undefined;
+    // A GameServer with a real command runs it instead (server/controllers/gameserver-processes.ts).
+    if (name === NO_PROCESS || gs.metadata.annotations[COMMAND_ANNOTATION]) return undefined;
     return this.profiles.get(name) ?? DEFAULT_PROFILE;
   }
 

@@ -149,8 +149,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    // Example game servers are plain Node programs.
-    files: ['examples/**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setInterval: 'readonly' } },
+    // Example and test game servers are plain Node programs.
+    files: ['examples/**/*.js', 'test/fixtures/**/*.cjs'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', setInterval: 'readonly', setTimeout: 'readonly', require: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBECTL, Kubectl, type Streaming } from './helpers/kubectl.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
@@ -17,88 +17,8 @@ import { waitFor } from './helpers/wait.js';
  * on the machine changes what it does.
  */
 
-const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 const EXAMPLE = fileURLToPath(new URL('../examples/fleet.yaml', import.meta.url));
 const FLEET = 'simple-game-server';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A kubectl process left running (`get -w`): its output so far, and a way to end it. */
-class Streaming {
-  out = '';
-  err = '';
-  constructor(readonly child: ChildProcess) {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.out += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.err += chunk));
-  }
-
-  lines(): string[] {
-    return this.out.split('\n').filter((l) => l.trim() !== '');
-  }
-}
-
-class Kubectl {
-  private readonly running = new Set<ChildProcess>();
-
-  constructor(
-    private readonly server: string,
-    private readonly home: string,
-  ) {}
-
-  private spawn(args: readonly string[]): ChildProcess {
-    const child = spawn(
-      KUBECTL,
-      ['--kubeconfig', '/dev/null', '--server', this.server, '--cache-dir', join(this.home, 'cache'), ...args],
-      { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: this.home }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    this.running.add(child);
-    child.once('close', () => this.running.delete(child));
-    return child;
-  }
-
-  /** Runs kubectl to completion (killed after `timeoutMs`). */
-  run(args: readonly string[], timeoutMs = 20_000): Promise<Run> {
-    const child = this.spawn(args);
-    const stream = new Streaming(child);
-    return new Promise<Run>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`kubectl ${args.join(' ')} still running after ${timeoutMs} ms\n${stream.out}\n${stream.err}`));
-      }, timeoutMs);
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout: stream.out, stderr: stream.err });
-      });
-    });
-  }
-
-  /** Runs kubectl and expects exit 0; returns stdout. */
-  async ok(args: readonly string[]): Promise<string> {
-    const r = await this.run(args);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}\n${r.stdout}\n${r.stderr}`);
-    return r.stdout;
-  }
-
-  async json<T>(args: readonly string[]): Promise<T> {
-    return JSON.parse(await this.ok([...args, '-o', 'json'])) as T;
-  }
-
-  stream(args: readonly string[]): Streaming {
-    return new Streaming(this.spawn(args));
-  }
-
-  killAll(): void {
-    for (const child of this.running) child.kill('SIGKILL');
-  }
-}
 
 /** `kubectl get` output as rows keyed by column name (every cell here is a single word). */
 function table(text: string): Array<Record<string, string>> {

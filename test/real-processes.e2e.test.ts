@@ -1,0 +1,240 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * Real game-server processes under `fleetsim serve` (annotation `fleetsim.dev/command`): each
+ * GameServer runs test/fixtures/sdk-game-server.cjs, which talks to its own sidecar with the
+ * official Node SDK over gRPC and records what it sees in a file per GameServer.
+ */
+
+const GAME_SERVER = fileURLToPath(new URL('./fixtures/sdk-game-server.cjs', import.meta.url));
+
+interface Entry {
+  pid: number;
+  started?: boolean;
+  env?: Record<string, string>;
+  cwd?: string;
+  state?: string;
+  signal?: string;
+}
+interface GameServer {
+  metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  status: { state: string; ports?: Array<{ name: string; port: number }> };
+}
+
+let out: string;
+let serve: ServeProcess | undefined;
+
+const entries = (name: string): Entry[] =>
+  existsSync(join(out, `${name}.jsonl`))
+    ? readFileSync(join(out, `${name}.jsonl`), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Entry)
+    : [];
+const pidOf = (name: string) => entries(name).find((e) => e.started)?.pid;
+/** Whether a process runs (a zombie waiting to be reaped does not). */
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+function fleet(
+  name: string,
+  replicas: number,
+  options: { env?: Record<string, string>; command?: string; grace?: number; restartPolicy?: string; health?: Record<string, unknown> } = {},
+) {
+  const env = Object.entries({ OUT_DIR: out, ...options.env }).map(([n, value]) => ({ name: n, value }));
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'Fleet',
+    metadata: { name },
+    spec: {
+      replicas,
+      template: {
+        metadata: { annotations: { 'fleetsim.dev/command': options.command ?? `node ${GAME_SERVER}` } },
+        spec: {
+          ports: [{ name: 'game-port', containerPort: 7777, protocol: 'TCP' }],
+          health: options.health ?? { periodSeconds: 2, failureThreshold: 3, initialDelaySeconds: 2 },
+          template: {
+            spec: {
+              ...(options.grace !== undefined && { terminationGracePeriodSeconds: options.grace }),
+              ...(options.restartPolicy && { restartPolicy: options.restartPolicy }),
+              containers: [{ name: 'game', image: 'game:1', env }],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+async function api(method: string, path: string, body?: unknown) {
+  return apiRequest(serve!.baseUrl, method, path, { body });
+}
+async function gameServers(fleetName: string): Promise<GameServer[]> {
+  const r = await api('GET', `/apis/agones.dev/v1/namespaces/default/gameservers?labelSelector=agones.dev/fleet=${fleetName}`);
+  return (r.json as { items: GameServer[] }).items;
+}
+async function createFleet(manifest: unknown) {
+  const r = await api('POST', '/apis/agones.dev/v1/namespaces/default/fleets', manifest);
+  expect(r.status, r.text).toBe(201);
+}
+const readyServers = (fleetName: string, count: number, timeoutMs = 20_000) =>
+  waitFor(
+    async () => {
+      const items = await gameServers(fleetName);
+      const ready = items.filter((gs) => gs.status.state === 'Ready');
+      return ready.length === count && items.length === count && ready;
+    },
+    { timeoutMs, intervalMs: 200, what: `${count} Ready GameServers in ${fleetName}` },
+  );
+async function eventsOf(name: string): Promise<Array<{ reason: string; message: string; type: string }>> {
+  const r = await api('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`);
+  return (r.json as { items: Array<{ reason: string; message: string; type: string }> }).items;
+}
+
+beforeAll(() => {
+  out = mkdtempSync(join(tmpdir(), 'fleetsim-processes-'));
+});
+afterEach(async () => {
+  // SIGTERM first: serve stops the processes it started (a SIGKILLed serve cannot).
+  await serve?.process.kill('SIGTERM', 10_000);
+  await killAll();
+  serve = undefined;
+});
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('real game-server processes', () => {
+  it('run per GameServer with a pod environment and reach Ready through the official SDK over gRPC', async () => {
+    serve = await startServe();
+    await createFleet(fleet('env', 3, { env: { GREETING: 'hi' } }));
+    const ready = await readyServers('env', 3);
+    for (const gs of ready) {
+      const started = await waitFor(() => entries(gs.metadata.name).find((e) => e.started), { what: 'the process record' });
+      const port = gs.status.ports![0]!.port;
+      expect(started.env).toMatchObject({ PORT: String(port), FLEETSIM_PORT_GAME_PORT: String(port), GREETING: 'hi' });
+      expect(started.cwd).toBe(fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, ''));
+      // Its own sidecar answers REST on the other port, for the same GameServer.
+      const rest = await fetch(`http://127.0.0.1:${started.env!.AGONES_SDK_HTTP_PORT}/gameserver`);
+      expect(((await rest.json()) as { object_meta: { name: string } }).object_meta.name).toBe(gs.metadata.name);
+      expect(started.env!.AGONES_SDK_GRPC_PORT).not.toBe(started.env!.AGONES_SDK_HTTP_PORT);
+    }
+    // Two processes never share a host port.
+    expect(new Set(ready.map((gs) => gs.status.ports![0]!.port)).size).toBe(3);
+  }, 40_000);
+
+  it('see Allocated on their SDK watch after an allocation by the allocator endpoint and by kubectl', async () => {
+    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
+    serve = await startServe();
+    await createFleet(fleet('alloc', 2));
+    await readyServers('alloc', 2);
+    const byAllocator = await api('POST', '/gameserverallocation', {
+      namespace: 'default',
+      gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': 'alloc' } }],
+    });
+    expect(byAllocator.status, byAllocator.text).toBe(200);
+    const first = (byAllocator.json as { gameServerName: string }).gameServerName;
+
+    const home = mkdtempSync(join(tmpdir(), 'fleetsim-kubectl-'));
+    const allocation = join(home, 'allocation.yaml');
+    writeFileSync(allocation, 'apiVersion: allocation.agones.dev/v1\nkind: GameServerAllocation\nspec:\n  selectors:\n    - matchLabels: {agones.dev/fleet: alloc}\n');
+    const kubectl = new Kubectl(serve.baseUrl, home);
+    const second = (await kubectl.ok(['create', '-f', allocation, '-o', 'jsonpath={.status.gameServerName}'])).trim();
+    rmSync(home, { recursive: true, force: true });
+
+    expect(second).not.toBe(first);
+    for (const name of [first, second]) {
+      await waitFor(() => entries(name).some((e) => e.state === 'Allocated'), { what: `${name}'s process seeing Allocated` });
+    }
+  }, 40_000);
+
+  it('make the GameServer Unhealthy when they exit after Ready, and the fleet replaces it', async () => {
+    serve = await startServe();
+    await createFleet(fleet('crash', 2));
+    const [victim] = await readyServers('crash', 2);
+    const name = victim!.metadata.name;
+    const pid = await waitFor(() => pidOf(name), { what: 'the pid' });
+    writeFileSync(join(out, `crash-${name}`), '');
+    await waitFor(
+      async () => (await eventsOf(name)).find((e) => e.reason === 'Unhealthy' && /exited with code 3/.test(e.message)),
+      { timeoutMs: 10_000, intervalMs: 200, what: 'an Unhealthy event naming exit code 3' },
+    );
+    const replaced = await readyServers('crash', 2);
+    expect(replaced.map((gs) => gs.metadata.name)).not.toContain(name);
+    expect(alive(pid)).toBe(false);
+  }, 40_000);
+
+  it('get SIGTERM when scaled down, and SIGKILL at the end of the grace period if they ignore it', async () => {
+    serve = await startServe();
+    await createFleet(fleet('polite', 1, { env: { TERM_DELAY_MS: '300' } }));
+    await createFleet(fleet('stubborn', 1, { env: { IGNORE_TERM: '1' }, grace: 2 }));
+    const [polite] = await readyServers('polite', 1);
+    const [stubborn] = await readyServers('stubborn', 1);
+    const politePid = await waitFor(() => pidOf(polite!.metadata.name), { what: 'pid' });
+    const stubbornPid = await waitFor(() => pidOf(stubborn!.metadata.name), { what: 'pid' });
+    const scaledAt = Date.now();
+    for (const name of ['polite', 'stubborn']) {
+      const r = await apiRequest(serve.baseUrl, 'PATCH', `/apis/agones.dev/v1/namespaces/default/fleets/${name}`, {
+        body: { spec: { replicas: 0 } },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
+      expect(r.status, r.text).toBe(200);
+    }
+    await waitFor(() => !alive(politePid), { timeoutMs: 5_000, what: 'the polite process to exit' });
+    expect(entries(polite!.metadata.name).some((e) => e.signal === 'SIGTERM')).toBe(true);
+    await waitFor(() => !alive(stubbornPid), { timeoutMs: 8_000, what: 'the stubborn process to be killed' });
+    expect(entries(stubborn!.metadata.name).some((e) => e.signal === 'SIGTERM' && 'ignored' in e)).toBe(true);
+    // It outlived SIGTERM by its grace period (2 s), not less.
+    expect(Date.now() - scaledAt).toBeGreaterThanOrEqual(1_900);
+  }, 40_000);
+
+  it('restart before Ready, then give up as Unhealthy naming the exit code, when the command does not exist', async () => {
+    serve = await startServe();
+    await createFleet(fleet('missing', 1, { command: 'no-such-game-server --port $PORT', health: { disabled: true } }));
+    const [gs] = await waitFor(async () => {
+      const items = await gameServers('missing');
+      return items.length === 1 && items;
+    });
+    const name = gs!.metadata.name;
+    const events = await waitFor(
+      async () => {
+        const all = await eventsOf(name);
+        return all.some((e) => e.reason === 'Unhealthy') && all;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, what: 'Unhealthy after repeated failed starts' },
+    );
+    const backOffs = events.filter((e) => e.reason === 'BackOff');
+    expect(backOffs.length).toBeGreaterThanOrEqual(1);
+    expect(backOffs[0]!.message).toMatch(/exited with code 127/);
+    expect(events.find((e) => e.reason === 'Unhealthy')!.message).toMatch(/exited with code 127.*5 failed starts/);
+  }, 45_000);
+
+  it('stop with fleetsim, leaving no process behind, and start again when it restarts on the same log', async () => {
+    const db = join(out, 'restart.db');
+    serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2']);
+    await createFleet(fleet('restart', 2));
+    const before = await readyServers('restart', 2);
+    const pids = await Promise.all(before.map((gs) => waitFor(() => pidOf(gs.metadata.name), { what: 'pid' })));
+    expect(pids.every(alive)).toBe(true);
+    await serve.process.kill('SIGTERM', 10_000);
+    await waitFor(() => pids.filter(alive).length === 0, { timeoutMs: 2_000, what: 'no process left' });
+
+    serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2']);
+    for (const gs of before) {
+      await waitFor(() => entries(gs.metadata.name).filter((e) => e.started).length === 2, { timeoutMs: 15_000, what: `${gs.metadata.name} started again` });
+    }
+    const again = await readyServers('restart', 2);
+    expect(again.map((gs) => gs.metadata.name).sort()).toEqual(before.map((gs) => gs.metadata.name).sort());
+  }, 60_000);
+});

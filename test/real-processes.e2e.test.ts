@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,21 @@ import { waitFor } from './helpers/wait.js';
  */
 
 const GAME_SERVER = fileURLToPath(new URL('./fixtures/sdk-game-server.cjs', import.meta.url));
+const LOCAL_GAME = fileURLToPath(new URL('../examples/local-game/', import.meta.url));
+
+/** Sends lines to a TCP game server and collects what it answers until it closes the connection. */
+function talk(port: number, lines: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no end of session; got ${answer}`)));
+    socket.write(lines.map((l) => `${l}\n`).join(''));
+  });
+}
 
 interface Entry {
   pid: number;
@@ -237,4 +253,20 @@ describe('real game-server processes', () => {
     const again = await readyServers('restart', 2);
     expect(again.map((gs) => gs.metadata.name).sort()).toEqual(before.map((gs) => gs.metadata.name).sort());
   }, 60_000);
+
+  it('run the worked example of the README: examples/local-game, allocated with kubectl and played over TCP', async () => {
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '-f', join(LOCAL_GAME, 'fleet.yaml')]);
+    await readyServers('local-game', 3);
+    const home = mkdtempSync(join(tmpdir(), 'fleetsim-kubectl-'));
+    const kubectl = new Kubectl(serve.baseUrl, home);
+    const [name, address] = (
+      await kubectl.ok(['create', '-f', join(LOCAL_GAME, 'allocation.yaml'), '-o', 'jsonpath={.status.gameServerName} {.status.address}:{.status.ports[0].port}'])
+    ).split(' ');
+    rmSync(home, { recursive: true, force: true });
+    const answer = await talk(Number(address!.split(':')[1]), ['PING', 'WHO', 'BYE']);
+    expect(answer).toBe(`welcome to ${name}, player-1\nPONG\n${name} Allocated\nbye\n`);
+    // The last player left: the server shut itself down and the fleet started a fresh one.
+    const fresh = await readyServers('local-game', 3);
+    expect(fresh.map((gs) => gs.metadata.name)).not.toContain(name);
+  }, 40_000);
 });

@@ -50,6 +50,9 @@ function resourceEntries(definition: KindDefinition) {
   if (definition.subresources.status) {
     entries.push({ name: `${definition.plural}/status`, singularName: '', namespaced: definition.namespaced, kind: definition.kind, verbs: ['get', 'patch', 'update'] });
   }
+  if (definition.subresources.log) {
+    entries.push({ name: `${definition.plural}/log`, singularName: '', namespaced: definition.namespaced, kind: definition.kind, verbs: ['get'] });
+  }
   if (definition.subresources.scale) {
     entries.push({
       name: `${definition.plural}/scale`,

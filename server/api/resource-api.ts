@@ -8,7 +8,7 @@ import { ApiError, apiErrors } from '../k8s/status.js';
 import type { Cluster } from '../cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
-import { type LabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from '../kinds/label-selector.js';
+import { matchesSelector } from '../kinds/label-selector.js';
 import { isClientMistake, parseRequestText } from './request-body.js';
 import {
   checkBodyMediaType,
@@ -24,6 +24,9 @@ import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } fr
 import { openApiRouter } from './openapi/routes.js';
 import { toTable } from './table.js';
 import { stringifyJsonExact } from '../log/json.js';
+import { servePods } from './pods.js';
+import { POD_KIND } from '../kinds/pod/pod.js';
+import { fieldFilterOf, selectorOf, sendError, sendJson, wantsTable } from './responses.js';
 
 /** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
 export const API_BODY_LIMIT = 3 * 1024 * 1024;
@@ -51,19 +54,6 @@ function resolveTarget(group: string, version: string, rest: string[]): Target |
   return { definition, namespace, name, subresource };
 }
 
-function wantsTable(req: Request): boolean {
-  return (req.headers.accept ?? '').includes('as=Table');
-}
-
-function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).type('application/json').send(stringifyJsonExact(body));
-}
-
-function sendError(res: Response, error: unknown): void {
-  const apiError =
-    error instanceof ApiError ? error : apiErrors.internal(error instanceof Error ? error.message : String(error));
-  sendJson(res, apiError.code, apiError.status);
-}
 
 function parseBody(req: Request): unknown {
   return parseRequestText(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', req.headers['content-type']);
@@ -92,15 +82,6 @@ function sendWritten(res: Response, status: number, body: unknown, options: Writ
   sendJson(res, status, body);
 }
 
-function fieldFilterOf(req: Request, kind: string): ((object: object) => boolean) | undefined {
-  const text = queryText(req.query, 'fieldSelector');
-  return text ? parseFieldSelector(text, kind) : undefined;
-}
-
-function selectorOf(req: Request): LabelSelector | undefined {
-  const text = queryText(req.query, 'labelSelector');
-  return text ? parseLabelSelector(text) : undefined;
-}
 
 /** A request's error in the resource API's format: a Status, never Express's HTML page. */
 export function apiErrorHandler(error: unknown, _req: Request, res: Response, next: NextFunction): void {
@@ -147,6 +128,11 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
         checkBodyMediaType(req.method, req.headers['content-type']);
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
+        // Pods are projected from GameServers, not stored: their own routes build them.
+        if (target.definition.kind === POD_KIND) {
+          if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);
+          return await (req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res)) : servePods(cluster, target, req, res));
+        }
         if (req.method === 'GET') {
           await reachAskedResourceVersion(cluster, req);
           // A read answers from durable state only (a GET's answer is built before its first await).

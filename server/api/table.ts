@@ -28,7 +28,7 @@ export function humanDuration(ms: number): string {
 }
 
 function cell(object: Resource, column: PrinterColumn, now: number): unknown {
-  const value = readPath(object, column.jsonPath);
+  const value = column.value ? column.value(object) : readPath(object, column.jsonPath);
   if (value === undefined || value === null) return column.type === 'date' ? '<unknown>' : null;
   if (column.type === 'date') return typeof value === 'string' ? humanDuration(now - Date.parse(value)) : '<unknown>';
   return value;

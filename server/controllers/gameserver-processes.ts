@@ -4,7 +4,7 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
-import type { ContainerState } from '../runtime/pod-runtime.js';
+import type { ContainerState } from '../kinds/pod/pod.js';
 import { COMMAND_ANNOTATION } from '../sim/profiles.js';
 import { EventRecorder } from './k8s-events.js';
 

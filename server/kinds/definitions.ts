@@ -8,6 +8,7 @@ import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from './gameserverallocationpol
 import { SECRET_DEFINITION } from './secret/definition.js';
 import { NODE_DEFINITION } from './node/definition.js';
 import { EVENT_DEFINITION } from './event/definition.js';
+import { POD_DEFINITION } from './pod/definition.js';
 
 /** The kinds the resource API serves; each kind's definition lives in its own folder. */
 export const KIND_DEFINITIONS: KindDefinition[] = [
@@ -20,6 +21,7 @@ export const KIND_DEFINITIONS: KindDefinition[] = [
   SECRET_DEFINITION,
   NODE_DEFINITION,
   EVENT_DEFINITION,
+  POD_DEFINITION,
 ];
 
 export function findDefinition(group: string, version: string, plural: string): KindDefinition | undefined {

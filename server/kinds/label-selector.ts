@@ -281,6 +281,7 @@ const FIELD_LABELS: Record<string, string[]> = {
     'source',
   ],
   GameServer: ['status.state'],
+  Pod: ['spec.nodeName', 'status.phase'],
 };
 
 function fieldValue(object: Record<string, unknown>, path: string): string {

@@ -10,6 +10,8 @@ export interface PrinterColumn {
   jsonPath: string;
   description?: string;
   priority?: number;
+  /** A column computed from the whole object (core kinds' printers are code, not JSONPaths). */
+  value?: (object: Resource) => unknown;
 }
 
 export interface KindContext {
@@ -33,6 +35,8 @@ export interface KindDefinition {
   subresources: {
     status: boolean;
     scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+    /** `<plural>/log`: a container's output (Pods). */
+    log?: boolean;
   };
   printerColumns: PrinterColumn[];
   /** Schema of the whole object (apiVersion, kind, metadata, spec, status…). */

@@ -1,4 +1,5 @@
 import { Observable, Subject, filter, map } from 'rxjs';
+import type { ContainerStatus } from '../kinds/pod/pod.js';
 
 /**
  * What the kubelet would know about each GameServer's pod and the log does not hold: the game
@@ -6,19 +7,6 @@ import { Observable, Subject, filter, map } from 'rxjs';
  * and simulated ones) write here; the Pod projection and `kubectl logs` read here. Keyed by the
  * GameServer's key (`namespace/name`); a pod's entry goes when its GameServer does.
  */
-
-/** A container's state, as a Pod's `status.containerStatuses[].state` shows it. */
-export type ContainerState =
-  | { kind: 'waiting'; reason: string; message?: string }
-  | { kind: 'running'; startedAt: number }
-  | { kind: 'terminated'; exitCode: number; signal?: string; reason: string; startedAt?: number; finishedAt: number };
-
-export interface ContainerStatus {
-  state: ContainerState;
-  /** The previous run's end, once it has restarted. */
-  lastState?: Extract<ContainerState, { kind: 'terminated' }>;
-  restartCount: number;
-}
 
 export interface LogLine {
   /** Milliseconds on the cluster's clock. */
@@ -32,6 +20,8 @@ export const POD_LOG_LIMIT_BYTES = 1024 * 1024;
 
 interface PodEntry {
   container: ContainerStatus | undefined;
+  /** Deleted through the API: the GameServer turned Unhealthy and shows no pod (in this run). */
+  deleted: boolean;
   lines: LogLine[];
   bytes: number;
 }
@@ -82,6 +72,16 @@ export class PodRuntime {
     );
   }
 
+  /** A client deleted the pod: its GameServer turns Unhealthy (as in Agones) and shows no pod from now on. */
+  markDeleted(key: string): void {
+    this.entry(key).deleted = true;
+    this.changed.next(key);
+  }
+
+  isDeleted(key: string): boolean {
+    return this.pods.get(key)?.deleted ?? false;
+  }
+
   /** The pod is gone with its GameServer: its status and output go too. */
   remove(key: string): void {
     if (this.pods.delete(key)) this.changed.next(key);
@@ -90,7 +90,7 @@ export class PodRuntime {
   private entry(key: string): PodEntry {
     let entry = this.pods.get(key);
     if (!entry) {
-      entry = { container: undefined, lines: [], bytes: 0 };
+      entry = { container: undefined, deleted: false, lines: [], bytes: 0 };
       this.pods.set(key, entry);
     }
     return entry;

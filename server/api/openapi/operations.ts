@@ -38,7 +38,8 @@ export interface Operation {
   parameters: Parameter[];
   /** Request body: the schema it must match and the content types accepted. */
   body?: { schema: string; contentTypes: string[]; required: boolean };
-  responses: Array<{ code: string; description: string; schema: string }>;
+  /** `schema` names a component; `text` answers a plain string instead (a pod's log). */
+  responses: Array<{ code: string; description: string; schema: string; text?: boolean }>;
 }
 
 export interface PathItem {
@@ -214,6 +215,32 @@ export function resourcePaths(definition: KindDefinition): PathItem[] {
           parameters: WRITE_PARAMS,
           body: { schema: PATCH, contentTypes: ['application/merge-patch+json'], required: true },
           responses: [{ code: '200', description: 'OK', schema: object }],
+        },
+      ],
+    });
+  }
+  if (definition.subresources.log) {
+    const query = (name: string, type: Parameter['type'], description: string): Parameter => ({ name, in: 'query', description, type });
+    items.push({
+      path: `${scope}/${plural}/{name}/log`,
+      parameters: [NAME_PARAM, ...scopeParams],
+      operations: [
+        {
+          method: 'get',
+          operationId: `read${id}${kind}Log`,
+          description: `read log of the specified ${kind}`,
+          action: 'get',
+          gvk: self,
+          parameters: [
+            query('container', 'string', 'The container for which to stream logs. Defaults to the game server container.'),
+            query('follow', 'boolean', 'Follow the log stream of the pod.'),
+            query('limitBytes', 'integer', 'The number of bytes to read from the server before terminating the log output.'),
+            query('previous', 'boolean', 'Return previous terminated container logs.'),
+            query('sinceSeconds', 'integer', 'A relative time in seconds before the current time from which to show logs.'),
+            query('tailLines', 'integer', 'The number of lines from the end of the logs to show.'),
+            query('timestamps', 'boolean', 'Prefix every line of log output with an RFC3339 timestamp.'),
+          ],
+          responses: [{ code: '200', description: 'OK', schema: '', text: true }],
         },
       ],
     });

@@ -100,10 +100,12 @@ function v2Operation(op: Operation, tag: string): JsonObject {
     description: op.description,
     operationId: op.operationId,
     ...(op.body && { consumes: op.body.contentTypes }),
-    produces: ['application/json'],
+    produces: op.responses.some((r) => r.text) ? ['text/plain'] : ['application/json'],
     schemes: ['http'],
     ...(parameters.length && { parameters }),
-    responses: Object.fromEntries(op.responses.map((r) => [r.code, { description: r.description, schema: toV2Schema(ref(r.schema)) }])),
+    responses: Object.fromEntries(
+      op.responses.map((r) => [r.code, { description: r.description, schema: r.text ? { type: 'string' } : toV2Schema(ref(r.schema)) }]),
+    ),
     'x-kubernetes-action': op.action,
     [GVK_EXTENSION]: op.gvk,
   };

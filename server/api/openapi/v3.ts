@@ -25,7 +25,10 @@ function v3Operation(op: Operation, tag: string): JsonObject {
     ...(op.parameters.length && { parameters: op.parameters.map(v3Parameter) }),
     ...(op.body && { requestBody: { content: content(op.body.schema, op.body.contentTypes), ...(op.body.required && { required: true }) } }),
     responses: Object.fromEntries(
-      op.responses.map((r) => [r.code, { description: r.description, content: content(r.schema, ['application/json']) }]),
+      op.responses.map((r) => [
+        r.code,
+        { description: r.description, content: r.text ? { 'text/plain': { schema: { type: 'string' } } } : content(r.schema, ['application/json']) },
+      ]),
     ),
     'x-kubernetes-action': op.action,
     [GVK_EXTENSION]: op.gvk,

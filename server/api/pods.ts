@@ -1,0 +1,222 @@
+import type { Request, Response } from 'express';
+import { merge, type Subscription } from 'rxjs';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
+import { matchesSelector } from '../kinds/label-selector.js';
+import { objectKey, rfc3339Nano } from '../kinds/meta.js';
+import { POD_DEFINITION } from '../kinds/pod/definition.js';
+import { hasPod, podOf } from '../kinds/pod/pod.js';
+import type { Resource } from '../kinds/resource.js';
+import { apiErrors } from '../k8s/status.js';
+import { stringifyJsonExact } from '../log/json.js';
+import type { Cluster } from '../cluster.js';
+import type { LogLine } from '../runtime/pod-runtime.js';
+import { listOptionsOf, parseResourceVersion, queryText } from './request-options.js';
+import { fieldFilterOf, selectorOf, sendJson, wantsTable } from './responses.js';
+import { toTable } from './table.js';
+
+/**
+ * Pods through the resource API: one per GameServer, built on read (server/kinds/pod/pod.ts)
+ * from the GameServer and what the kubelet knows of its container (`cluster.pods`). They are
+ * read, watched and deleted — deleting one makes its GameServer Unhealthy, as Agones's health
+ * controller does — and `pods/{name}/log` serves the game container's output.
+ */
+
+export interface PodTarget {
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: string | undefined;
+}
+
+/** The pod of a GameServer, if it has one now. */
+function podOfKey(cluster: Cluster, key: string, gs: GameServer | undefined): Resource | undefined {
+  if (!gs || !hasPod(gs) || cluster.pods.isDeleted(key)) return undefined;
+  return podOf(gs, cluster.pods.container(key));
+}
+
+function getPod(cluster: Cluster, namespace: string, name: string): Resource {
+  const key = objectKey(namespace, name);
+  const pod = podOfKey(cluster, key, cluster.gameServers.getByKey(key));
+  if (!pod) throw apiErrors.notFound('pods', '', name);
+  return pod;
+}
+
+function listPods(cluster: Cluster, namespace: string | undefined): Resource[] {
+  const pods: Resource[] = [];
+  for (const [key, gs] of cluster.gameServers.entries()) {
+    if (namespace !== undefined && gs.metadata.namespace !== namespace) continue;
+    const pod = podOfKey(cluster, key, gs);
+    if (pod) pods.push(pod);
+  }
+  return pods.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name) < objectKey(b.metadata.namespace, b.metadata.name) ? -1 : 1));
+}
+
+export async function servePods(cluster: Cluster, target: PodTarget, req: Request, res: Response): Promise<void> {
+  const namespace = target.namespace ?? 'default';
+  const { name, subresource } = target;
+  if (subresource === 'log' && name !== undefined) {
+    if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
+    return serveLog(cluster, getPod(cluster, namespace, name), req, res);
+  }
+  if (subresource !== undefined) throw apiErrors.pathNotFound();
+  if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
+    throw apiErrors.methodNotAllowed('pods cannot be written through the API: fleetsim makes one for each GameServer');
+  }
+  const now = cluster.clock.now();
+  const includeObject = req.query.includeObject as string;
+  if (name !== undefined) {
+    if (req.method === 'DELETE') return deletePod(cluster, namespace, name, res);
+    if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
+    const pod = getPod(cluster, namespace, name);
+    return sendJson(res, 200, wantsTable(req) ? toTable(POD_DEFINITION, [pod], now, { includeObject }) : pod);
+  }
+  if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
+  const selector = selectorOf(req);
+  const fieldFilter = fieldFilterOf(req, POD_DEFINITION.kind);
+  const wanted = (pod: Resource) =>
+    (!selector || matchesSelector(selector, pod.metadata.labels ?? {})) && (!fieldFilter || fieldFilter(pod));
+  const options = listOptionsOf(req.query);
+  if (options.watch) return watchPods(cluster, target.namespace, wanted, req, res, options.resourceVersion, options.timeoutSeconds);
+  const items = listPods(cluster, target.namespace).filter(wanted);
+  const metadata = { resourceVersion: String(cluster.resourceVersion) };
+  if (wantsTable(req)) return sendJson(res, 200, { ...toTable(POD_DEFINITION, items, now, { includeObject }), metadata });
+  sendJson(res, 200, { apiVersion: 'v1', kind: POD_DEFINITION.listKind, metadata, items });
+}
+
+/** As Agones's health controller: a GameServer whose pod is deleted is Unhealthy. */
+async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response): Promise<void> {
+  const pod = getPod(cluster, namespace, name);
+  const key = objectKey(namespace, name);
+  const gs = cluster.gameServers.getByKey(key)!;
+  if (gs.status.state !== 'Unhealthy' && gs.status.state !== 'Error') {
+    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: 'Issue with Gameserver pod: the pod was deleted' });
+  }
+  cluster.pods.markDeleted(key);
+  await cluster.settled();
+  sendJson(res, 200, pod);
+}
+
+/** `?watch=true`: the pods' changes follow their GameServers' and their containers'. */
+function watchPods(
+  cluster: Cluster,
+  namespace: string | undefined,
+  wanted: (pod: Resource) => boolean,
+  req: Request,
+  res: Response,
+  resourceVersion: string,
+  timeoutSeconds: number,
+): void {
+  const table = wantsTable(req);
+  const includeObject = req.query.includeObject as string;
+  const from = resourceVersion === '' || resourceVersion === '0' ? cluster.resourceVersion : parseResourceVersion(resourceVersion);
+  const changes = cluster.changesSince(from, GAMESERVER_KIND);
+  if (!changes) throw apiErrors.gone(`too old resource version: ${from} (${cluster.resourceVersion})`);
+  res.status(200).type('application/json');
+  res.setHeader('Transfer-Encoding', 'chunked');
+  res.flushHeaders();
+  // Which pods this watcher has been shown, so a change reads as ADDED, MODIFIED or DELETED.
+  const shown = new Map<string, Resource>();
+  const write = (type: string, pod: Resource) =>
+    res.write(`${stringifyJsonExact({ type, object: table ? toTable(POD_DEFINITION, [pod], cluster.clock.now(), { includeObject, withHeaders: false }) : pod })}\n`);
+  const update = (key: string) => {
+    const [ns] = key.split('/');
+    if (namespace !== undefined && ns !== namespace) return;
+    const pod = podOfKey(cluster, key, cluster.gameServers.getByKey(key));
+    const before = shown.get(key);
+    if (pod && wanted(pod)) {
+      shown.set(key, pod);
+      write(before ? 'MODIFIED' : 'ADDED', pod);
+    } else if (before) {
+      shown.delete(key);
+      write('DELETED', { ...before, metadata: { ...before.metadata, resourceVersion: String(cluster.resourceVersion) } });
+    }
+  };
+  if (resourceVersion === '' || resourceVersion === '0') {
+    for (const pod of listPods(cluster, namespace)) if (wanted(pod)) update(objectKey(pod.metadata.namespace, pod.metadata.name));
+  } else {
+    for (const pod of listPods(cluster, namespace)) if (wanted(pod)) shown.set(objectKey(pod.metadata.namespace, pod.metadata.name), pod);
+  }
+  const subscription: Subscription = merge(cluster.pods.containerChanges$, changes).subscribe((change) =>
+    update(typeof change === 'string' ? change : objectKey(change.namespace, change.name)),
+  );
+  const timer = timeoutSeconds > 0 ? setTimeout(() => res.end(), timeoutSeconds * 1000) : undefined;
+  res.on('close', () => {
+    subscription.unsubscribe();
+    clearTimeout(timer);
+  });
+}
+
+function nonNegativeInteger(req: Request, name: string): number | undefined {
+  const text = queryText(req.query, name);
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d+$/.test(text)) throw apiErrors.badRequest(`${name}: must be a non-negative integer, not ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+function flag(req: Request, name: string): boolean {
+  const text = queryText(req.query, name);
+  if (text === undefined || text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  throw apiErrors.badRequest(`${name}: must be true or false, not ${JSON.stringify(text)}`);
+}
+
+/** `GET pods/{name}/log`, with kubectl's options: container, tailLines, sinceSeconds, timestamps, limitBytes, follow, previous. */
+function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response): void {
+  const key = objectKey(pod.metadata.namespace, pod.metadata.name);
+  const game = String(pod.metadata.annotations?.['agones.dev/container'] ?? '');
+  const containers = [
+    ...((pod.spec as { containers?: Array<{ name?: string }> }).containers ?? []).map((c) => String(c.name)),
+    ...((pod.spec as { initContainers?: Array<{ name?: string }> }).initContainers ?? []).map((c) => String(c.name)),
+  ];
+  const container = queryText(req.query, 'container') || game;
+  if (!containers.includes(container)) {
+    throw apiErrors.badRequest(`container ${container} is not valid for pod ${pod.metadata.name}`);
+  }
+  const tailLines = nonNegativeInteger(req, 'tailLines');
+  const sinceSeconds = nonNegativeInteger(req, 'sinceSeconds');
+  const limitBytes = nonNegativeInteger(req, 'limitBytes');
+  const timestamps = flag(req, 'timestamps');
+  const follow = flag(req, 'follow');
+  if (flag(req, 'previous')) {
+    const status = cluster.pods.container(key);
+    if (container !== game || !status?.lastState) {
+      throw apiErrors.badRequest(`previous terminated container "${container}" in pod "${pod.metadata.name}" not found`);
+    }
+  }
+  // The sidecar writes nothing of its own here: its container's log is empty.
+  let lines: readonly LogLine[] = container === game ? cluster.pods.logs(key) : [];
+  if (sinceSeconds !== undefined) {
+    const since = cluster.clock.now() - sinceSeconds * 1000;
+    lines = lines.filter((l) => l.time >= since);
+  }
+  if (tailLines !== undefined) lines = tailLines === 0 ? [] : lines.slice(-tailLines);
+  const format = (line: LogLine) => `${timestamps ? `${rfc3339Nano(line.time)} ` : ''}${line.text}\n`;
+  let budget = limitBytes ?? Infinity;
+  const send = (text: string): boolean => {
+    const bytes = Buffer.from(text);
+    if (bytes.length >= budget) {
+      res.write(bytes.subarray(0, budget));
+      budget = 0;
+      return false;
+    }
+    budget -= bytes.length;
+    res.write(bytes);
+    return true;
+  };
+  res.status(200).type('text/plain');
+  if (!follow) {
+    for (const line of lines) if (!send(format(line))) break;
+    res.end();
+    return;
+  }
+  res.setHeader('Transfer-Encoding', 'chunked');
+  res.flushHeaders();
+  for (const line of lines) if (!send(format(line))) return void res.end();
+  // Follows until the pod goes (its GameServer is deleted) or the client leaves.
+  const subscription = merge(cluster.pods.follow(key), cluster.watchGameServer(pod.metadata.namespace, pod.metadata.name)).subscribe((item) => {
+    if ('text' in item) {
+      if (!send(format(item))) res.end();
+    } else if (!item.object) res.end();
+  });
+  res.on('close', () => subscription.unsubscribe());
+}

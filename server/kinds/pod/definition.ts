@@ -1,0 +1,27 @@
+import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
+import { bodySchema } from '../gameserver/rules.js';
+import { POD_KIND, podReady, podRestarts, podStatusText } from './pod.js';
+
+/** Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts); read, watched, deleted, never written. */
+export const POD_DEFINITION: KindDefinition = {
+  kind: POD_KIND,
+  listKind: 'PodList',
+  group: '',
+  version: 'v1',
+  plural: 'pods',
+  singular: 'pod',
+  shortNames: ['po'],
+  namespaced: true,
+  categories: ['all'],
+  verbs: ['delete', 'get', 'list', 'watch'],
+  subresources: { status: false, log: true },
+  printerColumns: [
+    { name: 'Ready', type: 'string', jsonPath: '.status.containerStatuses', value: podReady, description: 'Ready containers of all' },
+    { name: 'Status', type: 'string', jsonPath: '.status.phase', value: podStatusText },
+    { name: 'Restarts', type: 'integer', jsonPath: '.status.containerStatuses', value: podRestarts },
+    AGE_COLUMN,
+    { name: 'IP', type: 'string', jsonPath: '.status.podIP', priority: 1 },
+    { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', priority: 1 },
+  ],
+  schema: bodySchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+};

@@ -1,0 +1,155 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * Pods with the real kubectl: one per GameServer, projected from it, with the output of its
+ * real process (test/fixtures/sdk-game-server.cjs) as `kubectl logs`, and a deleted pod making
+ * its GameServer Unhealthy as in Agones.
+ */
+
+const GAME_SERVER = fileURLToPath(new URL('./fixtures/sdk-game-server.cjs', import.meta.url));
+
+interface Pod {
+  metadata: { name: string; uid: string; labels: Record<string, string>; ownerReferences: Array<{ kind: string; name: string; uid: string; controller: boolean }> };
+  spec: { nodeName: string; containers: Array<{ name: string; ports: Array<{ containerPort: number; hostPort: number; protocol: string }> }> };
+  status: { phase: string; podIP: string; containerStatuses: Array<{ name: string; ready: boolean; restartCount: number; state: Record<string, unknown> }> };
+}
+
+describe.sequential('pods of GameServers, with kubectl', () => {
+  let serve: ServeProcess;
+  let home: string;
+  let out: string;
+  let kubectl: Kubectl;
+  let names: string[];
+
+  const gameServer = async (name: string) =>
+    (await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`)).json as {
+      metadata: { uid: string };
+      status: { state: string; nodeName: string; ports: Array<{ port: number }> };
+    };
+
+  beforeAll(async () => {
+    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
+    home = mkdtempSync(join(tmpdir(), 'fleetsim-pods-'));
+    out = join(home, 'out');
+    rmSync(out, { recursive: true, force: true });
+    (await import('node:fs')).mkdirSync(out);
+    serve = await startServe();
+    kubectl = new Kubectl(serve.baseUrl, home);
+    const created = await apiRequest(serve.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/fleets', {
+      body: {
+        apiVersion: 'agones.dev/v1',
+        kind: 'Fleet',
+        metadata: { name: 'pods' },
+        spec: {
+          replicas: 2,
+          template: {
+            metadata: { labels: { team: 'blue' }, annotations: { 'fleetsim.dev/command': `node ${GAME_SERVER}` } },
+            spec: {
+              ports: [{ name: 'game', containerPort: 7777, protocol: 'TCP' }],
+              health: { disabled: true },
+              template: { spec: { containers: [{ name: 'game', image: 'game:1', env: [{ name: 'OUT_DIR', value: out }] }] } },
+            },
+          },
+        },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    names = await waitFor(
+      async () => {
+        const list = (await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers')).json as {
+          items: Array<{ metadata: { name: string }; status: { state: string } }>;
+        };
+        return list.items.length === 2 && list.items.every((gs) => gs.status.state === 'Ready') && list.items.map((gs) => gs.metadata.name).sort();
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what: 'two Ready GameServers' },
+    );
+  }, 40_000);
+
+  afterAll(async () => {
+    kubectl?.killAll();
+    await serve?.process.kill('SIGTERM', 10_000);
+    await killAll();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('lists one Running pod per GameServer, with kubectl get pods, -o wide and a label selector', async () => {
+    const rows = (await kubectl.ok(['get', 'pods'])).trim().split('\n');
+    expect(rows[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
+    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(0, 4))).toEqual(names.map((n) => [n, '2/2', 'Running', '0']));
+    const wide = await kubectl.ok(['get', 'pods', '-o', 'wide']);
+    expect(wide.split('\n')[0]).toMatch(/IP\s+NODE/);
+    const one = await kubectl.ok(['get', 'po', '-l', `agones.dev/gameserver=${names[0]}`, '-o', 'name']);
+    expect(one.trim()).toBe(`pod/${names[0]}`);
+    expect((await kubectl.ok(['get', 'pods', '--field-selector', 'status.phase=Running', '-o', 'name'])).trim().split('\n')).toHaveLength(2);
+  });
+
+  it('shows the pod Agones builds: labels, owner, node, ports and container status', async () => {
+    const pod = await kubectl.json<Pod>(['get', 'pod', names[0]!]);
+    const gs = await gameServer(names[0]!);
+    // The pod template's labels and Agones's own; the GameServer's labels (team) stay on the GameServer.
+    expect(pod.metadata.labels).toEqual({ 'agones.dev/role': 'gameserver', 'agones.dev/gameserver': names[0] });
+    expect(pod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'GameServer', name: names[0], uid: gs.metadata.uid, controller: true })]);
+    expect(pod.metadata.uid).not.toBe(gs.metadata.uid);
+    expect(pod.spec.nodeName).toBe(gs.status.nodeName);
+    expect(pod.spec.containers[0]!.ports).toEqual([{ name: 'game', containerPort: 7777, hostPort: gs.status.ports[0]!.port, protocol: 'TCP' }]);
+    expect(pod.status.phase).toBe('Running');
+    expect(pod.status.containerStatuses[0]).toMatchObject({ name: 'game', ready: true, restartCount: 0, state: { running: expect.any(Object) } });
+    const described = await kubectl.ok(['describe', 'pod', names[0]!]);
+    expect(described).toMatch(/Controlled By:\s+GameServer\/pods-/);
+    expect(described).toMatch(/Host Port:\s+\d+\/TCP/);
+  });
+
+  it('serves the process output as kubectl logs, with --tail, --timestamps and -f', async () => {
+    const logs = await kubectl.ok(['logs', names[0]!]);
+    expect(logs).toBe(`${names[0]} ready\n${names[0]} says hello on stderr\n`);
+    expect(await kubectl.ok(['logs', names[0]!, '--tail', '1'])).toBe(`${names[0]} says hello on stderr\n`);
+    expect(await kubectl.ok(['logs', names[0]!, '--timestamps', '--tail', '1'])).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z .* says hello on stderr\n$/);
+    expect(await kubectl.ok(['logs', names[0]!, '-c', 'agones-gameserver-sidecar'])).toBe('');
+    const bad = await kubectl.run(['logs', names[0]!, '-c', 'nope']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/container nope is not valid for pod/);
+    const missing = await kubectl.run(['logs', 'no-such-pod']);
+    expect(missing.stderr).toMatch(/pods "no-such-pod" not found/);
+    const badTail = await apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/pods/${names[0]}/log?tailLines=x`);
+    expect(badTail.status).toBe(400);
+    expect(badTail.text).toMatch(/tailLines/);
+    // -f: what is there, then it follows until the pod goes (deleted below ends it).
+    const follow = kubectl.stream(['logs', '-f', names[1]!]);
+    await waitFor(() => follow.out.includes('says hello'), { what: 'the followed log' });
+  });
+
+  it('writes nothing for a client: create and patch of a pod are refused', async () => {
+    const r = await apiRequest(serve.baseUrl, 'POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } } });
+    expect(r.status).toBe(405);
+    expect(r.text).toMatch(/pods cannot be written/);
+  });
+
+  it('makes the GameServer Unhealthy when its pod is deleted, and the fleet replaces it', async () => {
+    const watch = kubectl.stream(['get', 'pods', '-w', '--output-watch-events']);
+    await waitFor(() => watch.lines().length >= 3, { what: 'the watch listing' });
+    const victim = names[1]!;
+    expect(await kubectl.ok(['delete', 'pod', victim])).toMatch(`pod "${victim}" deleted`);
+    const events = (await apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${victim}`)).json as {
+      items: Array<{ reason: string; message: string }>;
+    };
+    expect(events.items.some((e) => e.reason === 'Unhealthy' && /pod was deleted/.test(e.message))).toBe(true);
+    expect((await kubectl.run(['get', 'pod', victim])).stderr).toMatch(/not found/);
+    await waitFor(
+      async () => {
+        const rows = (await kubectl.ok(['get', 'pods', '-o', 'name'])).trim().split('\n');
+        return rows.length === 2 && !rows.includes(`pod/${victim}`) && rows;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: 'a replacement pod' },
+    );
+    await waitFor(() => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(victim)), { what: 'DELETED on the watch' });
+    expect(watch.lines().some((l) => l.startsWith('ADDED') && !names.some((n) => l.includes(n)))).toBe(true);
+  }, 40_000);
+});

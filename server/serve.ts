@@ -29,7 +29,7 @@ import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import type { AllocatorModel } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
-import { GameServerProcesses } from './controllers/gameserver-processes.js';
+import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 
 export interface ServeOptions {
@@ -42,6 +42,8 @@ export interface ServeOptions {
   manifests: string[];
   profiles: ProcessProfile[];
   portRange: { min: number; max: number };
+  /** Whether simulated simple-game-servers listen on their host ports (`--no-listen` turns it off); default on. */
+  listen?: boolean;
   /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
   sdkPortRange?: { min: number; max: number };
   maxPodsPerNode?: number;
@@ -69,6 +71,7 @@ export class FleetsimServer {
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   /** Real game-server processes (`fleetsim.dev/command`), each with its own sidecar. */
   readonly processes: GameServerProcesses;
+  private readonly simulated: SimulatedProcesses;
   private readonly streams = new StreamRegistry();
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
@@ -93,13 +96,18 @@ export class FleetsimServer {
     this.processes = new GameServerProcesses(this.cluster, (namespace, name) =>
       sdkPorts.start({ address: '127.0.0.1', sidecar: () => new Sidecar(this.cluster, namespace, name), allowedHosts: options.allowedHosts }),
     );
+    this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     this.controllers = [
-      new GameServerController(this.cluster, { portRange: options.portRange, maxPodsPerNode: options.maxPodsPerNode }),
+      new GameServerController(this.cluster, {
+        portRange: options.portRange,
+        maxPodsPerNode: options.maxPodsPerNode,
+        listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
+      }),
       new GameServerSetController(this.cluster, this.service),
       new FleetController(this.cluster, this.service),
       // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
       new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver }),
-      new SimulatedProcesses(this.cluster, options.profiles),
+      this.simulated,
       this.processes,
       new EventExpiry(this.cluster),
     ];
@@ -179,6 +187,7 @@ export class FleetsimServer {
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
     await this.processes.close();
+    await this.simulated.close();
     await this.allocation.close();
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();

@@ -33,6 +33,12 @@ const FLAGS: FlagSpec[] = [
   ...ALLOCATOR_FLAGS,
   { name: 'event-ttl', type: 'string', default: '1h', help: 'how long Kubernetes Events are kept (a duration: 1h, 30m, 1h30m)' },
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
+  {
+    name: 'no-listen',
+    type: 'boolean',
+    default: false,
+    help: "simulated simple-game-servers do not listen on their host ports (for very large fleets; host ports are then allocated per node as Agones does)",
+  },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
@@ -82,6 +88,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     seed: Number(values.seed),
     eventTtlMs,
     defaultFleet: !values['no-default-fleet'],
+    listen: !values['no-listen'],
     allocatorModel: allocator.model,
     allocatorTls: allocator.tls,
     allowedHosts,

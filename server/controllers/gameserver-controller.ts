@@ -6,6 +6,7 @@ import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
 import { PortAllocator } from '../sim/port-allocator.js';
+import { EventRecorder } from './k8s-events.js';
 
 export interface GameServerControllerOptions {
   /** Dynamic host port range (Agones's default is 7000-8000). */
@@ -17,6 +18,11 @@ export interface GameServerControllerOptions {
    * as a pod that is still terminating would.
    */
   deleteShutdown?: boolean;
+  /**
+   * Whether a GameServer's process listens on its host ports here (a real process, a simulated
+   * simple-game-server): those ports are unique in the cluster, since every node is 127.0.0.1.
+   */
+  listens?: (gs: GameServer) => boolean;
 }
 
 /** States in which the controller has a step to take. */
@@ -34,6 +40,11 @@ export class GameServerController {
   /** Packed's last choice: still the busiest node with room until a pod leaves a node. */
   private packedBest: string | undefined;
   private readonly ports: PortAllocator;
+  private readonly listeningPorts: PortAllocator;
+  private readonly listens: (gs: GameServer) => boolean;
+  /** GameServers waiting for a free listening port, retried when one is released. */
+  private readonly waitingForPorts = new Set<string>();
+  private readonly events: EventRecorder;
   private readonly podsPerNode = new Map<string, number>();
   /** Nodes by how many pods they run (index = pods), so choosing one does not scan them all. */
   private readonly nodesByPods: Array<Set<string>> = [];
@@ -47,6 +58,9 @@ export class GameServerController {
   ) {
     const range = options.portRange ?? { min: 7000, max: 8000 };
     this.ports = new PortAllocator(range.min, range.max, cluster.rng);
+    this.listeningPorts = new PortAllocator(range.min, range.max, cluster.rng, 1, false);
+    this.listens = options.listens ?? (() => false);
+    this.events = new EventRecorder(cluster, 'gameserver-controller');
     this.maxPods = options.maxPodsPerNode ?? MAX_PODS_PER_NODE;
     this.deleteShutdown = options.deleteShutdown ?? true;
   }
@@ -55,14 +69,14 @@ export class GameServerController {
     for (const [key, gs] of this.cluster.gameServers.entries()) {
       this.account(undefined, gs);
       const hostPorts = gs.spec.ports.filter(isDynamic).map((p) => p.hostPort ?? 0).filter((p) => p > 0);
-      if (hostPorts.length) this.ports.claim(key, hostPorts);
+      if (hostPorts.length) (this.listens(gs) ? this.listeningPorts : this.ports).claim(key, hostPorts);
       this.observe(key, gs);
     }
     // Pods are counted as changes are applied, so several placements in one turn see each other.
     this.subscriptions.push(
       this.cluster.gameServerApplied$.subscribe((change) => {
         this.account(change.previous, change.object);
-        if (!change.object) this.ports.release(change.key);
+        if (!change.object) this.release(change.key);
       }),
       this.cluster.gameServerChanges$.subscribe((change) => {
         if (change.object) this.observe(change.key, change.object);
@@ -73,6 +87,18 @@ export class GameServerController {
   stop(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.subscriptions.length = 0;
+  }
+
+  private release(key: string): void {
+    this.ports.release(key);
+    this.listeningPorts.release(key);
+    this.waitingForPorts.delete(key);
+    // A port came free: those waiting for one try again.
+    for (const waiting of this.waitingForPorts) {
+      const gs = this.cluster.gameServers.getByKey(waiting);
+      if (gs) this.observe(waiting, gs);
+      else this.waitingForPorts.delete(waiting);
+    }
   }
 
   /** Keeps the per-node pod counts the scheduler uses. */
@@ -134,7 +160,25 @@ export class GameServerController {
     const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command);
     switch (gs.status.state) {
       case 'PortAllocation': {
-        const hostPorts = this.ports.allocate(key, gs.spec.ports.filter(isDynamic).length);
+        const count = gs.spec.ports.filter(isDynamic).length;
+        const listening = this.listens(gs);
+        const hostPorts = (listening ? this.listeningPorts : this.ports).allocate(key, count);
+        if (!hostPorts) {
+          // Every port of the range is held by a listening process: wait for one to be released.
+          if (!this.waitingForPorts.has(key)) {
+            this.waitingForPorts.add(key);
+            const range = `${this.listeningPorts.min}-${this.listeningPorts.max}`;
+            void this.cluster.commit([
+              this.events.event(gs, {
+                type: 'Warning',
+                reason: 'PortAllocation',
+                message: `no ${count} free host ports in ${range} for a process that listens on them (ports are unique across the simulated cluster, whose nodes all share 127.0.0.1); waiting for one to be released`,
+              }),
+            ]);
+          }
+          return;
+        }
+        this.waitingForPorts.delete(key);
         void send({ type: 'controller.portsAllocated', hostPorts });
         return;
       }

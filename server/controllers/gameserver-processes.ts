@@ -61,6 +61,11 @@ function podSpecOf(gs: GameServer): PodSpec {
   return ((gs.spec.template as { spec?: PodSpec }).spec ?? {}) as PodSpec;
 }
 
+/** Whether a GameServer runs a real command (its host ports are then listened on). */
+export function hasCommand(gs: GameServer): boolean {
+  return Boolean(gs.metadata.annotations[COMMAND_ANNOTATION]);
+}
+
 /** `FLEETSIM_PORT_<NAME>`: the port's name upper-cased, any other character as `_`. */
 export function portVariable(name: string): string {
   return `FLEETSIM_PORT_${name.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`;

@@ -18,6 +18,8 @@ export class PortAllocator {
     readonly max: number,
     private readonly rng: SeededRandom,
     initialTables = 1,
+    /** False: one table only, so every port is unique in the cluster (for processes that listen on 127.0.0.1). */
+    private readonly growable = true,
   ) {
     if (!(min > 0 && max >= min && max <= 65535)) throw new Error(`invalid port range ${min}-${max}`);
     for (let i = 0; i < Math.max(1, initialTables); i++) this.addTable();
@@ -27,10 +29,19 @@ export class PortAllocator {
     return this.max - this.min + 1;
   }
 
-  /** Takes `count` ports for a GameServer; the same key keeps what it already has. */
-  allocate(key: string, count: number): number[] {
+  /** Free ports left in the first table. */
+  get free(): number {
+    return this.size - this.used[0]!;
+  }
+
+  /**
+   * Takes `count` ports for a GameServer; the same key keeps what it already has. Undefined when
+   * the allocator may not grow and too few ports are free.
+   */
+  allocate(key: string, count: number): number[] | undefined {
     const existing = this.owners.get(key);
     if (existing) return existing.map(([, port]) => port);
+    if (!this.growable && this.free < count) return undefined;
     const taken: Array<[number, number]> = [];
     // The table being filled is the fullest with room until something is released elsewhere.
     const f = this.filling;

@@ -4,13 +4,21 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { DEFAULT_PROFILE, NO_PROCESS, COMMAND_ANNOTATION, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
+import { COMMAND_ANNOTATION, DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
+import { SimpleGameServerListener, type SimpleGameServerConfig, configOf, isSimpleGameServer } from './simple-game-server.js';
 
 interface Process {
   profile: ProcessProfile;
   state: GameServerState | undefined;
   stageTimer: TimerHandle | undefined;
   pinging: boolean;
+  /** A simulated simple-game-server's sockets and switches (only when listening is on). */
+  network?: { listener: SimpleGameServerListener; config: SimpleGameServerConfig; shutdownTimer?: TimerHandle };
+}
+
+export interface SimulatedProcessesOptions {
+  /** Whether simulated simple-game-servers listen on their host ports; off for very large fleets. */
+  listen?: boolean;
 }
 
 /**
@@ -22,11 +30,15 @@ export class SimulatedProcesses {
   private readonly processes = new Map<string, Process>();
   private readonly profiles = new Map<string, ProcessProfile>();
   private subscription: Subscription | undefined;
+  private readonly closing = new Set<Promise<void>>();
+  private readonly listen: boolean;
 
   constructor(
     private readonly cluster: Cluster,
     profiles: ProcessProfile[] = [],
+    options: SimulatedProcessesOptions = {},
   ) {
+    this.listen = options.listen ?? false;
     this.profiles.set(DEFAULT_PROFILE.name, DEFAULT_PROFILE);
     for (const profile of profiles) this.profiles.set(profile.name, profile);
   }
@@ -42,6 +54,17 @@ export class SimulatedProcesses {
   stop(): void {
     this.subscription?.unsubscribe();
     for (const key of [...this.processes.keys()]) this.end(key);
+  }
+
+  /** Stops, and waits until every simulated server's sockets are closed. */
+  async close(): Promise<void> {
+    this.stop();
+    await Promise.all([...this.closing]);
+  }
+
+  /** Whether this GameServer's simulated process listens on its host ports (so they must be unique). */
+  listensOn(gs: GameServer): boolean {
+    return this.listen && isSimpleGameServer(gs) && this.profileOf(gs) !== undefined;
   }
 
   get running(): number {
@@ -66,6 +89,16 @@ export class SimulatedProcesses {
       process = { profile, state: undefined, stageTimer: undefined, pinging: profile.ping };
       this.processes.set(key, process);
       if (process.pinging && !gs.spec.health.disabled) this.schedulePing(key, gs, process);
+      if (this.listensOn(gs)) this.startNetwork(key, gs, process);
+    }
+    if (process.network?.config.automaticShutdownDelaySec && state === 'Allocated' && process.state !== 'Allocated') {
+      // The example's -automaticShutdownDelaySec: shut down that long after being allocated.
+      const network = process.network;
+      this.cluster.clock.clearTimeout(network.shutdownTimer);
+      network.shutdownTimer = this.cluster.clock.setTimeout(() => {
+        this.podLog(key, 'Moving Game Server to Shutdown');
+        void new Sidecar(this.cluster, gs.metadata.namespace, gs.metadata.name).shutdown().catch(() => undefined);
+      }, network.config.automaticShutdownDelaySec * 1000);
     }
     if (process.state === state) return;
     process.state = state;
@@ -77,6 +110,8 @@ export class SimulatedProcesses {
     process.stageTimer = undefined;
     const stage = process.profile.stages.find((s) => s.when === state);
     if (!stage) return;
+    // A simple-game-server started with READY=false (or -ready=false) waits to be told.
+    if (state === 'Scheduled' && process.network && !process.network.config.ready) return;
     const rng = this.cluster.rng;
     const delay = stage.delay.minMs + rng.next() * (stage.delay.maxMs - stage.delay.minMs);
     const choice = pickWeighted(stage.next, rng.next());
@@ -122,9 +157,56 @@ export class SimulatedProcesses {
     }
   }
 
+  /** Listens as Agones's example does; a port it cannot bind kills it, as the example's log.Fatalf does. */
+  private startNetwork(key: string, gs: GameServer, process: Process): void {
+    const { namespace, name } = gs.metadata;
+    const config = configOf(gs);
+    const crash = (reason: string) => {
+      if (this.processes.get(key) !== process) return;
+      this.podLog(key, reason);
+      this.cluster.pods.setContainer(key, {
+        state: { kind: 'terminated', exitCode: 1, reason: 'Error', finishedAt: this.cluster.clock.now() },
+        restartCount: 0,
+      });
+      this.end(key);
+      void this.cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' });
+    };
+    const sidecar = new Sidecar(this.cluster, namespace, name);
+    const listener = new SimpleGameServerListener({
+      sidecar,
+      crash,
+      stopPinging: () => {
+        process.pinging = false;
+        this.cluster.health.stopPinging(key);
+      },
+      log: (line) => this.podLog(key, line),
+      exit: () => void sidecar.shutdown().catch(() => undefined),
+    });
+    process.network = { listener, config };
+    this.cluster.pods.setContainer(key, { state: { kind: 'running', startedAt: this.cluster.clock.now() }, restartCount: 0 });
+    this.podLog(key, 'Creating SDK instance');
+    this.podLog(key, 'Starting Health Ping');
+    const protocols = new Map(gs.spec.ports.map((p) => [p.name, p.protocol ?? 'UDP']));
+    const ports = gs.status.ports.map((p) => ({ port: p.port, protocol: protocols.get(p.name) ?? 'UDP' }));
+    listener.listen(gs.status.address || '127.0.0.1', ports, config).catch((error: Error) => crash(`Could not start server: ${error.message}`));
+  }
+
+  /** A line of the simulated process's output, as Go's log prints it. */
+  private podLog(key: string, line: string): void {
+    const now = this.cluster.clock.now();
+    const stamp = new Date(now).toISOString().replace('T', ' ').replace(/-/g, '/').slice(0, 19);
+    this.cluster.pods.appendLog(key, 'stdout', `${stamp} ${line}`, now);
+  }
+
   private end(key: string): void {
     const process = this.processes.get(key);
     if (!process) return;
+    if (process.network) {
+      this.cluster.clock.clearTimeout(process.network.shutdownTimer);
+      const closing = process.network.listener.close();
+      this.closing.add(closing);
+      void closing.finally(() => this.closing.delete(closing));
+    }
     this.cluster.clock.clearTimeout(process.stageTimer);
     this.cluster.health.stopPinging(key);
     this.processes.delete(key);

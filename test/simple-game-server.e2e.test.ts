@@ -1,0 +1,212 @@
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * Simulated game servers whose image is Agones's example simple-game-server answer on their
+ * host ports as the example does, over UDP and TCP, and carry out its commands through their
+ * sidecar: each effect is checked through the resource API.
+ */
+
+const IMAGE = 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41';
+const GATES = 'CountsAndLists=true&PlayerTracking=true';
+
+interface GameServer {
+  metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  status: {
+    state: string;
+    ports: Array<{ name: string; port: number }>;
+    players?: { count: number; capacity: number; ids: string[] | null };
+    counters?: Record<string, { count: number; capacity: number }>;
+    lists?: Record<string, { capacity: number; values: string[] }>;
+  };
+}
+
+function gameServerManifest(name: string, protocol: string, extra: { env?: Array<{ name: string; value: string }>; health?: object } = {}) {
+  return {
+    apiVersion: 'agones.dev/v1',
+    kind: 'GameServer',
+    metadata: { name },
+    spec: {
+      ports: [{ name: 'default', containerPort: 7654, protocol }],
+      health: extra.health ?? { periodSeconds: 5 },
+      players: { initialCapacity: 2 },
+      counters: { rooms: { count: 1, capacity: 5 } },
+      lists: { players: { capacity: 3, values: ['a'] } },
+      template: { spec: { containers: [{ name: 'simple-game-server', image: IMAGE, ...(extra.env && { env: extra.env }) }] } },
+    },
+  };
+}
+
+/** One UDP datagram, one answer. */
+function udp(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket('udp4');
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error(`no UDP answer to ${text}`));
+    }, 5_000);
+    socket.once('message', (message) => {
+      clearTimeout(timer);
+      socket.close();
+      resolve(message.toString('utf8'));
+    });
+    socket.send(text, port, '127.0.0.1');
+  });
+}
+
+/** Lines over one TCP connection; resolves with the answers, one per line sent. */
+function tcp(port: number, lines: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('error', reject);
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      // Each answer ends with a blank line or a newline: collect until as many as sent.
+      const answers = received.split(/\n(?=ACK TCP: |NAME: |ERROR: |COUNTER: |SUCCESS: |\d|true|false)/);
+      if (answers.length >= lines.length && received.endsWith('\n')) {
+        socket.destroy();
+        resolve(answers);
+      }
+    });
+    socket.write(lines.map((l) => `${l}\n`).join(''));
+  });
+}
+
+describe.sequential('simulated simple-game-servers on their ports', () => {
+  let serve: ServeProcess;
+  const get = async (name: string) => (await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`)).json as GameServer;
+  const ready = (name: string) =>
+    waitFor(async () => {
+      const gs = await get(name);
+      return gs.status?.state === 'Ready' && gs;
+    }, { timeoutMs: 15_000, intervalMs: 100, what: `${name} Ready` });
+  const create = async (manifest: object) => {
+    const r = await apiRequest(serve.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/gameservers', { body: manifest });
+    expect(r.status, r.text).toBe(201);
+  };
+
+  beforeAll(async () => {
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES]);
+  });
+  afterAll(async () => {
+    await serve?.process.kill('SIGTERM', 10_000);
+    await killAll();
+  });
+
+  it('echoes over UDP and carries out lifecycle, label and annotation commands', async () => {
+    await create(gameServerManifest('udp-1', 'UDP'));
+    const port = (await ready('udp-1')).status.ports[0]!.port;
+    expect(await udp(port, 'hello world')).toBe('ACK: hello world\n');
+    expect(await udp(port, 'GAMESERVER')).toBe('NAME: udp-1\n');
+    expect(await udp(port, 'LABEL team blue')).toBe('ACK: LABEL team blue\n');
+    expect(await udp(port, 'ANNOTATION note hi')).toBe('ACK: ANNOTATION note hi\n');
+    expect(await udp(port, 'LABEL too many args here')).toBe('ERROR: Invalid LABEL command, must use zero or 2 arguments\n');
+    let gs = await get('udp-1');
+    expect(gs.metadata.labels['agones.dev/sdk-team']).toBe('blue');
+    expect(gs.metadata.annotations['agones.dev/sdk-note']).toBe('hi');
+    expect(await udp(port, 'RESERVE 30s')).toBe('ACK: RESERVE 30s\n');
+    expect((await get('udp-1')).status.state).toBe('Reserved');
+    expect(await udp(port, 'RESERVE soon')).toBe('ERROR: time: invalid duration "soon"\n\n');
+    expect(await udp(port, 'READY')).toBe('ACK: READY\n');
+    await ready('udp-1');
+    expect(await udp(port, 'ALLOCATE')).toBe('ACK: ALLOCATE\n');
+    expect((await get('udp-1')).status.state).toBe('Allocated');
+    expect(await udp(port, 'EXIT')).toBe('ACK: EXIT\n');
+    gs = await waitFor(async () => {
+      const r = await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers/udp-1');
+      return r.status === 404 && r;
+    }, { what: 'udp-1 shut down and deleted' }) as unknown as GameServer;
+  }, 30_000);
+
+  it('answers the player, counter and list commands through its sidecar', async () => {
+    await create(gameServerManifest('udp-2', 'UDP'));
+    const port = (await ready('udp-2')).status.ports[0]!.port;
+    expect(await udp(port, 'PLAYER_CAPACITY')).toBe('2\n');
+    expect(await udp(port, 'PLAYER_CAPACITY 3')).toBe('ACK: PLAYER_CAPACITY 3\n');
+    expect(await udp(port, 'PLAYER_CONNECT alice')).toBe('ACK: PLAYER_CONNECT alice\n');
+    expect(await udp(port, 'PLAYER_CONNECTED alice')).toBe('true\n');
+    expect(await udp(port, 'GET_PLAYERS')).toBe('alice\n');
+    expect(await udp(port, 'PLAYER_COUNT')).toBe('1\n');
+    expect(await udp(port, 'PLAYER_CONNECT')).toBe('ERROR: Invalid PLAYER_CONNECT, should have 1 arguments\n');
+    expect(await udp(port, 'GET_COUNTER_COUNT rooms')).toBe('COUNTER: 1\n');
+    expect(await udp(port, 'INCREMENT_COUNTER rooms 2')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'INCREMENT_COUNTER rooms 10')).toBe('ERROR: false\n');
+    expect(await udp(port, 'SET_COUNTER_CAPACITY rooms 9')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'GET_COUNTER_CAPACITY rooms')).toBe('CAPACITY: 9\n');
+    expect(await udp(port, 'APPEND_LIST_VALUE players b')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'LIST_CONTAINS players b')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'GET_LIST_VALUES players')).toBe('VALUES: a,b\n');
+    expect(await udp(port, 'DELETE_LIST_VALUE players a')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'GET_LIST_LENGTH players')).toBe('LENGTH: 1\n');
+    const gs = await get('udp-2');
+    expect(gs.status.players).toMatchObject({ count: 1, capacity: 3 });
+    expect(gs.status.counters!.rooms).toEqual({ count: 3, capacity: 9 });
+    expect(gs.status.lists!.players!.values).toEqual(['b']);
+  }, 30_000);
+
+  it('answers over TCP, and on both protocols for a TCPUDP port', async () => {
+    await create(gameServerManifest('tcp-1', 'TCP'));
+    await create(gameServerManifest('both-1', 'TCPUDP'));
+    const tcpPort = (await ready('tcp-1')).status.ports[0]!.port;
+    expect(await tcp(tcpPort, ['hello'])).toEqual(['ACK TCP: hello\n\n']);
+    expect((await tcp(tcpPort, ['GAMESERVER']))[0]).toBe('NAME: tcp-1\n\n');
+    expect((await tcp(tcpPort, ['ALLOCATE']))[0]).toBe('ACK TCP: ALLOCATE\n\n');
+    expect((await get('tcp-1')).status.state).toBe('Allocated');
+    const both = await ready('both-1');
+    const ports = both.status.ports.map((p) => p.port);
+    expect(await udp(ports[0]!, 'ping')).toBe('ACK: ping\n');
+    expect((await tcp(ports[0]!, ['ping']))[0]).toBe('ACK TCP: ping\n\n');
+  }, 30_000);
+
+  it('stops health pings on UNHEALTHY, and dies on CRASH: both make the GameServer Unhealthy', async () => {
+    await create(gameServerManifest('sick', 'UDP', { health: { periodSeconds: 1, failureThreshold: 1, initialDelaySeconds: 0 } }));
+    await create(gameServerManifest('crash', 'UDP'));
+    const sick = (await ready('sick')).status.ports[0]!.port;
+    expect(await udp(sick, 'UNHEALTHY')).toBe('ACK: UNHEALTHY\n');
+    await waitFor(async () => (await get('sick')).status.state === 'Unhealthy', { timeoutMs: 10_000, intervalMs: 100, what: 'sick Unhealthy' });
+    const crash = (await ready('crash')).status.ports[0]!.port;
+    await expect(udp(crash, 'CRASH')).rejects.toThrow(/no UDP answer/);
+    expect((await get('crash')).status.state).toBe('Unhealthy');
+    const logs = await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/crash/log');
+    expect(logs.text).toMatch(/Crashing\./);
+  }, 30_000);
+
+  it('waits for READY when started with READY=false, and never shares a host port', async () => {
+    await create(gameServerManifest('waits', 'UDP', { env: [{ name: 'READY', value: 'false' }] }));
+    const gs = await waitFor(async () => {
+      const g = await get('waits');
+      return g.status?.state === 'Scheduled' && g;
+    }, { what: 'waits Scheduled' });
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect((await get('waits')).status.state).toBe('Scheduled');
+    expect(await udp(gs.status.ports[0]!.port, 'READY')).toBe('ACK: READY\n');
+    await ready('waits');
+    const list = (await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers')).json as { items: GameServer[] };
+    const ports = list.items.flatMap((g) => g.status.ports.map((p) => p.port));
+    expect(new Set(ports).size).toBe(ports.length);
+  }, 30_000);
+});
+
+describe('--no-listen', () => {
+  it('leaves simulated simple-game-servers silent', async () => {
+    const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--no-listen', '--feature-gates', GATES]);
+    try {
+      const r = await apiRequest(serve.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/gameservers', { body: gameServerManifest('quiet', 'UDP') });
+      expect(r.status, r.text).toBe(201);
+      const gs = await waitFor(async () => {
+        const g = (await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers/quiet')).json as GameServer;
+        return g.status?.state === 'Ready' && g;
+      }, { timeoutMs: 15_000, what: 'quiet Ready' });
+      await expect(udp(gs.status.ports[0]!.port, 'hello')).rejects.toThrow(/no UDP answer/);
+    } finally {
+      await serve.process.kill('SIGTERM', 10_000);
+      await killAll();
+    }
+  }, 30_000);
+});

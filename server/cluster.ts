@@ -2,6 +2,10 @@ import { SeededRandom } from './clock.js';
 import { GameServerActors } from './lifecycle/gameserver-actors.js';
 import { HealthMonitor } from './lifecycle/health-monitor.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
+import { COMMAND_ANNOTATION, type GameServer } from './kinds/gameserver/gameserver.js';
+import { gameServerEvent } from './kinds/gameserver/events.js';
+import { objectKey, rfc3339 } from './kinds/meta.js';
+import type { NewEvent } from './log/event-log.js';
 import { Store, type StoreOptions } from './runtime/store.js';
 
 export type { GameServerChange } from './runtime/store.js';
@@ -35,6 +39,22 @@ export class Cluster extends Store {
     this.gameServerChanges$.subscribe((change) => {
       if (!change.object) this.pods.remove(change.key);
     });
+  }
+
+  /**
+   * The event deleting a GameServer: at once, or — while a real process runs in its pod — a
+   * deletionTimestamp, so it stays (its sidecar answering) until the process has exited within
+   * its grace period (server/controllers/gameserver-processes.ts then deletes it). Undefined
+   * when it is already terminating.
+   */
+  gameServerDeletion(gs: GameServer): NewEvent | undefined {
+    const { namespace, name } = gs.metadata;
+    if (gs.metadata.deletionTimestamp !== undefined) return undefined;
+    const container = this.pods.container(objectKey(namespace, name))?.state.kind;
+    if (gs.metadata.annotations[COMMAND_ANNOTATION] && (container === 'running' || container === 'waiting')) {
+      return gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp: rfc3339(this.clock.now()) });
+    }
+    return gameServerEvent('GameServerDeleted', namespace, name, {});
   }
 
   override close(): void {

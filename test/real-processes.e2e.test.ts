@@ -207,12 +207,29 @@ describe('real game-server processes', () => {
       });
       expect(r.status, r.text).toBe(200);
     }
+    // While its process terminates, the GameServer stays with a deletionTimestamp and its sidecar answers.
+    const stubbornName = stubborn!.metadata.name;
+    await waitFor(
+      async () => ((await api('GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${stubbornName}`)).json as GameServer).metadata.deletionTimestamp,
+      { what: 'a deletionTimestamp on the terminating GameServer' },
+    );
+    const sidecarPort = entries(stubbornName).find((e) => e.started)!.env!.AGONES_SDK_HTTP_PORT;
+    const fromSidecar = (await (await fetch(`http://127.0.0.1:${sidecarPort}/gameserver`)).json()) as { object_meta: { deletion_timestamp: string } };
+    expect(Number(fromSidecar.object_meta.deletion_timestamp)).toBeGreaterThan(0);
+    // A second delete of a terminating GameServer changes nothing.
+    expect((await api('DELETE', `/apis/agones.dev/v1/namespaces/default/gameservers/${stubbornName}`)).status).toBe(200);
+    expect(alive(stubbornPid)).toBe(true);
     await waitFor(() => !alive(politePid), { timeoutMs: 5_000, what: 'the polite process to exit' });
     expect(entries(polite!.metadata.name).some((e) => e.signal === 'SIGTERM')).toBe(true);
     await waitFor(() => !alive(stubbornPid), { timeoutMs: 8_000, what: 'the stubborn process to be killed' });
     expect(entries(stubborn!.metadata.name).some((e) => e.signal === 'SIGTERM' && 'ignored' in e)).toBe(true);
     // It outlived SIGTERM by its grace period (2 s), not less.
     expect(Date.now() - scaledAt).toBeGreaterThanOrEqual(1_900);
+    // Then it is gone, and the fleet did not replace it.
+    await waitFor(async () => (await api('GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${stubbornName}`)).status === 404, {
+      what: 'the GameServer deleted once its process exited',
+    });
+    expect(await gameServers('stubborn')).toEqual([]);
   }, 40_000);
 
   it('restart before Ready, then give up as Unhealthy naming the exit code, when the command does not exist', async () => {

@@ -1,7 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver/gameserver.js';
-import { gameServerEvent } from '../kinds/gameserver/events.js';
 
 import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
@@ -156,7 +155,6 @@ export class GameServerController {
   }
 
   private step(key: string, gs: GameServer): void {
-    const { namespace, name } = gs.metadata;
     const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command);
     switch (gs.status.state) {
       case 'PortAllocation': {
@@ -194,9 +192,11 @@ export class GameServerController {
       case 'RequestReady':
         void send({ type: 'controller.ready' });
         return;
-      case 'Shutdown':
-        void this.cluster.commit([gameServerEvent('GameServerDeleted', namespace, name, {})]);
+      case 'Shutdown': {
+        const deletion = this.cluster.gameServerDeletion(gs);
+        if (deletion) void this.cluster.commit([deletion]);
         return;
+      }
     }
   }
 

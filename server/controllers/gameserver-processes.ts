@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Subscription } from 'rxjs';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import type { ContainerState } from '../kinds/pod/pod.js';
-import { COMMAND_ANNOTATION } from '../sim/profiles.js';
 import { EventRecorder } from './k8s-events.js';
 
 /** A GameServer's own sidecar, listening on its two loopback ports. */
@@ -157,13 +157,17 @@ export class GameServerProcesses {
     }
     if (!known && !gs.metadata.annotations[COMMAND_ANNOTATION]) return;
     const state = gs.status.state;
+    const terminating = gs.metadata.deletionTimestamp !== undefined;
     if (known) {
       if (SERVING_STATES.has(state)) known.everReady = true;
       known.graceMs = graceMsOf(gs);
-      if (!SIDECAR_RUNNING_STATES.has(state) || gs.metadata.deletionTimestamp !== undefined) void this.terminate(known, known.graceMs);
+      if (terminating) void this.terminate(known, known.graceMs).then(() => this.finishDeletion(key));
+      else if (!SIDECAR_RUNNING_STATES.has(state)) void this.terminate(known, known.graceMs);
       return;
     }
-    if (!SIDECAR_RUNNING_STATES.has(state) || gs.metadata.deletionTimestamp !== undefined) return;
+    // Terminating with no process (fleetsim restarted meanwhile): nothing is left to wait for.
+    if (terminating) return void this.finishDeletion(key);
+    if (!SIDECAR_RUNNING_STATES.has(state)) return;
     const created: GameProcess = {
       key,
       namespace: gs.metadata.namespace,
@@ -306,6 +310,13 @@ export class GameServerProcesses {
       this.forget(p);
     })();
     return p.stopping;
+  }
+
+  /** The process of a terminating GameServer has exited: the GameServer goes. */
+  private async finishDeletion(key: string): Promise<void> {
+    const gs = this.cluster.gameServers.getByKey(key);
+    if (!gs || gs.metadata.deletionTimestamp === undefined) return;
+    await this.cluster.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})]).catch(() => undefined);
   }
 
   private forget(p: GameProcess): void {

@@ -325,11 +325,10 @@ export class ResourceService {
     const visit = (parent: Resource) => {
       for (const child of this.children(parent)) visit(child);
       const { namespace, name } = parent.metadata;
-      events.push(
-        parent.kind === GAMESERVER_KIND
-          ? gameServerEvent('GameServerDeleted', namespace, name, {})
-          : resourceEvent('ResourceDeleted', parent.kind, namespace, name, {}),
-      );
+      if (parent.kind !== GAMESERVER_KIND) return void events.push(resourceEvent('ResourceDeleted', parent.kind, namespace, name, {}));
+      // A GameServer whose process runs terminates first; one already terminating needs nothing more.
+      const deletion = this.cluster.gameServerDeletion(parent as unknown as GameServer);
+      if (deletion) events.push(deletion);
     };
     visit(object);
     return events;

@@ -350,7 +350,8 @@ export class Sidecar {
 
   /** Lifecycle calls always answer `{}`: the machine may refuse, silently, as Agones's sidecar does. */
   private async lifecycle(command: GameServerCommand): Promise<void> {
-    this.current();
+    // A GameServer being deleted keeps its state: Agones's SDK server skips the update.
+    if (this.current().metadata.deletionTimestamp !== undefined) return;
     await this.cluster.actors.send(this.namespace, this.name, command);
   }
 

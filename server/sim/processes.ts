@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
-import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { COMMAND_ANNOTATION, DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
+import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 import { SimpleGameServerListener, type SimpleGameServerConfig, configOf, isSimpleGameServer } from './simple-game-server.js';
 
 interface Process {

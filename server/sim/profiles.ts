@@ -24,8 +24,6 @@ import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gam
  * a fleet's template); `none` means no simulated process: a real program or k6 drives its sidecar.
  */
 export const PROFILE_ANNOTATION = 'fleetsim.dev/process-profile';
-/** A real command line to run as the game server instead of a simulation (server/controllers/gameserver-processes.ts). */
-export const COMMAND_ANNOTATION = 'fleetsim.dev/command';
 export const NO_PROCESS = 'none';
 
 export const PROCESS_ACTIONS = ['ready', 'allocate', 'reserve', 'shutdown', 'crash', 'stopPinging', 'nothing'] as const;

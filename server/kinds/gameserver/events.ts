@@ -111,6 +111,8 @@ export interface GameServerEventPayloads {
   GameServerCounterSet: GameServerCounterSet;
   GameServerListSet: GameServerListSet;
   GameServerPlayersSet: GameServerPlayersSet;
+  /** Deleted while a process runs in its pod: it stays, with a deletionTimestamp, until the process has exited. */
+  GameServerTerminating: { deletionTimestamp: string };
   GameServerDeleted: Record<string, never>;
 }
 export type GameServerEventType = keyof GameServerEventPayloads;
@@ -244,6 +246,10 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
       const status = withStatus(gs.status, { state: 'Allocated', reservedUntil: null, counters: p.counters, lists: p.lists });
       const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
       return touched(gs, event.seq, status, metadata);
+    }
+    case 'GameServerTerminating': {
+      const p = event.payload as { deletionTimestamp: string };
+      return touched(gs, event.seq, gs.status, { ...gs.metadata, deletionTimestamp: p.deletionTimestamp });
     }
     case 'GameServerMetadataPatched': {
       const p = event.payload as GameServerMetadataPatched;

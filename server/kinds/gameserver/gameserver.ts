@@ -35,6 +35,9 @@ export const SIDECAR_RUNNING_STATES: ReadonlySet<GameServerState> = new Set([
 /** States nothing recovers from. */
 export const TERMINAL_STATES: ReadonlySet<GameServerState> = new Set(['Shutdown', 'Error', 'Unhealthy']);
 
+/** A real command line to run as the game server instead of a simulation (server/controllers/gameserver-processes.ts). */
+export const COMMAND_ANNOTATION = 'fleetsim.dev/command';
+
 /** Prefix of every label and annotation written through the SDK. */
 export const SDK_METADATA_PREFIX = 'agones.dev/sdk-';
 export const LAST_ALLOCATED_ANNOTATION = 'agones.dev/last-allocated';

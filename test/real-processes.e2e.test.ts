@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
@@ -71,28 +72,18 @@ function fleet(
   options: { env?: Record<string, string>; command?: string; grace?: number; restartPolicy?: string; health?: Record<string, unknown> } = {},
 ) {
   const env = Object.entries({ OUT_DIR: out, ...options.env }).map(([n, value]) => ({ name: n, value }));
-  return {
-    apiVersion: 'agones.dev/v1',
-    kind: 'Fleet',
-    metadata: { name },
+  return fleetManifest(name, replicas, {
+    annotations: { 'fleetsim.dev/command': options.command ?? `node ${GAME_SERVER}` },
     spec: {
-      replicas,
-      template: {
-        metadata: { annotations: { 'fleetsim.dev/command': options.command ?? `node ${GAME_SERVER}` } },
-        spec: {
-          ports: [{ name: 'game-port', containerPort: 7777, protocol: 'TCP' }],
-          health: options.health ?? { periodSeconds: 2, failureThreshold: 3, initialDelaySeconds: 2 },
-          template: {
-            spec: {
-              ...(options.grace !== undefined && { terminationGracePeriodSeconds: options.grace }),
-              ...(options.restartPolicy && { restartPolicy: options.restartPolicy }),
-              containers: [{ name: 'game', image: 'game:1', env }],
-            },
-          },
-        },
-      },
+      ports: [{ name: 'game-port', containerPort: 7777, protocol: 'TCP' }],
+      health: options.health ?? { periodSeconds: 2, failureThreshold: 3, initialDelaySeconds: 2 },
     },
-  };
+    containers: [{ name: 'game', image: 'game:1', env }],
+    podSpec: {
+      ...(options.grace !== undefined && { terminationGracePeriodSeconds: options.grace }),
+      ...(options.restartPolicy && { restartPolicy: options.restartPolicy }),
+    },
+  });
 }
 
 async function api(method: string, path: string, body?: unknown) {

@@ -6,8 +6,16 @@
 export function fleetManifest(
   name: string,
   replicas: number,
-  template: { labels?: Record<string, string>; spec?: Record<string, unknown>; containers?: Array<{ name: string; image: string }> } = {},
+  template: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    spec?: Record<string, unknown>;
+    containers?: Array<{ name: string; image: string; env?: Array<{ name: string; value: string }> }>;
+    /** Fields of the pod template's spec besides its containers (terminationGracePeriodSeconds, restartPolicy…). */
+    podSpec?: Record<string, unknown>;
+  } = {},
 ) {
+  const metadata = { ...(template.labels && { labels: template.labels }), ...(template.annotations && { annotations: template.annotations }) };
   return {
     apiVersion: 'agones.dev/v1',
     kind: 'Fleet',
@@ -15,11 +23,11 @@ export function fleetManifest(
     spec: {
       replicas,
       template: {
-        ...(template.labels && { metadata: { labels: template.labels } }),
+        ...(Object.keys(metadata).length > 0 && { metadata }),
         spec: {
           ports: [{ name: 'default', containerPort: 7654 }],
           ...template.spec,
-          template: { spec: { containers: template.containers ?? [{ name: 'game', image: 'game:1' }] } },
+          template: { spec: { ...template.podSpec, containers: template.containers ?? [{ name: 'game', image: 'game:1' }] } },
         },
       },
     },

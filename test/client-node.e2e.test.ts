@@ -101,7 +101,7 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
     );
 
   beforeAll(async () => {
-    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--feature-gates', 'CountsAndLists=true']);
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--feature-gates', 'CountsAndLists=true', '--no-listen']);
     kc = new KubeConfig();
     kc.loadFromOptions({
       // client-node 1.x refuses a plain http:// server unless skipTLSVerify is set ("HTTP

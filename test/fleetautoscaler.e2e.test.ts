@@ -20,7 +20,7 @@ const EVENTS = '/api/v1/namespaces/default/events';
 type Serve = ServeProcess;
 
 const startServe = (extra: readonly string[] = []): Promise<Serve> =>
-  startServeProcess(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--nodes', '2', ...extra], 30_000);
+  startServeProcess(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--no-listen', ...extra], 30_000);
 
 function request(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
   const mergePatch = method === 'PATCH' && path.startsWith('/apis');

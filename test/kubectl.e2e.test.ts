@@ -69,7 +69,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
   beforeAll(async () => {
     if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
     home = mkdtempSync(join(tmpdir(), 'fleetsim-kubectl-'));
-    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--feature-gates', 'CountsAndLists=true']);
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--feature-gates', 'CountsAndLists=true', '--no-listen']);
     kubectl = new Kubectl(serve.baseUrl, home);
   });
 

@@ -19,8 +19,12 @@ export interface ServeProcess {
   baseUrl: string;
 }
 
-/** Flags every test server gets unless the test passes its own: an empty in-memory cluster. */
-export const DEFAULT_SERVE_ARGS = ['--db', ':memory:', '--no-default-fleet', '--nodes', '4'];
+/**
+ * Flags every test server gets unless the test passes its own: an empty in-memory cluster whose
+ * simulated servers stay off the network (test servers run in parallel on one 127.0.0.1, and two
+ * would race for the same host ports; the tests of listening opt in).
+ */
+export const DEFAULT_SERVE_ARGS = ['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--no-listen'];
 
 /**
  * Starts `fleetsim serve --host 127.0.0.1 --port 0 <args>` and waits for its serving line.

@@ -210,3 +210,69 @@ describe('--no-listen', () => {
     }
   }, 30_000);
 });
+
+/** A port free on this machine now (the OS's pick), for a one-port --port-range. */
+function freeUdpPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = createSocket('udp4');
+    socket.bind(0, '127.0.0.1', () => {
+      const { port } = socket.address();
+      socket.close(() => resolve(port));
+    });
+  });
+}
+
+describe('host ports of listening simulated servers', () => {
+  const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
+  const state = async (serve: ServeProcess, name: string) =>
+    ((await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}/${name}`)).json as GameServer).status?.state;
+  const events = async (serve: ServeProcess, name: string) =>
+    ((await apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`)).json as {
+      items: Array<{ type: string; reason: string; message: string }>;
+    }).items;
+
+  it('a used-up range: a Warning Event naming it, and the GameServer waits until a port is released', async () => {
+    const port = await freeUdpPort();
+    const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES, '--port-range', `${port}-${port}`]);
+    try {
+      for (const name of ['first', 'second']) {
+        const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: gameServerManifest(name, 'UDP') });
+        expect(r.status, r.text).toBe(201);
+        if (name === 'first') await waitFor(async () => (await state(serve, name)) === 'Ready', { timeoutMs: 15_000, what: 'first Ready' });
+      }
+      const warning = await waitFor(async () => (await events(serve, 'second')).find((e) => e.type === 'Warning' && e.reason === 'PortAllocation'), {
+        timeoutMs: 10_000,
+        what: 'a PortAllocation Warning on second',
+      });
+      expect(warning.message).toContain(`${port}-${port}`);
+      expect(await state(serve, 'second')).toBe('PortAllocation');
+      expect(await udp(port, 'GAMESERVER')).toBe('NAME: first\n');
+
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${GAMESERVERS}/first`)).status).toBe(200);
+      await waitFor(async () => (await state(serve, 'second')) === 'Ready', { timeoutMs: 15_000, what: 'second Ready on the released port' });
+      expect(await udp(port, 'GAMESERVER')).toBe('NAME: second\n');
+    } finally {
+      await serve.process.kill('SIGTERM', 10_000);
+      await killAll();
+    }
+  }, 40_000);
+
+  it('a host port busy on the machine: the simulated server dies as the example would, fleetsim keeps serving', async () => {
+    const port = await freeUdpPort();
+    const squatter = createSocket('udp4');
+    await new Promise<void>((resolve) => squatter.bind(port, '127.0.0.1', () => resolve()));
+    const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES, '--port-range', `${port}-${port}`]);
+    try {
+      const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: gameServerManifest('blocked', 'UDP') });
+      expect(r.status, r.text).toBe(201);
+      await waitFor(async () => (await state(serve, 'blocked')) === 'Unhealthy', { timeoutMs: 15_000, what: 'blocked Unhealthy' });
+      const logs = await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/blocked/log');
+      expect(logs.text).toMatch(/Could not start server/);
+      expect((await apiRequest(serve.baseUrl, 'GET', GAMESERVERS)).status).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      await serve.process.kill('SIGTERM', 10_000);
+      await killAll();
+    }
+  }, 40_000);
+});

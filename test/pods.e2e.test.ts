@@ -105,6 +105,8 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     const described = await kubectl.ok(['describe', 'pod', names[0]!]);
     expect(described).toMatch(/Controlled By:\s+GameServer\/pods-/);
     expect(described).toMatch(/Host Port:\s+\d+\/TCP/);
+    // The kubelet's events are on the pod.
+    expect(described).toMatch(/Normal\s+Started\s+.*Started container with command: node /);
   });
 
   it('serves the process output as kubectl logs, with --tail, --timestamps and -f', async () => {

@@ -5,7 +5,7 @@ import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/
 import { objectKey } from '../kinds/meta.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
-import type { ContainerState } from '../kinds/pod/pod.js';
+import { type ContainerState, podReference } from '../kinds/pod/pod.js';
 import { EventRecorder } from './k8s-events.js';
 
 /** A GameServer's own sidecar, listening on its two loopback ports. */
@@ -334,7 +334,8 @@ export class GameServerProcesses {
 
   private async record(gs: GameServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     if (!this.cluster.gameServers.getByKey(objectKey(gs.metadata.namespace, gs.metadata.name))) return;
-    await this.cluster.commit([this.events.event(gs, { type, reason, message })]).catch(() => undefined);
+    // As the kubelet does, on the pod: `kubectl describe pod` lists them.
+    await this.cluster.commit([this.events.event(podReference(gs), { type, reason, message })]).catch(() => undefined);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { GameServer } from '../gameserver/gameserver.js';
-import { rfc3339 } from '../meta.js';
+import { type ObjectMeta, rfc3339 } from '../meta.js';
 import type { Resource } from '../resource.js';
 import { FLEETSIM_AGONES_VERSION, SDK_VERSION_ANNOTATION } from '../gameserver/rules.js';
 
@@ -40,7 +40,7 @@ export function hasPod(gs: GameServer): boolean {
 }
 
 /** A uid derived from the GameServer's: stable, and distinct from it. */
-function podUid(gameServerUid: string): string {
+export function podUid(gameServerUid: string): string {
   const h = createHash('sha1').update(`pod/${gameServerUid}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
@@ -77,6 +77,11 @@ function phaseOf(gs: GameServer, container: ContainerStatus | undefined): string
     return state.exitCode === 0 ? 'Succeeded' : 'Failed';
   }
   return 'Running';
+}
+
+/** What an Event about a GameServer's pod names as its involved object (the kubelet reports on the pod). */
+export function podReference(gs: GameServer): { apiVersion: string; kind: string; metadata: ObjectMeta } {
+  return { apiVersion: 'v1', kind: POD_KIND, metadata: { ...gs.metadata, uid: podUid(gs.metadata.uid) } };
 }
 
 /** Builds the Pod of a GameServer: Agones's labels, annotations and owner; the template's spec; the kubelet's status. */

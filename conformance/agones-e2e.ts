@@ -1,0 +1,149 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * `npm run conformance:agones-e2e`: Agones's own end-to-end suite (test/e2e in the Agones
+ * repository) against `fleetsim serve`, one test at a time, each against a fresh server. Needs
+ * AGONES_SRC, the path of an extracted Agones tree (it ships a Go vendor/ folder, so the suite
+ * builds offline). Prints a line per test and a summary, and writes them to
+ * `reports/out/agones-e2e.json`. A conformance run, like the benchmarks: not part of `npm test`.
+ *
+ *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild]
+ */
+
+const CLI = fileURLToPath(new URL('../../bin/fleetsim.js', import.meta.url));
+const OUT = fileURLToPath(new URL('../../reports/out/', import.meta.url));
+const PER_TEST_TIMEOUT_MS = Number(process.env.AGONES_E2E_TIMEOUT_MS ?? 180_000);
+
+interface Outcome {
+  test: string;
+  result: 'pass' | 'fail' | 'skip' | 'timeout';
+  seconds: number;
+  /** The first error the test printed, when it did not pass. */
+  cause?: string;
+}
+
+function build(src: string, rebuild: boolean): string {
+  const binary = join(src, '.fleetsim', 'agones-e2e.test');
+  if (existsSync(binary) && !rebuild) return binary;
+  mkdirSync(join(src, '.fleetsim'), { recursive: true });
+  console.log(`building Agones's e2e suite in ${src} (go test -c -mod=vendor ./test/e2e)…`);
+  execFileSync('go', ['test', '-c', '-mod=vendor', '-o', binary, './test/e2e'], { cwd: src, stdio: 'inherit' });
+  return binary;
+}
+
+/** The suite's tests, read from its sources (listing them through the binary would need a cluster: TestMain sets one up). */
+function listTests(cwd: string, pattern: string): string[] {
+  const match = new RegExp(pattern);
+  const tests = new Set<string>();
+  for (const file of readdirSync(cwd).filter((f) => f.endsWith('_test.go'))) {
+    for (const m of readFileSync(join(cwd, file), 'utf8').matchAll(/^func (Test\w+)\(t \*testing\.T\)/gm)) {
+      if (m[1] !== 'TestMain' && match.test(m[1]!)) tests.add(m[1]!);
+    }
+  }
+  return [...tests].sort();
+}
+
+/** Starts `fleetsim serve` on a free port with an empty in-memory cluster. */
+async function startServe(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', ':memory:', '--no-default-fleet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const port = await new Promise<number>((ok, fail) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const m = /serving on http:\/\/\S+:(\d+)/.exec(out);
+      if (m) ok(Number(m[1]));
+    });
+    child.once('exit', (code) => fail(new Error(`fleetsim serve exited with ${code}`)));
+  });
+  child.stderr!.resume();
+  return { child, port };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The first line that says why a Go test failed: an assertion's "Error:" or a log at error level. */
+function firstCause(output: string): string | undefined {
+  const lines = output.split('\n');
+  const error = lines.findIndex((l) => /^\s+Error:\s/.test(l));
+  if (error >= 0) return lines.slice(error, error + 2).map((l) => l.trim()).join(' ');
+  return lines.find((l) => /level=(error|fatal)|panic:|--- FAIL/.test(l))?.trim();
+}
+
+async function runOne(binary: string, cwd: string, test: string, dir: string): Promise<Outcome> {
+  const started = Date.now();
+  const { child, port } = await startServe();
+  const kubeconfig = join(dir, `${test}.kubeconfig`);
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: fleetsim, cluster: {server: "http://127.0.0.1:${port}"}}]`,
+      'contexts: [{name: fleetsim, context: {cluster: fleetsim, namespace: default}}]',
+      'current-context: fleetsim',
+      'users: []',
+    ].join('\n'),
+  );
+  try {
+    const suite = spawn(binary, [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    suite.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    suite.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      suite.kill('SIGKILL');
+    }, PER_TEST_TIMEOUT_MS);
+    await new Promise((done) => suite.once('close', done));
+    clearTimeout(timer);
+    const seconds = (Date.now() - started) / 1000;
+    if (timedOut) return { test, result: 'timeout', seconds, cause: `no result after ${PER_TEST_TIMEOUT_MS / 1000} s` };
+    if (new RegExp(`--- PASS: ${test} `).test(output)) return { test, result: 'pass', seconds };
+    if (new RegExp(`--- SKIP: ${test} `).test(output)) return { test, result: 'skip', seconds, cause: firstCause(output) };
+    return { test, result: 'fail', seconds, cause: firstCause(output) ?? output.trim().split('\n').slice(-1)[0] };
+  } finally {
+    await stop(child);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const src = process.env.AGONES_SRC;
+  if (!src || !existsSync(join(src, 'test', 'e2e'))) {
+    console.error('AGONES_SRC must name an extracted Agones tree (with test/e2e and vendor/): e.g. AGONES_SRC=~/src/agones npm run conformance:agones-e2e');
+    process.exitCode = 2;
+    return;
+  }
+  const root = resolve(src);
+  const binary = build(root, args.includes('--rebuild'));
+  const cwd = join(root, 'test', 'e2e');
+  const pattern = args.find((a) => !a.startsWith('--')) ?? '.*';
+  const tests = listTests(cwd, pattern);
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-agones-e2e-'));
+  const outcomes: Outcome[] = [];
+  for (const test of tests) {
+    const outcome = await runOne(binary, cwd, test, dir);
+    outcomes.push(outcome);
+    console.log(`${outcome.result.padEnd(7)} ${test} (${outcome.seconds.toFixed(1)} s)${outcome.cause ? `: ${outcome.cause}` : ''}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const count = (r: Outcome['result']) => outcomes.filter((o) => o.result === r).length;
+  console.log(`${tests.length} tests: ${count('pass')} passed, ${count('fail')} failed, ${count('timeout')} timed out, ${count('skip')} skipped`);
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(join(OUT, 'agones-e2e.json'), JSON.stringify({ pattern, outcomes }, null, 2));
+}
+
+await main();

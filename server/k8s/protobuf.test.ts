@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs/light.js';
 import { describe, expect, it } from 'vitest';
-import { decodeKubernetesProtobuf, ProtobufBodyError } from './protobuf.js';
+import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from './protobuf.js';
 import fixtures from './protobuf.fixtures.json' with { type: 'json' };
 
 // The fixtures are client-go's own bytes (its protobuf serializer, as a typed client sends them)
@@ -26,14 +26,10 @@ function named(name: string, more?: (w: protobuf.Writer) => void): Uint8Array {
   return w.finish();
 }
 
-function errorOf(f: () => unknown): ProtobufBodyError {
-  try {
-    f();
-  } catch (error) {
-    if (error instanceof ProtobufBodyError) return error;
-    throw error;
-  }
-  throw new Error('no error thrown');
+/** Expects decoding `body` to throw a ProtobufBodyError of that reason whose message matches. */
+function expectRefused(body: Buffer, message: RegExp | string, reason: ProtobufBodyError['reason'] = 'malformed'): void {
+  const matcher = typeof message === 'string' ? message : expect.stringMatching(message);
+  expect(() => decodeKubernetesProtobuf(body)).toThrow(expect.objectContaining({ name: 'ProtobufBodyError', reason, message: matcher }));
 }
 
 describe('decodeKubernetesProtobuf on client-go bytes', () => {
@@ -54,6 +50,13 @@ describe('decodeKubernetesProtobuf', () => {
     const raw = named('x', (w) => w.uint32((99 << 3) | VARINT).uint64(5).uint32((98 << 3) | LEN).string('ignored'));
     const decoded = decodeKubernetesProtobuf(body('v1', 'Namespace', raw, (w) => w.uint32((9 << 3) | LEN).string('later')));
     expect(decoded).toStrictEqual({ kind: 'Namespace', apiVersion: 'v1', metadata: { name: 'x', creationTimestamp: null }, spec: {}, status: {} });
+  });
+
+  it('says which kinds it reads', () => {
+    expect(protobufKindSupported('v1', 'Secret')).toBe(true);
+    expect(protobufKindSupported('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding')).toBe(true);
+    expect(protobufKindSupported('v1', 'Pod')).toBe(false);
+    expect(protobufKindSupported('agones.dev/v1', 'GameServer')).toBe(false);
   });
 
   it('reads DeleteOptions under any apiVersion', () => {
@@ -91,48 +94,43 @@ describe('decodeKubernetesProtobuf refuses', () => {
   const namespace = Buffer.from(fixtures.find((f) => f.name === 'Namespace')!.hex, 'hex');
 
   it('a body without the magic bytes', () => {
-    const error = errorOf(() => decodeKubernetesProtobuf(Buffer.from('{"kind":"Namespace"}')));
-    expect(error.message).toMatch(/not Kubernetes protobuf/);
-    expect(error.reason).toBe('malformed');
-    expect(errorOf(() => decodeKubernetesProtobuf(Buffer.from('k8s'))).message).toMatch(/not Kubernetes protobuf/);
+    expectRefused(Buffer.from('{"kind":"Namespace"}'), /not Kubernetes protobuf/);
+    expectRefused(Buffer.from('k8s'), /not Kubernetes protobuf/);
   });
 
   it('a truncated body', () => {
-    for (const cut of [namespace.length - 1, namespace.length - 20, 6]) {
-      const error = errorOf(() => decodeKubernetesProtobuf(namespace.subarray(0, cut)));
-      expect(error.message).toMatch(/malformed/);
-      expect(error.reason).toBe('malformed');
-    }
+    for (const cut of [namespace.length - 1, namespace.length - 20, 6]) expectRefused(namespace.subarray(0, cut), /malformed/);
   });
 
   it('an object whose own bytes are malformed', () => {
-    const error = errorOf(() => decodeKubernetesProtobuf(body('v1', 'Namespace', Uint8Array.from([0x0a, 0x7f, 0x01]))));
-    expect(error.message).toMatch(/Namespace object is malformed/);
+    expectRefused(body('v1', 'Namespace', Uint8Array.from([0x0a, 0x7f, 0x01])), /Namespace object is malformed/);
   });
 
   it('an invalid wire type', () => {
-    expect(errorOf(() => decodeKubernetesProtobuf(Buffer.concat([Buffer.from('k8s\0', 'latin1'), Buffer.from([0x0f])]))).message).toMatch(/envelope is malformed/);
+    expectRefused(Buffer.concat([Buffer.from('k8s\0', 'latin1'), Buffer.from([0x0f])]), /envelope is malformed/);
   });
 
   it('a kind it does not read, naming it', () => {
-    const error = errorOf(() => decodeKubernetesProtobuf(body('v1', 'Pod', named('p'))));
-    expect(error.message).toBe('protobuf body of kind "Pod" (v1) is not supported: send it as JSON');
-    expect(error.reason).toBe('unsupported');
-    expect(errorOf(() => decodeKubernetesProtobuf(body('v2', 'Namespace', named('p')))).reason).toBe('unsupported');
+    expectRefused(body('v1', 'Pod', named('p')), 'protobuf body of kind "Pod" (v1) is not supported: send it as JSON', 'unsupported');
+    expectRefused(body('v2', 'Namespace', named('p')), /"Namespace" \(v2\) is not supported/, 'unsupported');
   });
 
   it('an envelope without a kind', () => {
-    expect(errorOf(() => decodeKubernetesProtobuf(body('v1', '', named('p')))).message).toMatch(/does not name its kind/);
+    expectRefused(body('v1', '', named('p')), /does not name its kind/);
   });
 
   it('a compressed object', () => {
-    const error = errorOf(() => decodeKubernetesProtobuf(body('v1', 'Namespace', named('p'), (w) => w.uint32((3 << 3) | LEN).string('gzip'))));
-    expect(error.message).toMatch(/content encoding "gzip"/);
+    expectRefused(body('v1', 'Namespace', named('p'), (w) => w.uint32((3 << 3) | LEN).string('gzip')), /content encoding "gzip"/, 'unsupported');
   });
 
   it('an IntOrString of an unknown type', () => {
     const port = (w: protobuf.Writer) =>
       w.uint32((2 << 3) | LEN).fork().uint32((1 << 3) | LEN).fork().uint32((4 << 3) | LEN).fork().uint32((1 << 3) | VARINT).int64(7).ldelim().ldelim().ldelim();
-    expect(errorOf(() => decodeKubernetesProtobuf(body('v1', 'Service', named('s', port)))).message).toMatch(/IntOrString of unknown type 7/);
+    expectRefused(body('v1', 'Service', named('s', port)), /IntOrString of unknown type 7/);
+  });
+
+  it('(the check itself fails on a wrong message or reason)', () => {
+    expect(() => expectRefused(body('v1', 'Pod', named('p')), /x/, 'unsupported')).toThrow();
+    expect(() => expectRefused(body('v1', 'Pod', named('p')), /Pod/, 'malformed')).toThrow();
   });
 });

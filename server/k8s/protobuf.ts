@@ -62,6 +62,11 @@ function decode(name: string, bytes: Uint8Array, what: string): Message {
   }
 }
 
+/** Whether a protobuf body of this kind can be read (DeleteOptions aside, which is read under any apiVersion). */
+export function protobufKindSupported(apiVersion: string, kind: string): boolean {
+  return KINDS[`${apiVersion} ${kind}`] !== undefined;
+}
+
 /**
  * Reads a Kubernetes protobuf body: the magic bytes, a runtime.Unknown envelope naming the
  * object's apiVersion and kind, and the object's own bytes inside it. Fields unknown here are

@@ -97,7 +97,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
       }
     }
     // A body in a format the API does not read (a cross-site form or text/plain post) is a 415.
-    checkBodyMediaType('POST', req.headers['content-type']);
+    checkBodyMediaType('POST', req.headers['content-type'], { protobuf: false });
     // Strict and Warn refuse unknown fields in an allocation; Ignore drops them.
     const strict = fieldValidationOf(new URLSearchParams(query).get('fieldValidation') ?? undefined) !== 'Ignore';
     const body = await readBody(req, API_BODY_LIMIT);

@@ -61,11 +61,17 @@ describe('checkBodyMediaType', () => {
     ['PUT', 'application/yaml', 200],
     ['POST', 'text/plain', 415],
     ['POST', 'application/x-www-form-urlencoded', 415],
-    ['POST', 'application/vnd.kubernetes.protobuf', 415],
+    ['POST', 'application/vnd.kubernetes.protobuf', 200],
+    ['PUT', 'application/vnd.kubernetes.protobuf', 200],
+    ['PATCH', 'application/vnd.kubernetes.protobuf', 415],
     ['PATCH', 'application/merge-patch+json', 200],
     ['PATCH', 'application/json-patch+json', 200],
     ['PATCH', 'application/json', 415],
     ['PATCH', undefined, 415],
     ['GET', 'text/plain', 200],
   ])('%s with %s: %d', (method, contentType, code) => expect(codeOf(() => checkBodyMediaType(method, contentType))).toBe(code));
+
+  it('refuses protobuf where the surface reads only JSON and YAML', () => {
+    expect(codeOf(() => checkBodyMediaType('POST', 'application/vnd.kubernetes.protobuf', { protobuf: false }))).toBe(415);
+  });
 });

@@ -164,6 +164,8 @@ export function writeOptionsKind(method: string): string {
 
 /** Bodies a create or an update is read from (JSON, or YAML as kubectl may send). */
 export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'];
+/** Kubernetes protobuf: client-go's bodies for built-in kinds (server/k8s/protobuf.ts reads them). */
+export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 /** Bodies a PATCH is read from. */
 export const PATCH_MEDIA_TYPES = [
   'application/json-patch+json',
@@ -180,12 +182,14 @@ export function mediaTypeOf(contentType: string | undefined): string {
 /**
  * A body in a format the API does not read is a 415 before anything else: a browser's
  * cross-site "simple" request (text/plain, form data) never reaches a handler. No Content-Type
- * on a create or an update is read as JSON, as the API server does.
+ * on a create or an update is read as JSON, as the API server does. `protobuf: false` for a
+ * surface that reads only JSON and YAML (the allocation route: GameServerAllocation is no built-in kind).
  */
-export function checkBodyMediaType(method: string, contentType: string | undefined): void {
+export function checkBodyMediaType(method: string, contentType: string | undefined, { protobuf = true } = {}): void {
   if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return;
   const type = mediaTypeOf(contentType);
-  const accepted = method === 'PATCH' ? PATCH_MEDIA_TYPES : OBJECT_MEDIA_TYPES;
+  // A patch is never protobuf (client-go sends its patches as JSON).
+  const accepted = method === 'PATCH' ? PATCH_MEDIA_TYPES : protobuf ? [...OBJECT_MEDIA_TYPES, PROTOBUF_MEDIA_TYPE] : OBJECT_MEDIA_TYPES;
   if (type === '' && method !== 'PATCH') return;
   if (!accepted.includes(type)) throw apiErrors.unsupportedMediaType(contentType ?? '', accepted);
 }

@@ -5,6 +5,7 @@ import type { KindDefinition } from '../kinds/registry.js';
 import { apiVersionOf } from '../kinds/registry.js';
 import type { Resource } from '../kinds/resource.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
+import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../k8s/protobuf.js';
 import type { Cluster } from '../cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
@@ -16,7 +17,10 @@ import {
   encodeContinue,
   type ListOptions,
   listOptionsOf,
+  mediaTypeOf,
+  OBJECT_MEDIA_TYPES,
   parseResourceVersion,
+  PROTOBUF_MEDIA_TYPE,
   queryText,
   writeOptionsKind,
 } from './request-options.js';
@@ -55,8 +59,46 @@ function resolveTarget(group: string, version: string, rest: string[]): Target |
 }
 
 
+function bodyBytes(req: Request): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
 function parseBody(req: Request): unknown {
-  return parseRequestText(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '', req.headers['content-type']);
+  if (mediaTypeOf(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE) return parseProtobufBody(req);
+  return parseRequestText(bodyBytes(req).toString('utf8'), req.headers['content-type']);
+}
+
+/**
+ * A Kubernetes protobuf body, read into the document a JSON client would have sent. A malformed
+ * body is a 400; a well-formed one of a kind the decoder does not know is a 415, as the API
+ * server answers a protobuf body it has no decoder for (a custom resource's), with the kind named.
+ */
+function parseProtobufBody(req: Request): Record<string, unknown> {
+  const body = bodyBytes(req);
+  if (body.length === 0) throw apiErrors.badRequest('the request body is empty');
+  try {
+    return decodeKubernetesProtobuf(body);
+  } catch (error) {
+    if (!(error instanceof ProtobufBodyError)) throw error;
+    if (error.reason === 'malformed') throw apiErrors.badRequest(error.message);
+    const refused = apiErrors.unsupportedMediaType(req.headers['content-type'] ?? '', OBJECT_MEDIA_TYPES);
+    throw new ApiError({ ...refused.status, message: error.message });
+  }
+}
+
+/**
+ * A DELETE's body (JSON, YAML or protobuf): its DeleteOptions, or undefined when it sent none.
+ * Not used yet: the DELETE handler still ignores its body.
+ */
+export function deleteOptionsOf(req: Request): Record<string, unknown> | undefined {
+  if (bodyBytes(req).toString('utf8').trim() === '') return undefined;
+  const options = parseBody(req);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw apiErrors.badRequest('the body of a delete must be a DeleteOptions object');
+  }
+  const kind = (options as { kind?: unknown }).kind;
+  if (kind !== undefined && kind !== 'DeleteOptions') throw apiErrors.badRequest(`the body of a delete must be a DeleteOptions, not a ${String(kind)}`);
+  return options as Record<string, unknown>;
 }
 
 /** The `fieldValidation` query parameter: Strict when absent or empty; anything else than the three is a 400. */
@@ -125,7 +167,9 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       const target = resolveTarget(group(req), version(req), parts);
       if (!target) return sendError(res, apiErrors.pathNotFound());
       try {
-        checkBodyMediaType(req.method, req.headers['content-type']);
+        // Protobuf only for the built-in kinds the decoder reads: a custom resource's protobuf body is a 415, as from the API server.
+        const protobuf = protobufKindSupported(apiVersionOf(target.definition), target.definition.kind);
+        checkBodyMediaType(req.method, req.headers['content-type'], { protobuf });
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
         // Pods are projected from GameServers, not stored: their own routes build them.

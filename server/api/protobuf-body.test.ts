@@ -1,0 +1,123 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Request } from 'express';
+import protobuf from 'protobufjs/light.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VirtualClock } from '../clock.js';
+import { parseFeatureGates } from '../features.js';
+import { Cluster } from '../cluster.js';
+import { ApiError } from '../k8s/status.js';
+import fixtures from '../k8s/protobuf.fixtures.json' with { type: 'json' };
+import { deleteOptionsOf, resourceApi } from './resource-api.js';
+
+// client-go sends built-in kinds as Kubernetes protobuf; the resource API reads them as the JSON
+// a JSON client would have sent (the fixtures are client-go's own bytes).
+
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const bytesOf = (name: string) => Buffer.from(fixtures.find((f) => f.name === name)!.hex, 'hex');
+
+/** magic + runtime.Unknown{typeMeta{apiVersion, kind}, raw}. */
+function envelope(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
+  const w = protobuf.Writer.create();
+  w.uint32(0x0a).fork().uint32(0x0a).string(apiVersion).uint32(0x12).string(kind).ldelim().uint32(0x12).bytes(raw);
+  return Buffer.concat([Buffer.from('k8s\0', 'latin1'), w.finish()]);
+}
+
+let server: Server;
+let cluster: Cluster;
+let base: string;
+beforeEach(async () => {
+  cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+  const app = express();
+  app.use(resourceApi(cluster));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  cluster.close();
+});
+
+async function send(method: string, path: string, body: Buffer, contentType = PROTOBUF) {
+  const res = await fetch(`${base}${path}`, { method, body: new Uint8Array(body), headers: { 'Content-Type': contentType, Accept: `${PROTOBUF},application/json` } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('protobuf request bodies', () => {
+  it('a protobuf Secret is created as its JSON would be', async () => {
+    const created = await send('POST', '/api/v1/namespaces/e2e-test-abc/secrets', bytesOf('Secret'));
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ kind: 'Secret', metadata: { name: 'allocator-tls', namespace: 'e2e-test-abc' }, type: 'kubernetes.io/tls' });
+    expect((created.body.data as Record<string, string>)['tls.key']).toBe('AAEC/w==');
+  });
+
+  it('a protobuf update (PUT) is read too', async () => {
+    /** Secret{metadata{name, resourceVersion}, stringData{k: value}}, as client-go would frame it. */
+    const secret = (value: string, resourceVersion = '') => {
+      const w = protobuf.Writer.create();
+      w.uint32(0x0a).fork().uint32(0x0a).string('tok').uint32(0x32).string(resourceVersion).ldelim();
+      w.uint32(0x22).fork().uint32(0x0a).string('k').uint32(0x12).string(value).ldelim();
+      return envelope('v1', 'Secret', w.finish());
+    };
+    const created = await send('POST', '/api/v1/namespaces/ns/secrets', secret('one'));
+    expect(created.status).toBe(201);
+    const resourceVersion = (created.body.metadata as { resourceVersion: string }).resourceVersion;
+    const updated = await send('PUT', '/api/v1/namespaces/ns/secrets/tok', secret('two', resourceVersion));
+    expect(updated.status).toBe(200);
+    expect(updated.body.data).toStrictEqual({ k: Buffer.from('two').toString('base64') });
+  });
+
+  it('a malformed protobuf body is a 400 naming the problem', async () => {
+    const res = await send('POST', '/api/v1/namespaces/ns/secrets', bytesOf('Secret').subarray(0, 30));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringMatching(/malformed/) });
+    expect((await send('POST', '/api/v1/namespaces/ns/secrets', Buffer.from('{}'))).status).toBe(400);
+  });
+
+  it('a protobuf body for a custom resource is a 415, as the API server answers it', async () => {
+    const res = await send('POST', '/apis/agones.dev/v1/namespaces/ns/gameservers', envelope('agones.dev/v1', 'GameServer', new Uint8Array()));
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ reason: 'UnsupportedMediaType', message: expect.stringContaining(PROTOBUF) });
+  });
+
+  it('a protobuf body of a kind the decoder does not know is a 415 naming the kind', async () => {
+    const res = await send('POST', '/api/v1/namespaces/ns/secrets', envelope('v1', 'Pod', new Uint8Array()));
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ reason: 'UnsupportedMediaType', message: 'protobuf body of kind "Pod" (v1) is not supported: send it as JSON' });
+  });
+
+  it('a protobuf patch is a 415', async () => {
+    expect((await send('PATCH', '/api/v1/namespaces/ns/secrets/s2', bytesOf('Secret'))).status).toBe(415);
+  });
+});
+
+describe('deleteOptionsOf', () => {
+  const req = (body: Buffer | undefined, contentType?: string) => ({ body, headers: contentType ? { 'content-type': contentType } : {} }) as unknown as Request;
+  const code = (f: () => unknown) => {
+    try {
+      f();
+    } catch (error) {
+      return (error as ApiError).code;
+    }
+    return 200;
+  };
+
+  it('none when the body is empty', () => {
+    expect(deleteOptionsOf(req(undefined))).toBeUndefined();
+    expect(deleteOptionsOf(req(Buffer.from(' \n'), 'application/json'))).toBeUndefined();
+  });
+
+  it('reads JSON and protobuf alike', () => {
+    expect(deleteOptionsOf(req(Buffer.from('{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","gracePeriodSeconds":0}'), 'application/json'))).toStrictEqual(
+      { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground', gracePeriodSeconds: 0 },
+    );
+    expect(deleteOptionsOf(req(bytesOf('DeleteOptions'), PROTOBUF))).toStrictEqual({ kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, propagationPolicy: 'Foreground' });
+  });
+
+  it('refuses a body that is not DeleteOptions', () => {
+    expect(code(() => deleteOptionsOf(req(bytesOf('Namespace'), PROTOBUF)))).toBe(400);
+    expect(code(() => deleteOptionsOf(req(Buffer.from('[1]'), 'application/json')))).toBe(400);
+    expect(code(() => deleteOptionsOf(req(Buffer.from('{'), 'application/json')))).toBe(400);
+  });
+});

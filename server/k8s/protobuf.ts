@@ -48,6 +48,7 @@ function buildRoot(): protobuf.Root {
   return root;
 }
 
+// Built on the first protobuf body: a server that never sees one pays nothing.
 let root: protobuf.Root | undefined;
 function typeOf(name: string): protobuf.Type {
   root ??= buildRoot();

@@ -7,12 +7,16 @@ import { gameServerEvent } from './kinds/gameserver/events.js';
 import { objectKey, rfc3339 } from './kinds/meta.js';
 import type { NewEvent } from './log/event-log.js';
 import { Store, type StoreOptions } from './runtime/store.js';
+import { resourceEvent } from './kinds/resource.js';
+import { NAMESPACE_KIND, namespaceObject, SYSTEM_NAMESPACES } from './kinds/namespace/namespace.js';
 
 export type { GameServerChange } from './runtime/store.js';
 
 export interface ClusterOptions extends StoreOptions {
   /** Seed of every random choice (uids, names, ports), so a run can be repeated. */
   seed?: number;
+  /** Whether the cluster has Kubernetes's system namespaces (default true; a lone sidecar has no API to need them). */
+  systemNamespaces?: boolean;
 }
 
 /**
@@ -35,10 +39,22 @@ export class Cluster extends Store {
     this.actors.start();
     this.health = new HealthMonitor(this, this.actors);
     this.health.start();
+    if (options.systemNamespaces ?? true) this.createSystemNamespaces();
     // A pod goes with its GameServer.
     this.gameServerChanges$.subscribe((change) => {
       if (!change.object) this.pods.remove(change.key);
     });
+  }
+
+  /** A cluster starts with its system namespaces (`default` among them); a log made before they existed gets them now. */
+  private createSystemNamespaces(): void {
+    const missing = SYSTEM_NAMESPACES.filter((name) => !this.get(NAMESPACE_KIND, '', name));
+    const events = missing.map((name) =>
+      resourceEvent('ResourceCreated', NAMESPACE_KIND, '', name, { object: namespaceObject(name, this.rng.uid(), this.clock.now()) }),
+    );
+    // Applied at once (the read model has them before any request); durable with the next commit,
+    // and no reader sees them before that (reads wait for durable state).
+    this.commit(events).catch((error: unknown) => console.error('fleetsim: could not record the system namespaces:', error));
   }
 
   /**

@@ -7,6 +7,7 @@ import { GameServerController } from './controllers/gameserver-controller.js';
 import { GameServerSetController } from './controllers/gameserverset-controller.js';
 import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
+import { NamespaceController } from './controllers/namespace-controller.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/resource-api.js';
@@ -110,6 +111,7 @@ export class FleetsimServer {
       this.simulated,
       this.processes,
       new EventExpiry(this.cluster),
+      new NamespaceController(this.cluster, this.service),
     ];
   }
 

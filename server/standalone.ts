@@ -46,7 +46,7 @@ export class StandaloneSidecar {
   private name = 'local';
 
   constructor(private readonly options: StandaloneSidecarOptions) {
-    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed });
+    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false });
     this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
     this.controller = new GameServerController(this.cluster, { deleteShutdown: false });
   }

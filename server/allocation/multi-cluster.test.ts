@@ -5,6 +5,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/gameserverallocationpolicy/definition.js';
 import { ResourceService } from '../resources/service.js';
+import { NAMESPACE_DEFINITION } from '../kinds/namespace/definition.js';
 import { Cluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
@@ -121,6 +122,9 @@ async function setup(policies: Array<{ name: string; labels?: Record<string, str
   }
   const settle = settler(clock);
   await readyGameServers(cluster, settle, count);
+  for (const namespace of new Set(policies.map((p) => p.namespace ?? 'default'))) {
+    if (!cluster.get('Namespace', '', namespace)) await resources.create(NAMESPACE_DEFINITION, '', { metadata: { name: namespace } });
+  }
   for (const p of policies) {
     await resources.create(GAMESERVERALLOCATIONPOLICY_DEFINITION, p.namespace ?? 'default', {
       metadata: { name: p.name, labels: p.labels ?? {} },

@@ -45,7 +45,15 @@ async function send(method: string, path: string, body: Buffer, contentType = PR
 }
 
 describe('protobuf request bodies', () => {
-  it('a protobuf Secret is created as its JSON would be', async () => {
+  it('a protobuf Namespace is created, and a protobuf Secret in it as its JSON would be', async () => {
+    const namespace = (name: string) => {
+      const w = protobuf.Writer.create();
+      w.uint32(0x0a).fork().uint32(0x0a).string(name).ldelim();
+      return envelope('v1', 'Namespace', w.finish());
+    };
+    const ns = await send('POST', '/api/v1/namespaces', namespace('e2e-test-abc'));
+    expect(ns.status).toBe(201);
+    expect(ns.body).toMatchObject({ kind: 'Namespace', metadata: { name: 'e2e-test-abc' }, status: { phase: 'Active' } });
     const created = await send('POST', '/api/v1/namespaces/e2e-test-abc/secrets', bytesOf('Secret'));
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ kind: 'Secret', metadata: { name: 'allocator-tls', namespace: 'e2e-test-abc' }, type: 'kubernetes.io/tls' });
@@ -60,10 +68,10 @@ describe('protobuf request bodies', () => {
       w.uint32(0x22).fork().uint32(0x0a).string('k').uint32(0x12).string(value).ldelim();
       return envelope('v1', 'Secret', w.finish());
     };
-    const created = await send('POST', '/api/v1/namespaces/ns/secrets', secret('one'));
+    const created = await send('POST', '/api/v1/namespaces/default/secrets', secret('one'));
     expect(created.status).toBe(201);
     const resourceVersion = (created.body.metadata as { resourceVersion: string }).resourceVersion;
-    const updated = await send('PUT', '/api/v1/namespaces/ns/secrets/tok', secret('two', resourceVersion));
+    const updated = await send('PUT', '/api/v1/namespaces/default/secrets/tok', secret('two', resourceVersion));
     expect(updated.status).toBe(200);
     expect(updated.body.data).toStrictEqual({ k: Buffer.from('two').toString('base64') });
   });

@@ -29,6 +29,8 @@ import { openApiRouter } from './openapi/routes.js';
 import { toTable } from './table.js';
 import { stringifyJsonExact } from '../log/json.js';
 import { servePods } from './pods.js';
+import { serveCustomResourceDefinitions } from './crds.js';
+import { CRD_KIND } from '../kinds/customresourcedefinition/definition.js';
 import { POD_KIND } from '../kinds/pod/pod.js';
 import { fieldFilterOf, selectorOf, sendError, sendJson, wantsTable } from './responses.js';
 
@@ -177,6 +179,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
           if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);
           return await (req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res)) : servePods(cluster, target, req, res));
         }
+        if (target.definition.kind === CRD_KIND) return serveCustomResourceDefinitions(cluster, target.name, target.subresource, req, res);
         if (req.method === 'GET') {
           await reachAskedResourceVersion(cluster, req);
           // A read answers from durable state only (a GET's answer is built before its first await).
@@ -239,6 +242,13 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
       const created = await service.create(definition, namespace, parseBody(req), options);
       return sendWritten(res, 201, created, options);
     }
+    if (method === 'DELETE') {
+      // deletecollection: what the selectors match, each deleted as by its own DELETE; the answer lists them.
+      const fieldFilter = fieldFilterOf(req, definition.kind);
+      const deleted = await service.deleteCollection(definition, target.namespace, selectorOf(req), writeOptions(req), fieldFilter ?? undefined);
+      const metadata = { resourceVersion: String(cluster.resourceVersion) };
+      return sendJson(res, 200, { apiVersion: apiVersionOf(definition), kind: definition.listKind, metadata, items: deleted });
+    }
     throw apiErrors.methodNotAllowed();
   }
 
@@ -261,6 +271,10 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
     }
     case 'DELETE': {
       const deleted = await service.delete(definition, namespace, name, writeOptions(req));
+      // Still there (terminating: a namespace emptying, a process taking its grace period): the
+      // API server answers with the object as it now is.
+      const lingering = cluster.get(definition.kind, definition.namespaced ? namespace : '', name);
+      if (lingering) return sendJson(res, 200, lingering);
       return sendJson(res, 200, {
         kind: 'Status',
         apiVersion: 'v1',

@@ -107,13 +107,12 @@ export const apiErrors = {
     status(404, 'NotFound', `${resourceName(plural, group)} "${name}" not found`, { name, group: group || undefined, kind: plural }),
   alreadyExists: (plural: string, group: string, name: string) =>
     status(409, 'AlreadyExists', `${resourceName(plural, group)} "${name}" already exists`, { name, group: group || undefined, kind: plural }),
-  conflict: (plural: string, group: string, name: string) =>
-    status(
-      409,
-      'Conflict',
-      `Operation cannot be fulfilled on ${resourceName(plural, group)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-      { name, group: group || undefined, kind: plural },
-    ),
+  conflict: (
+    plural: string,
+    group: string,
+    name: string,
+    why = 'the object has been modified; please apply your changes to the latest version and try again',
+  ) => status(409, 'Conflict', `Operation cannot be fulfilled on ${resourceName(plural, group)} "${name}": ${why}`, { name, group: group || undefined, kind: plural }),
   invalid: (kind: string, group: string, name: string, errors: FieldError[]) => new ApiError(invalidStatus(kind, group, name, errors) as K8sStatus),
   badRequest: (message: string) => status(400, 'BadRequest', message),
   forbidden: (message: string) => status(403, 'Forbidden', message),

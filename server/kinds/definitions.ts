@@ -9,6 +9,15 @@ import { SECRET_DEFINITION } from './secret/definition.js';
 import { NODE_DEFINITION } from './node/definition.js';
 import { EVENT_DEFINITION } from './event/definition.js';
 import { POD_DEFINITION } from './pod/definition.js';
+import { NAMESPACE_DEFINITION } from './namespace/definition.js';
+import { CRD_DEFINITION } from './customresourcedefinition/definition.js';
+import { SERVICEACCOUNT_DEFINITION } from './serviceaccount/definition.js';
+import {
+  CLUSTERROLEBINDING_DEFINITION,
+  CLUSTERROLE_DEFINITION,
+  ROLEBINDING_DEFINITION,
+  ROLE_DEFINITION,
+} from './rbac/definition.js';
 
 /** The kinds the resource API serves; each kind's definition lives in its own folder. */
 export const KIND_DEFINITIONS: KindDefinition[] = [
@@ -22,6 +31,13 @@ export const KIND_DEFINITIONS: KindDefinition[] = [
   NODE_DEFINITION,
   EVENT_DEFINITION,
   POD_DEFINITION,
+  NAMESPACE_DEFINITION,
+  SERVICEACCOUNT_DEFINITION,
+  ROLE_DEFINITION,
+  ROLEBINDING_DEFINITION,
+  CLUSTERROLE_DEFINITION,
+  CLUSTERROLEBINDING_DEFINITION,
+  CRD_DEFINITION,
 ];
 
 export function findDefinition(group: string, version: string, plural: string): KindDefinition | undefined {

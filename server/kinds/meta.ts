@@ -18,11 +18,17 @@ export interface ObjectMeta {
   /** RFC 3339, seconds precision, as Kubernetes writes it. */
   creationTimestamp: string;
   deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
   generateName?: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
+}
+
+/** The metadata of a cluster-scoped object the cluster makes itself (a node, a system namespace). */
+export function clusterObjectMeta(name: string, uid: string, now: number, labels: Record<string, string>): ObjectMeta {
+  return { name, namespace: '', uid, resourceVersion: '0', generation: 1, creationTimestamp: rfc3339(now), labels, annotations: {} };
 }
 
 /** `ns/name`: the key of a namespaced object in the read model. */

@@ -54,6 +54,8 @@ export interface KindDefinition {
   memberLabel?: string;
   /** The kind of the objects an object of this kind owns: deleted with it, as the garbage collector does. */
   ownedKind?: string;
+  /** Installed by a CustomResourceDefinition, as Agones installs it (listed at apiextensions.k8s.io). */
+  customResource?: boolean;
 }
 
 /** The body of the kinds fleetsim simulates and serves read-only (Node, Event): any fields. */

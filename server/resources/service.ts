@@ -10,7 +10,9 @@ import { apiErrors } from '../k8s/status.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
-import { definitionOfKind } from '../kinds/definitions.js';
+import { definitionOfKind, KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { NAMESPACE_KIND, namespacePhase, terminatingNamespace, UNDELETABLE_NAMESPACES } from '../kinds/namespace/namespace.js';
+import { POD_KIND } from '../kinds/pod/pod.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
@@ -78,6 +80,7 @@ export class ResourceService {
     this.requireVerb(definition, 'create');
     const input = this.decode(definition, body, options);
     const ns = definition.namespaced ? namespace : '';
+    if (definition.namespaced) this.requireLiveNamespace(definition, ns, input);
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (definition.namespaced && metadata.namespace && metadata.namespace !== ns) {
       throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -314,9 +317,89 @@ export class ResourceService {
   async delete(definition: KindDefinition, namespace: string, name: string, options: WriteOptions = {}): Promise<Resource> {
     this.requireVerb(definition, 'delete');
     const object = this.get(definition, namespace, name);
+    if (definition.kind === NAMESPACE_KIND) return this.deleteNamespace(object, options);
     const events = this.deletionEvents(object);
     if (!options.dryRun) await this.cluster.commit(events);
     return object;
+  }
+
+  /** DELETE of a collection: each object the selector matches, deleted as one DELETE would; answers what was deleted. */
+  async deleteCollection(
+    definition: KindDefinition,
+    namespace: string | undefined,
+    selector: LabelSelector | undefined,
+    options: WriteOptions = {},
+    filter: (object: Resource) => boolean = () => true,
+  ): Promise<Resource[]> {
+    this.requireVerb(definition, 'delete');
+    const objects = this.list(definition, namespace, selector).filter(filter);
+    const events: NewEvent[] = [];
+    const deleted: Resource[] = [];
+    for (const object of objects) {
+      if (definition.kind === NAMESPACE_KIND) {
+        deleted.push(await this.deleteNamespace(object, options).catch(() => object));
+        continue;
+      }
+      events.push(...this.deletionEvents(object));
+      deleted.push(object);
+    }
+    if (!options.dryRun) await this.cluster.commit(events);
+    return deleted;
+  }
+
+  /**
+   * A namespace is deleted as the API server and its namespace controller do: it turns
+   * Terminating, everything in it is deleted (GameServers whose process runs terminate first),
+   * and it goes once empty — at once, or when its last GameServer has gone (see
+   * `namespaceFinalization`). The answer is the namespace as it is while terminating.
+   */
+  private async deleteNamespace(namespace: Resource, options: WriteOptions): Promise<Resource> {
+    const { name } = namespace.metadata;
+    if (UNDELETABLE_NAMESPACES.has(name)) throw apiErrors.forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`);
+    if (namespacePhase(namespace) === 'Terminating') {
+      throw apiErrors.conflict(
+        'namespaces',
+        '',
+        name,
+        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
+      );
+    }
+    const terminating = terminatingNamespace(namespace, this.cluster.clock.now());
+    if (options.dryRun) return terminating;
+    const events: NewEvent[] = [resourceEvent('ResourceUpdated', NAMESPACE_KIND, '', name, { object: terminating })];
+    for (const definition of KIND_DEFINITIONS) {
+      // Pods are projected from GameServers; allocations are never stored.
+      if (!definition.namespaced || definition.kind === POD_KIND || !definition.verbs.includes('list')) continue;
+      for (const object of this.cluster.readModel.list(definition.kind, name)) {
+        if (object.kind !== GAMESERVER_KIND) events.push(resourceEvent('ResourceDeleted', object.kind, name, object.metadata.name, {}));
+        else {
+          const deletion = this.cluster.gameServerDeletion(object as unknown as GameServer);
+          if (deletion) events.push(deletion);
+        }
+      }
+    }
+    const lingering = events.some((e) => e.type === 'GameServerTerminating') || this.cluster.readModel.list(GAMESERVER_KIND, name).some((gs) => gs.metadata.deletionTimestamp);
+    if (!lingering) events.push(resourceEvent('ResourceDeleted', NAMESPACE_KIND, '', name, {}));
+    return this.cluster.commitAndRead(events, () => terminating);
+  }
+
+  /** The event that removes a Terminating namespace once nothing is left in it, if that is now. */
+  namespaceFinalization(name: string): NewEvent | undefined {
+    const namespace = this.cluster.get(NAMESPACE_KIND, '', name);
+    if (!namespace || namespacePhase(namespace) !== 'Terminating') return undefined;
+    if (this.cluster.readModel.list(GAMESERVER_KIND, name).length > 0) return undefined;
+    return resourceEvent('ResourceDeleted', NAMESPACE_KIND, '', name, {});
+  }
+
+  /** The NamespaceLifecycle admission: content goes only into a namespace that exists and is not terminating. */
+  private requireLiveNamespace(definition: KindDefinition, namespace: string, input: Record<string, unknown>): void {
+    const live = this.cluster.get(NAMESPACE_KIND, '', namespace);
+    if (!live) throw apiErrors.notFound('namespaces', '', namespace);
+    if (namespacePhase(live) === 'Terminating') {
+      const name = isJsonObject(input.metadata) && typeof input.metadata.name === 'string' ? input.metadata.name : '';
+      const target = definition.group ? `${definition.plural}.${definition.group}` : definition.plural;
+      throw apiErrors.forbidden(`${target} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
   }
 
   /** Events deleting an object and its dependents (children first). */
@@ -356,8 +439,11 @@ export class ResourceService {
         ...(metadata.finalizers && { finalizers: metadata.finalizers }),
       },
     };
-    // Status belongs to controllers: an update of the object leaves it as it was.
-    if (current.status !== undefined) next.status = current.status;
+    // Where the status is a subresource it belongs to controllers: an update of the object leaves
+    // it as it was. Where it is not (a GameServer), one update changes spec and status together.
+    const writesStatus = !definition.subresources.status && input.status !== undefined;
+    if (writesStatus) next.status = input.status;
+    else if (current.status !== undefined) next.status = current.status;
     else delete next.status;
     if (definition.defaults) next = definition.defaults(next, this.context, current);
     // Compared as JSON values, so a body that only orders its keys differently changes nothing.
@@ -373,6 +459,7 @@ export class ResourceService {
         ? gameServerEvent('GameServerSpecUpdated', namespace, name, {
             metadata: next.metadata,
             spec: next.spec as GameServer['spec'],
+            ...(!jsonEqual(next.status, current.status) && { status: next.status as GameServer['status'] }),
           })
         : resourceEvent('ResourceUpdated', definition.kind, namespace, name, {
             object: stripDerivedStatus(definition, next),

@@ -199,6 +199,7 @@ describe('replay', () => {
     const { cluster, clock, sidecar } = await setup({ db });
     await sidecar.setLabel('a', 'b');
     await sidecar.reserve(5);
+    const reservedAt = cluster.resourceVersion;
     clock.advance(5000);
     await sidecar.updateCounter({ name: 'rooms', countDiff: 3 });
     await sidecar.addListValue('players', 'x');
@@ -209,7 +210,7 @@ describe('replay', () => {
     const live = [...cluster.gameServers.values()];
     expect(replayLog(db).gameServers.get('default', 'local')).toEqual(live[0]);
     // And up to a point in the past.
-    const atReserve = replayLog(db, { toSeq: 3 }).gameServers.get('default', 'local')!;
+    const atReserve = replayLog(db, { toSeq: reservedAt }).gameServers.get('default', 'local')!;
     expect(atReserve.status.state).toBe('Reserved');
   });
 

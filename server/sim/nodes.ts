@@ -1,5 +1,5 @@
 import type { NodeAddress } from '../kinds/gameserver/gameserver.js';
-import { rfc3339 } from '../kinds/meta.js';
+import { clusterObjectMeta } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { Cluster } from '../cluster.js';
 
@@ -24,16 +24,7 @@ export function nodeObject(index: number, uid: string, now: number): Resource {
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: {
-      name,
-      namespace: '',
-      uid,
-      resourceVersion: '0',
-      generation: 1,
-      creationTimestamp: rfc3339(now),
-      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'fleetsim.dev/simulated': 'true' },
-      annotations: {},
-    },
+    metadata: clusterObjectMeta(name, uid, now, { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'fleetsim.dev/simulated': 'true' }),
     spec: {},
     status: {
       addresses,

@@ -13,6 +13,7 @@ export const FLEET_DEFINITION: KindDefinition = {
   singular: 'fleet',
   shortNames: ['flt'],
   namespaced: true,
+  customResource: true,
   verbs: ALL_VERBS,
   subresources: SCALABLE_SUBRESOURCES,
   printerColumns: [...SETS_COLUMNS],

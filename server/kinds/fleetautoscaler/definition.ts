@@ -11,6 +11,7 @@ export const FLEETAUTOSCALER_DEFINITION: KindDefinition = {
   singular: 'fleetautoscaler',
   shortNames: ['fas'],
   namespaced: true,
+  customResource: true,
   verbs: ALL_VERBS,
   subresources: { status: true },
   printerColumns: [AGE_COLUMN],

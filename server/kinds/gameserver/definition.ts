@@ -11,6 +11,7 @@ export const GAMESERVER_DEFINITION: KindDefinition = {
   singular: 'gameserver',
   shortNames: ['gs'],
   namespaced: true,
+  customResource: true,
   verbs: ALL_VERBS,
   subresources: { status: false },
   printerColumns: [

@@ -77,10 +77,14 @@ export interface GameServersCreated {
   members?: Array<{ name: string; uid: string }>;
 }
 
-/** An API update: metadata and spec replaced, status left to the lifecycle. */
+/**
+ * An API update: metadata and spec replaced, and the status when the update changed it (a
+ * GameServer's status is not a subresource: a client may set its state, as Agones allows).
+ */
 export interface GameServerSpecUpdated {
   metadata: ObjectMeta;
   spec: GameServerSpec;
+  status?: GameServerStatus;
 }
 
 /**
@@ -239,7 +243,7 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     }
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;
-      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec };
+      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec, status: p.status ?? gs.status };
     }
     case 'GameServerAllocated': {
       const p = event.payload as GameServerAllocated;

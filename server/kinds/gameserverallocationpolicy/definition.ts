@@ -10,6 +10,7 @@ export const GAMESERVERALLOCATIONPOLICY_DEFINITION: KindDefinition = {
   singular: 'gameserverallocationpolicy',
   shortNames: ['gsap'],
   namespaced: true,
+  customResource: true,
   verbs: ALL_VERBS,
   subresources: { status: false },
   printerColumns: [AGE_COLUMN],

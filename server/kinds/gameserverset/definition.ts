@@ -28,6 +28,7 @@ export const GAMESERVERSET_DEFINITION: KindDefinition = {
   singular: 'gameserverset',
   shortNames: ['gss', 'gsset'],
   namespaced: true,
+  customResource: true,
   verbs: ALL_VERBS,
   subresources: SCALABLE_SUBRESOURCES,
   printerColumns: [...SETS_COLUMNS],

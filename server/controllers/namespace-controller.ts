@@ -1,0 +1,37 @@
+import type { Subscription } from 'rxjs';
+import type { Cluster } from '../cluster.js';
+import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
+import type { ResourceService } from '../resources/service.js';
+
+/**
+ * The namespace controller's last step: a Terminating namespace whose GameServers were still
+ * terminating when it was deleted goes when the last of them has gone (the resource service
+ * deletes the rest of its content at once).
+ */
+export class NamespaceController {
+  private subscription: Subscription | undefined;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly service: ResourceService,
+  ) {}
+
+  start(): void {
+    this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
+      if (!change.object && change.previous) this.finalize(change.previous.metadata.namespace);
+    });
+    // Namespaces a restart found still terminating.
+    for (const namespace of this.cluster.readModel.list(NAMESPACE_KIND)) {
+      if (namespacePhase(namespace) === 'Terminating') this.finalize(namespace.metadata.name);
+    }
+  }
+
+  stop(): void {
+    this.subscription?.unsubscribe();
+  }
+
+  private finalize(namespace: string): void {
+    const event = this.service.namespaceFinalization(namespace);
+    if (event) this.cluster.commit([event]).catch(() => undefined);
+  }
+}

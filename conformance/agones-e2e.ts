@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
  * builds offline). Prints a line per test and a summary, and writes them to
  * `reports/out/agones-e2e.json`. A conformance run, like the benchmarks: not part of `npm test`.
  *
- *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild]
+ *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild] [-- --jobs=N] [-- --feature-gates=A=true&B=false]
  */
 
 const CLI = fileURLToPath(new URL('../../bin/fleetsim.js', import.meta.url));
@@ -47,9 +47,15 @@ function listTests(cwd: string, pattern: string): string[] {
   return [...tests].sort();
 }
 
-/** Starts `fleetsim serve` on a free port with an empty in-memory cluster. */
-async function startServe(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', ':memory:', '--no-default-fleet'], {
+/**
+ * Starts `fleetsim serve` on a free port with an empty in-memory cluster. Each of the parallel
+ * workers gets its own host port ranges: the simulated game servers listen on their ports.
+ */
+async function startServe(worker: number, gates: string): Promise<{ child: ChildProcess; port: number }> {
+  const hostPorts = `${7000 + worker * 1000}-${7999 + worker * 1000}`;
+  const sdkPorts = `${20000 + worker * 500}-${20499 + worker * 500}`;
+  const args = ['serve', '--port', '0', '--db', ':memory:', '--no-default-fleet', '--port-range', hostPorts, '--sdk-port-range', sdkPorts, '--feature-gates', gates];
+  const child = spawn(process.execPath, [CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const port = await new Promise<number>((ok, fail) => {
@@ -82,9 +88,9 @@ function firstCause(output: string): string | undefined {
   return lines.find((l) => /level=(error|fatal)|panic:|--- FAIL/.test(l))?.trim();
 }
 
-async function runOne(binary: string, cwd: string, test: string, dir: string): Promise<Outcome> {
+async function runOne(binary: string, cwd: string, test: string, dir: string, worker: number, gates: string): Promise<Outcome> {
   const started = Date.now();
-  const { child, port } = await startServe();
+  const { child, port } = await startServe(worker, gates);
   const kubeconfig = join(dir, `${test}.kubeconfig`);
   writeFileSync(
     kubeconfig,
@@ -98,7 +104,8 @@ async function runOne(binary: string, cwd: string, test: string, dir: string): P
     ].join('\n'),
   );
   try {
-    const suite = spawn(binary, [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const suiteArgs = [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`, `--feature-gates=${gates}`];
+    const suite = spawn(binary, suiteArgs, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     suite.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
     suite.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
@@ -119,6 +126,24 @@ async function runOne(binary: string, cwd: string, test: string, dir: string): P
   }
 }
 
+/** `--jobs=N`: tests run at once (default 3; each has its own server and port ranges). */
+function jobsOf(args: string[]): number {
+  const flag = args.find((a) => a.startsWith('--jobs='));
+  const jobs = flag ? Number(flag.slice('--jobs='.length)) : 3;
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 20) throw new Error('--jobs must be a whole number from 1 to 20');
+  return jobs;
+}
+
+/**
+ * `--feature-gates=A=true&B=false`, given to fleetsim and to the suite alike (the suite skips the
+ * tests of gates it is told are off). By default the gates Agones's own defaults turn on beyond
+ * fleetsim's (the spec has CountsAndLists off; Agones, and so its suite, has it on).
+ */
+function gatesOf(args: string[]): string {
+  const flag = args.find((a) => a.startsWith('--feature-gates='));
+  return flag ? flag.slice('--feature-gates='.length) : 'CountsAndLists=true';
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const src = process.env.AGONES_SRC;
@@ -133,12 +158,20 @@ async function main(): Promise<void> {
   const pattern = args.find((a) => !a.startsWith('--')) ?? '.*';
   const tests = listTests(cwd, pattern);
   const dir = mkdtempSync(join(tmpdir(), 'fleetsim-agones-e2e-'));
+  const jobs = jobsOf(args);
+  const gates = gatesOf(args);
   const outcomes: Outcome[] = [];
-  for (const test of tests) {
-    const outcome = await runOne(binary, cwd, test, dir);
-    outcomes.push(outcome);
-    console.log(`${outcome.result.padEnd(7)} ${test} (${outcome.seconds.toFixed(1)} s)${outcome.cause ? `: ${outcome.cause}` : ''}`);
-  }
+  const queue = [...tests];
+  // Each test has its own server, so several run at once; most of their time is waiting.
+  const worker = async (index: number) => {
+    for (let test = queue.shift(); test !== undefined; test = queue.shift()) {
+      const outcome = await runOne(binary, cwd, test, dir, index, gates);
+      outcomes.push(outcome);
+      console.log(`${outcome.result.padEnd(7)} ${test} (${outcome.seconds.toFixed(1)} s)${outcome.cause ? `: ${outcome.cause}` : ''}`);
+    }
+  };
+  await Promise.all(Array.from({ length: jobs }, (_, i) => worker(i)));
+  outcomes.sort((a, b) => (a.test < b.test ? -1 : 1));
   rmSync(dir, { recursive: true, force: true });
   const count = (r: Outcome['result']) => outcomes.filter((o) => o.result === r).length;
   console.log(`${tests.length} tests: ${count('pass')} passed, ${count('fail')} failed, ${count('timeout')} timed out, ${count('skip')} skipped`);

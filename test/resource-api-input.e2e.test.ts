@@ -335,6 +335,15 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect(await fleetNow()).toEqual(before);
     });
 
+    it('a scale PUT without spec.replicas (client-go omits a 0) scales to 0', async () => {
+      const current = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged/scale`)).json as { metadata: { resourceVersion: string } };
+      const body = { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'paged', resourceVersion: current.metadata.resourceVersion }, spec: {} };
+      const r = await apiRequest(serve.baseUrl, 'PUT', `${FLEETS}/paged/scale`, { body });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json).toMatchObject({ spec: { replicas: 0 } });
+      expect((await fleetNow()).spec.replicas).toBe(0);
+    });
+
     it.each(['null', '[]', '123', '"text"'])('a status PUT with body %s is a 400, not a 500', async (body) => {
       const r = await apiRequest(serve.baseUrl, 'PUT', `${FLEETS}/paged/status`, { body, headers: { 'content-type': 'application/json' } });
       expect(expectStatus(r, 400).reason).toBe('BadRequest');

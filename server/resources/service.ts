@@ -246,7 +246,9 @@ export class ResourceService {
   ): Promise<Record<string, unknown>> {
     const currentScale = this.getScale(definition, namespace, name);
     const scale = contentType ? this.applyPatch(currentScale as unknown as Resource, body, contentType) : body;
-    const replicas = isJsonObject(scale) && isJsonObject(scale.spec) ? scale.spec.replicas : undefined;
+    // Scale.spec.replicas is `omitempty`: a client scaling to 0 (client-go's UpdateScale) sends no replicas.
+    const spec = isJsonObject(scale) ? (scale.spec === undefined ? {} : scale.spec) : undefined;
+    const replicas = isJsonObject(spec) ? (spec.replicas ?? 0) : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw apiErrors.invalid('Scale', 'autoscaling', name, [
         invalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0'),

@@ -67,7 +67,8 @@ export class GameServerController {
   start(): void {
     for (const [key, gs] of this.cluster.gameServers.entries()) {
       this.account(undefined, gs);
-      const hostPorts = gs.spec.ports.filter(isDynamic).map((p) => p.hostPort ?? 0).filter((p) => p > 0);
+      // A TCPUDP port's two halves share their host port.
+      const hostPorts = [...new Set(gs.spec.ports.filter(isDynamic).map((p) => p.hostPort ?? 0).filter((p) => p > 0))];
       if (hostPorts.length) (this.listens(gs) ? this.listeningPorts : this.ports).claim(key, hostPorts);
       this.observe(key, gs);
     }

@@ -135,12 +135,22 @@ export function gameServerEvent<T extends GameServerEventType>(
 /** Fills the allocated host ports into the Dynamic and Passthrough ports, in order. */
 export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
   let next = 0;
-  return ports.map((port) => {
-    if (port.portPolicy !== 'Dynamic' && port.portPolicy !== 'Passthrough') return port;
-    const hostPort = hostPorts[next++];
-    if (hostPort === undefined) return port;
-    return port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
+  // Agones splits a TCPUDP port in two: `<name>-tcp` in its place and `<name>-udp` at the end,
+  // with the same host port (Dynamic and Passthrough ports when allocated, then Static ones).
+  const udpAllocated: GameServerPort[] = [];
+  const udpStatic: GameServerPort[] = [];
+  const allocated = ports.map((port): GameServerPort => {
+    let p = port;
+    const dynamic = port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
+    if (dynamic) {
+      const hostPort = hostPorts[next++];
+      if (hostPort !== undefined) p = port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
+    }
+    if (p.protocol !== 'TCPUDP') return p;
+    (dynamic ? udpAllocated : udpStatic).push({ ...p, name: `${p.name}-udp`, protocol: 'UDP' });
+    return { ...p, name: `${p.name}-tcp`, protocol: 'TCP' };
   });
+  return udpAllocated.length + udpStatic.length > 0 ? [...allocated, ...udpAllocated, ...udpStatic] : allocated;
 }
 
 /** A status with some fields changed: fields listed, not spread, so every version has one shape. */

@@ -105,7 +105,8 @@ async function runOne(binary: string, cwd: string, test: string, dir: string, wo
   );
   try {
     const suiteArgs = [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`, `--feature-gates=${gates}`];
-    const suite = spawn(binary, suiteArgs, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Some tests run kubectl themselves, which finds the cluster through KUBECONFIG.
+    const suite = spawn(binary, suiteArgs, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig } });
     let output = '';
     suite.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
     suite.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));

@@ -16,6 +16,7 @@ const GATES = 'CountsAndLists=true&PlayerTracking=true';
 
 interface GameServer {
   metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+  spec: { ports: Array<{ name: string; protocol: string }> };
   status: {
     state: string;
     ports: Array<{ name: string; port: number }>;

@@ -132,25 +132,34 @@ export function gameServerEvent<T extends GameServerEventType>(
 
 // Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
 
-/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order. */
+const isAllocated = (port: GameServerPort) => port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
+
+/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order, and splits those that are TCPUDP. */
 export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
   let next = 0;
-  // Agones splits a TCPUDP port in two: `<name>-tcp` in its place and `<name>-udp` at the end,
-  // with the same host port (Dynamic and Passthrough ports when allocated, then Static ones).
-  const udpAllocated: GameServerPort[] = [];
-  const udpStatic: GameServerPort[] = [];
-  const allocated = ports.map((port): GameServerPort => {
-    let p = port;
-    const dynamic = port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
-    if (dynamic) {
-      const hostPort = hostPorts[next++];
-      if (hostPort !== undefined) p = port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
-    }
-    if (p.protocol !== 'TCPUDP') return p;
-    (dynamic ? udpAllocated : udpStatic).push({ ...p, name: `${p.name}-udp`, protocol: 'UDP' });
+  const filled = ports.map((port) => {
+    if (!isAllocated(port)) return port;
+    const hostPort = hostPorts[next++];
+    if (hostPort === undefined) return port;
+    return port.portPolicy === 'Passthrough' ? { ...port, hostPort, containerPort: hostPort } : { ...port, hostPort };
+  });
+  return splitTcpUdp(filled, isAllocated);
+}
+
+/**
+ * Agones splits a TCPUDP port in two, `<name>-tcp` in its place and `<name>-udp` at the end, with
+ * the same host port: the allocated ports when they get their host port, the others (Static) when
+ * the pod is created.
+ */
+export function splitTcpUdp(ports: GameServerPort[], which: (port: GameServerPort) => boolean = () => true): GameServerPort[] {
+  if (!ports.some((p) => p.protocol === 'TCPUDP' && which(p))) return ports;
+  const udp: GameServerPort[] = [];
+  const split = ports.map((p): GameServerPort => {
+    if (p.protocol !== 'TCPUDP' || !which(p)) return p;
+    udp.push({ ...p, name: `${p.name}-udp`, protocol: 'UDP' });
     return { ...p, name: `${p.name}-tcp`, protocol: 'TCP' };
   });
-  return udpAllocated.length + udpStatic.length > 0 ? [...allocated, ...udpAllocated, ...udpStatic] : allocated;
+  return [...split, ...udp];
 }
 
 /** A status with some fields changed: fields listed, not spread, so every version has one shape. */
@@ -249,7 +258,10 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
       });
       const metadata = withMetadata(gs.metadata, gs.metadata.labels, patchMap(gs.metadata.annotations, p.annotations));
       const next = touched(gs, event.seq, status, metadata);
-      return p.hostPorts ? { ...next, spec: { ...next.spec, ports: withHostPorts(next.spec.ports, p.hostPorts) } } : next;
+      if (p.hostPorts) return { ...next, spec: { ...next.spec, ports: withHostPorts(next.spec.ports, p.hostPorts) } };
+      // The pod is created: what is left of TCPUDP (Static ports) is split for it.
+      if (p.state === 'Starting' && gs.status.state === 'Creating') return { ...next, spec: { ...next.spec, ports: splitTcpUdp(next.spec.ports) } };
+      return next;
     }
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;

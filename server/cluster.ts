@@ -58,16 +58,19 @@ export class Cluster extends Store {
   }
 
   /**
-   * The event deleting a GameServer: at once, or — while a real process runs in its pod — a
-   * deletionTimestamp, so it stays (its sidecar answering) until the process has exited within
-   * its grace period (server/controllers/gameserver-processes.ts then deletes it). Undefined
-   * when it is already terminating.
+   * The event deleting a GameServer: at once, or — while a process that takes time to stop runs
+   * in its pod (a real one, or a simulated one that waits after SIGTERM) — a deletionTimestamp, so
+   * it stays (its sidecar answering) until the process has exited within its grace period
+   * (server/controllers/gameserver-processes.ts or server/sim/processes.ts then deletes it).
+   * Undefined when it is already terminating.
    */
   gameServerDeletion(gs: GameServer): NewEvent | undefined {
     const { namespace, name } = gs.metadata;
     if (gs.metadata.deletionTimestamp !== undefined) return undefined;
-    const container = this.pods.container(objectKey(namespace, name))?.state.kind;
-    if (gs.metadata.annotations[COMMAND_ANNOTATION] && (container === 'running' || container === 'waiting')) {
+    const key = objectKey(namespace, name);
+    const container = this.pods.container(key)?.state.kind;
+    const realProcess = gs.metadata.annotations[COMMAND_ANNOTATION] && (container === 'running' || container === 'waiting');
+    if (realProcess || this.pods.stopsSlowly(key)) {
       return gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp: rfc3339(this.clock.now()) });
     }
     return gameServerEvent('GameServerDeleted', namespace, name, {});

@@ -26,7 +26,11 @@ interface GameServer {
   };
 }
 
-function gameServerManifest(name: string, protocol: string, extra: { env?: Array<{ name: string; value: string }>; health?: object } = {}) {
+function gameServerManifest(
+  name: string,
+  protocol: string,
+  extra: { env?: Array<{ name: string; value: string }>; health?: object; args?: string[]; graceSeconds?: number } = {},
+) {
   return {
     apiVersion: 'agones.dev/v1',
     kind: 'GameServer',
@@ -37,7 +41,12 @@ function gameServerManifest(name: string, protocol: string, extra: { env?: Array
       players: { initialCapacity: 2 },
       counters: { rooms: { count: 1, capacity: 5 } },
       lists: { players: { capacity: 3, values: ['a'] } },
-      template: { spec: { containers: [{ name: 'simple-game-server', image: IMAGE, ...(extra.env && { env: extra.env }) }] } },
+      template: {
+        spec: {
+          ...(extra.graceSeconds !== undefined && { terminationGracePeriodSeconds: extra.graceSeconds }),
+          containers: [{ name: 'simple-game-server', image: IMAGE, ...(extra.env && { env: extra.env }), ...(extra.args && { args: extra.args }) }],
+        },
+      },
     },
   };
 }
@@ -197,6 +206,27 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     // The halves of a TCPUDP port share their host port: counted once per GameServer.
     const ports = list.items.flatMap((g) => [...new Set(g.status.ports.map((p) => p.port))]);
     expect(new Set(ports).size).toBe(ports.length);
+  }, 30_000);
+
+  it('keeps serving after deletion for its -gracefulTerminationDelaySec, capped by the grace period, terminating meanwhile', async () => {
+    await create(gameServerManifest('lingers', 'UDP', { args: ['-gracefulTerminationDelaySec', '3'], graceSeconds: 60 }));
+    await create(gameServerManifest('capped', 'UDP', { args: ['--gracefulTerminationDelaySec=30'], graceSeconds: 1 }));
+    const port = (await ready('lingers')).status.ports[0]!.port;
+    await ready('capped');
+    const started = Date.now();
+    for (const name of ['lingers', 'capped']) {
+      const deleted = await apiRequest(serve.baseUrl, 'DELETE', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`);
+      // Still there while its process stops: the API answers with the object, terminating.
+      expect(deleted.json).toMatchObject({ kind: 'GameServer', metadata: { deletionTimestamp: expect.any(String) } });
+    }
+    expect(await udp(port, 'GAMESERVER')).toBe('NAME: lingers\n');
+    const gone = (name: string) => async () => (await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`)).status === 404;
+    await waitFor(gone('capped'), { timeoutMs: 5_000, intervalMs: 50, what: 'capped gone after its 1 s grace' });
+    // The grace period cut the 30 s delay short: gone while the other still serves its 3 s.
+    expect((await get('lingers')).metadata.name).toBe('lingers');
+    await waitFor(gone('lingers'), { timeoutMs: 8_000, intervalMs: 50, what: 'lingers gone after its 3 s delay' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+    await expect(udp(port, 'GAMESERVER')).rejects.toThrow(/no UDP answer/);
   }, 30_000);
 });
 

@@ -5,7 +5,7 @@ import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/
 import { objectKey } from '../kinds/meta.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
-import { type ContainerState, podReference } from '../kinds/pod/pod.js';
+import { type ContainerState, podReference, terminationGraceMs } from '../kinds/pod/pod.js';
 import { EventRecorder } from './k8s-events.js';
 
 /** A GameServer's own sidecar, listening on its two loopback ports. */
@@ -23,8 +23,6 @@ export const MAX_FAILED_STARTS = 5;
 /** The first restart's wait; it doubles per failed start (kubelet's back-off, shortened for local work). */
 const BACKOFF_BASE_MS = 1000;
 const BACKOFF_MAX_MS = 30_000;
-/** Kubernetes's default terminationGracePeriodSeconds. */
-const DEFAULT_GRACE_SECONDS = 30;
 /** How long fleetsim's own shutdown lets a process go before killing it. */
 const SHUTDOWN_GRACE_MS = 5000;
 /** Retry of a sidecar that found no free port. */
@@ -160,7 +158,7 @@ export class GameServerProcesses {
     const terminating = gs.metadata.deletionTimestamp !== undefined;
     if (known) {
       if (SERVING_STATES.has(state)) known.everReady = true;
-      known.graceMs = graceMsOf(gs);
+      known.graceMs = terminationGraceMs(gs);
       if (terminating) void this.terminate(known, known.graceMs).then(() => this.finishDeletion(key));
       else if (!SIDECAR_RUNNING_STATES.has(state)) void this.terminate(known, known.graceMs);
       return;
@@ -180,7 +178,7 @@ export class GameServerProcesses {
       everReady: SERVING_STATES.has(state),
       timer: undefined,
       stopping: undefined,
-      graceMs: graceMsOf(gs),
+      graceMs: terminationGraceMs(gs),
     };
     this.processes.set(key, created);
     void this.launch(created);
@@ -337,11 +335,6 @@ export class GameServerProcesses {
     // As the kubelet does, on the pod: `kubectl describe pod` lists them.
     await this.cluster.commit([this.events.event(podReference(gs), { type, reason, message })]).catch(() => undefined);
   }
-}
-
-function graceMsOf(gs: GameServer): number {
-  const seconds = podSpecOf(gs).terminationGracePeriodSeconds;
-  return (typeof seconds === 'number' && seconds >= 0 ? seconds : DEFAULT_GRACE_SECONDS) * 1000;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

@@ -24,6 +24,7 @@ interface PodEntry {
   deleted: boolean;
   lines: LogLine[];
   bytes: number;
+  stopsSlowly: boolean;
 }
 
 export class PodRuntime {
@@ -72,6 +73,20 @@ export class PodRuntime {
     );
   }
 
+  /**
+   * Whether the pod's process takes time to stop once told to (a real process, or a simulated
+   * one that waits after SIGTERM): its GameServer then terminates rather than going at once.
+   */
+  setStopsSlowly(key: string, slowly: boolean): void {
+    this.entry(key).stopsSlowly = slowly;
+  }
+
+  stopsSlowly(key: string): boolean {
+    const entry = this.pods.get(key);
+    const kind = entry?.container?.state.kind;
+    return (entry?.stopsSlowly ?? false) && (kind === 'running' || kind === 'waiting');
+  }
+
   /** A client deleted the pod: its GameServer turns Unhealthy (as in Agones) and shows no pod from now on. */
   markDeleted(key: string): void {
     this.entry(key).deleted = true;
@@ -90,7 +105,7 @@ export class PodRuntime {
   private entry(key: string): PodEntry {
     let entry = this.pods.get(key);
     if (!entry) {
-      entry = { container: undefined, deleted: false, lines: [], bytes: 0 };
+      entry = { container: undefined, deleted: false, stopsSlowly: false, lines: [], bytes: 0 };
       this.pods.set(key, entry);
     }
     return entry;

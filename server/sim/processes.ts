@@ -4,6 +4,8 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
+import { terminationGraceMs } from '../kinds/pod/pod.js';
 import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 import { SimpleGameServerListener, type SimpleGameServerConfig, configOf, isSimpleGameServer } from './simple-game-server.js';
 
@@ -13,7 +15,7 @@ interface Process {
   stageTimer: TimerHandle | undefined;
   pinging: boolean;
   /** A simulated simple-game-server's sockets and switches (only when listening is on). */
-  network?: { listener: SimpleGameServerListener; config: SimpleGameServerConfig; shutdownTimer?: TimerHandle };
+  network?: { listener: SimpleGameServerListener; config: SimpleGameServerConfig; shutdownTimer?: TimerHandle; exitTimer?: TimerHandle };
 }
 
 export interface SimulatedProcessesOptions {
@@ -91,6 +93,7 @@ export class SimulatedProcesses {
       if (process.pinging && !gs.spec.health.disabled) this.schedulePing(key, gs, process);
       if (this.listensOn(gs)) this.startNetwork(key, gs, process);
     }
+    if (process.network && gs.metadata.deletionTimestamp !== undefined && process.network.exitTimer === undefined) this.terminate(key, gs, process.network);
     if (process.network?.config.automaticShutdownDelaySec && state === 'Allocated' && process.state !== 'Allocated') {
       // The example's -automaticShutdownDelaySec: shut down that long after being allocated.
       const network = process.network;
@@ -119,6 +122,26 @@ export class SimulatedProcesses {
       process.stageTimer = undefined;
       void this.act(key, gs, choice.action, choice.seconds).catch(() => undefined);
     }, delay);
+  }
+
+  /**
+   * SIGTERM for a terminating GameServer's simulated simple-game-server: it keeps serving for its
+   * -gracefulTerminationDelaySec (at most the pod's grace period), then exits and the GameServer goes.
+   */
+  private terminate(key: string, gs: GameServer, network: NonNullable<Process['network']>): void {
+    this.podLog(key, 'Received SIGTERM, waiting before exiting');
+    const delayMs = Math.min(network.config.gracefulTerminationDelaySec * 1000, terminationGraceMs(gs));
+    network.exitTimer = this.cluster.clock.setTimeout(() => {
+      this.cluster.pods.setContainer(key, {
+        state: { kind: 'terminated', exitCode: 0, reason: 'Completed', finishedAt: this.cluster.clock.now() },
+        restartCount: 0,
+      });
+      this.end(key);
+      const { namespace, name } = gs.metadata;
+      if (this.cluster.gameServers.getByKey(key)?.metadata.deletionTimestamp !== undefined) {
+        void this.cluster.commit([gameServerEvent('GameServerDeleted', namespace, name, {})]).catch(() => undefined);
+      }
+    }, delayMs);
   }
 
   private schedulePing(key: string, gs: GameServer, _process: Process): void {
@@ -184,6 +207,7 @@ export class SimulatedProcesses {
     });
     process.network = { listener, config };
     this.cluster.pods.setContainer(key, { state: { kind: 'running', startedAt: this.cluster.clock.now() }, restartCount: 0 });
+    this.cluster.pods.setStopsSlowly(key, config.gracefulTerminationDelaySec > 0);
     this.podLog(key, 'Creating SDK instance');
     this.podLog(key, 'Starting Health Ping');
     const protocols = new Map(gs.spec.ports.map((p) => [p.name, p.protocol ?? 'UDP']));
@@ -203,6 +227,7 @@ export class SimulatedProcesses {
     if (!process) return;
     if (process.network) {
       this.cluster.clock.clearTimeout(process.network.shutdownTimer);
+      this.cluster.clock.clearTimeout(process.network.exitTimer);
       const closing = process.network.listener.close();
       this.closing.add(closing);
       void closing.finally(() => this.closing.delete(closing));

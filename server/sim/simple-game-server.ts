@@ -36,6 +36,8 @@ export interface SimpleGameServerConfig {
   udp: boolean;
   tcp: boolean;
   automaticShutdownDelaySec: number;
+  /** -gracefulTerminationDelaySec: how long it keeps serving after SIGTERM before it exits. */
+  gracefulTerminationDelaySec: number;
 }
 
 export function configOf(gs: GameServer): SimpleGameServerConfig {
@@ -59,7 +61,14 @@ export function configOf(gs: GameServer): SimpleGameServerConfig {
     return fromFlag === undefined ? fallback : fromFlag === 'true' || fromFlag === '1';
   };
   const seconds = Number(flags.get('automaticShutdownDelaySec') ?? 0) || Number(flags.get('automaticShutdownDelayMin') ?? 0) * 60;
-  return { ready: bool('ready', 'READY', true), udp: bool('udp', 'UDP', true), tcp: bool('tcp', 'TCP', false), automaticShutdownDelaySec: seconds > 0 ? seconds : 0 };
+  const graceful = Number(flags.get('gracefulTerminationDelaySec') ?? 0);
+  return {
+    ready: bool('ready', 'READY', true),
+    udp: bool('udp', 'UDP', true),
+    tcp: bool('tcp', 'TCP', false),
+    automaticShutdownDelaySec: seconds > 0 ? seconds : 0,
+    gracefulTerminationDelaySec: graceful > 0 ? graceful : 0,
+  };
 }
 
 /** Go's time.ParseDuration for the durations RESERVE takes (e.g. 10s, 1m30s, 500ms). */

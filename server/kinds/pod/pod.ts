@@ -35,6 +35,15 @@ interface PodTemplate {
 }
 
 /** Whether a GameServer has a pod in this state (it has none before the controller created it). */
+/** Kubernetes's default terminationGracePeriodSeconds. */
+const DEFAULT_GRACE_SECONDS = 30;
+
+/** How long the pod's process is given between SIGTERM and SIGKILL (its terminationGracePeriodSeconds). */
+export function terminationGraceMs(gs: GameServer): number {
+  const seconds = ((gs.spec.template as { spec?: { terminationGracePeriodSeconds?: unknown } }).spec ?? {}).terminationGracePeriodSeconds;
+  return (typeof seconds === 'number' && seconds >= 0 ? seconds : DEFAULT_GRACE_SECONDS) * 1000;
+}
+
 export function hasPod(gs: GameServer): boolean {
   return !BEFORE_POD.has(gs.status.state);
 }

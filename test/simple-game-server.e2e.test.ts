@@ -192,6 +192,23 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     expect(logs.text).toMatch(/Crashing\./);
   }, 30_000);
 
+  it('exits with the status CRASH names: 0 completes the pod, so the GameServer shuts down and goes; 3 fails it, Unhealthy', async () => {
+    await create(gameServerManifest('done', 'UDP'));
+    await create(gameServerManifest('fails', 'UDP'));
+    const done = (await ready('done')).status.ports[0]!.port;
+    const fails = (await ready('fails')).status.ports[0]!.port;
+    await expect(udp(done, 'CRASH 0')).rejects.toThrow(/no UDP answer/);
+    await expect(udp(fails, 'CRASH 3')).rejects.toThrow(/no UDP answer/);
+    await waitFor(async () => (await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers/done')).status === 404, {
+      what: 'done deleted after Shutdown',
+    });
+    await waitFor(async () => (await get('fails')).status.state === 'Unhealthy', { what: 'fails Unhealthy' });
+    const pod = (await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/fails')).json as {
+      status: { containerStatuses: Array<{ state: { terminated?: { exitCode: number } } }> };
+    };
+    expect(pod.status.containerStatuses[0]!.state.terminated?.exitCode).toBe(3);
+  }, 30_000);
+
   it('waits for READY when started with READY=false, and never shares a host port', async () => {
     await create(gameServerManifest('waits', 'UDP', { env: [{ name: 'READY', value: 'false' }] }));
     const gs = await waitFor(async () => {

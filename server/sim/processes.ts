@@ -184,15 +184,21 @@ export class SimulatedProcesses {
   private startNetwork(key: string, gs: GameServer, process: Process): void {
     const { namespace, name } = gs.metadata;
     const config = configOf(gs);
-    const crash = (reason: string) => {
+    const crash = (reason: string, exitCode: number) => {
       if (this.processes.get(key) !== process) return;
       this.podLog(key, reason);
+      const completed = exitCode === 0;
       this.cluster.pods.setContainer(key, {
-        state: { kind: 'terminated', exitCode: 1, reason: 'Error', finishedAt: this.cluster.clock.now() },
+        state: { kind: 'terminated', exitCode, reason: completed ? 'Completed' : 'Error', finishedAt: this.cluster.clock.now() },
         restartCount: 0,
       });
       this.end(key);
-      void this.cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' });
+      // The pod never restarts its game container (restartPolicy Never): exit 0 makes it Succeeded,
+      // which Agones's controller turns into Shutdown; any other status is a failure, Unhealthy.
+      void this.cluster.actors.sendByKey(
+        key,
+        completed ? { type: 'controller.shutdown', message: 'Pod is in Succeeded state' } : { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
+      );
     };
     const sidecar = new Sidecar(this.cluster, namespace, name);
     const listener = new SimpleGameServerListener({
@@ -212,7 +218,7 @@ export class SimulatedProcesses {
     this.podLog(key, 'Starting Health Ping');
     const protocols = new Map(gs.spec.ports.map((p) => [p.name, p.protocol ?? 'UDP']));
     const ports = gs.status.ports.map((p) => ({ port: p.port, protocol: protocols.get(p.name) ?? 'UDP' }));
-    listener.listen(gs.status.address || '127.0.0.1', ports, config).catch((error: Error) => crash(`Could not start server: ${error.message}`));
+    listener.listen(gs.status.address || '127.0.0.1', ports, config).catch((error: Error) => crash(`Could not start server: ${error.message}`, 1));
   }
 
   /** A line of the simulated process's output, as Go's log prints it. */

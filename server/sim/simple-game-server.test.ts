@@ -17,9 +17,11 @@ describe('the simulated simple-game-server', () => {
   });
 
   it('reads its switches from flags, and its environment wins', () => {
-    expect(configOf(withContainer({}))).toEqual({ ready: true, udp: true, tcp: false, automaticShutdownDelaySec: 0 });
-    const flags = configOf(withContainer({ args: ['-tcp', '--udp=false', '-automaticShutdownDelaySec', '10', '-ready=false'] }));
-    expect(flags).toEqual({ ready: false, udp: false, tcp: true, automaticShutdownDelaySec: 10 });
+    expect(configOf(withContainer({}))).toEqual({ ready: true, udp: true, tcp: false, automaticShutdownDelaySec: 0, gracefulTerminationDelaySec: 0 });
+    const flags = configOf(
+      withContainer({ args: ['-tcp', '--udp=false', '-automaticShutdownDelaySec', '10', '-ready=false', '--gracefulTerminationDelaySec', '60'] }),
+    );
+    expect(flags).toEqual({ ready: false, udp: false, tcp: true, automaticShutdownDelaySec: 10, gracefulTerminationDelaySec: 60 });
     const env = configOf(withContainer({ args: ['-ready=false'], env: [{ name: 'READY', value: 'TRUE' }, { name: 'TCP', value: 'false' }] }));
     expect(env).toMatchObject({ ready: true, tcp: false });
   });

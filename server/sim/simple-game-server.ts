@@ -84,13 +84,21 @@ export function parseGoDuration(text: string): number | undefined {
 export interface SimpleGameServerHost {
   sidecar: Sidecar;
   /** The process dies (CRASH, or a failed SDK call the example treats as fatal). */
-  crash(reason: string): void;
+  crash(reason: string, exitCode: number): void;
   /** UNHEALTHY: health pings stop. */
   stopPinging(): void;
   log(line: string): void;
 }
 
-class Fatal extends Error {}
+class Fatal extends Error {
+  constructor(
+    message: string,
+    /** The process's exit status (CRASH takes one; a fatal SDK failure exits 1). */
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 /** The example's reply to one command: the text, and whether it is an error or a plain answer. */
 export async function handleCommand(text: string, host: SimpleGameServerHost): Promise<{ response: string; ack: boolean; error: boolean }> {
@@ -151,8 +159,11 @@ export async function handleCommand(text: string, host: SimpleGameServerHost): P
       await fatal(`could not set ${label ? 'label' : 'annotation'}`, () => (label ? s.setLabel(key, value) : s.setAnnotation(key, value)));
       return ok;
     }
-    case 'CRASH':
-      throw new Fatal('Crashing.');
+    case 'CRASH': {
+      // `CRASH N` exits with status N (1 when N is missing or not a number).
+      const code = parts.length > 1 ? int(parts[1]!) : undefined;
+      throw new Fatal('Crashing.', code === undefined ? 1 : Number(code));
+    }
     case 'PLAYER_CAPACITY': {
       if (parts.length === 1) return answer(`${await fatal('could not get capacity', () => s.getPlayerCapacity())}\n`);
       if (parts.length !== 2) return invalid('Invalid PLAYER_CAPACITY, should have 0 or 1 arguments');
@@ -333,7 +344,7 @@ export class SimpleGameServerListener {
       result = await handleCommand(txt, this.host);
     } catch (error) {
       // CRASH, or a fatal SDK failure: the process dies without answering.
-      this.host.crash(error instanceof Fatal ? error.message : String(error));
+      this.host.crash(error instanceof Fatal ? error.message : String(error), error instanceof Fatal ? error.exitCode : 1);
       return;
     }
     const text = result.error ? `ERROR: ${result.response}\n` : result.ack ? `${ackPrefix}${result.response}\n` : result.response;

@@ -154,4 +154,30 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     await waitFor(() => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(victim)), { what: 'DELETED on the watch' });
     expect(watch.lines().some((l) => l.startsWith('ADDED') && !names.some((n) => l.includes(n)))).toBe(true);
   }, 40_000);
+
+  it('evicts a pod through pods/eviction (policy/v1), which makes its GameServer Unhealthy; a mismatched name is a 400', async () => {
+    const pods = await waitFor(
+      async () => {
+        const rows = (await kubectl.ok(['get', 'pods', '-o', 'name'])).trim().split('\n');
+        return rows.length === 2 && rows.map((r) => r.replace('pod/', ''));
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: 'two pods' },
+    );
+    const victim = pods[0]!;
+    const path = `/api/v1/namespaces/default/pods/${victim}/eviction`;
+    const eviction = (name: string) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'default' } });
+    const wrong = await apiRequest(serve.baseUrl, 'POST', path, { body: eviction('someone-else') });
+    expect(wrong.status).toBe(400);
+    expect((await gameServer(victim)).status.state).toBe('Ready');
+    const evicted = await apiRequest(serve.baseUrl, 'POST', path, { body: eviction(victim) });
+    expect(evicted.status).toBe(201);
+    expect(evicted.json).toMatchObject({ kind: 'Status', status: 'Success' });
+    expect((await kubectl.run(['get', 'pod', victim])).stderr).toMatch(/not found/);
+    const events = (await apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${victim}`)).json as {
+      items: Array<{ reason: string; message: string }>;
+    };
+    expect(events.items.some((e) => e.reason === 'Unhealthy' && /pod was evicted/.test(e.message))).toBe(true);
+    const discovery = (await apiRequest(serve.baseUrl, 'GET', '/api/v1')).json as { resources: Array<{ name: string; kind: string; group?: string }> };
+    expect(discovery.resources.find((r) => r.name === 'pods/eviction')).toMatchObject({ kind: 'Eviction', group: 'policy' });
+  }, 40_000);
 });

@@ -53,6 +53,9 @@ function resourceEntries(definition: KindDefinition) {
   if (definition.subresources.log) {
     entries.push({ name: `${definition.plural}/log`, singularName: '', namespaced: definition.namespaced, kind: definition.kind, verbs: ['get'] });
   }
+  if (definition.subresources.eviction) {
+    entries.push({ name: `${definition.plural}/eviction`, singularName: '', namespaced: definition.namespaced, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+  }
   if (definition.subresources.scale) {
     entries.push({
       name: `${definition.plural}/scale`,

@@ -51,12 +51,16 @@ function listPods(cluster: Cluster, namespace: string | undefined): Resource[] {
   return pods.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name) < objectKey(b.metadata.namespace, b.metadata.name) ? -1 : 1));
 }
 
-export async function servePods(cluster: Cluster, target: PodTarget, req: Request, res: Response): Promise<void> {
+export async function servePods(cluster: Cluster, target: PodTarget, req: Request, res: Response, body: () => unknown): Promise<void> {
   const namespace = target.namespace ?? 'default';
   const { name, subresource } = target;
   if (subresource === 'log' && name !== undefined) {
     if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
     return serveLog(cluster, getPod(cluster, namespace, name), req, res);
+  }
+  if (subresource === 'eviction' && name !== undefined) {
+    if (req.method !== 'POST') throw apiErrors.methodNotAllowed();
+    return evictPod(cluster, namespace, name, body(), res);
   }
   if (subresource !== undefined) throw apiErrors.pathNotFound();
   if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
@@ -83,17 +87,38 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   sendJson(res, 200, { apiVersion: 'v1', kind: POD_DEFINITION.listKind, metadata, items });
 }
 
-/** As Agones's health controller: a GameServer whose pod is deleted is Unhealthy. */
-async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response): Promise<void> {
+/** As Agones's health controller: a GameServer whose pod is deleted (or evicted) is Unhealthy. */
+async function removePod(cluster: Cluster, namespace: string, name: string, why: string): Promise<Resource> {
   const pod = getPod(cluster, namespace, name);
   const key = objectKey(namespace, name);
   const gs = cluster.gameServers.getByKey(key)!;
   if (gs.status.state !== 'Unhealthy' && gs.status.state !== 'Error') {
-    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: 'Issue with Gameserver pod: the pod was deleted' });
+    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: `Issue with Gameserver pod: ${why}` });
   }
   cluster.pods.markDeleted(key);
   await cluster.settled();
-  sendJson(res, 200, pod);
+  return pod;
+}
+
+async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response): Promise<void> {
+  sendJson(res, 200, await removePod(cluster, namespace, name, 'the pod was deleted'));
+}
+
+/**
+ * `pods/{name}/eviction` (policy/v1 Eviction): the pod is deleted as a drained node's would be —
+ * fleetsim has no PodDisruptionBudgets to refuse it — and the API server's 201 Success is the answer.
+ */
+async function evictPod(cluster: Cluster, namespace: string, name: string, eviction: unknown, res: Response): Promise<void> {
+  const metadata = (eviction as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  if (typeof eviction !== 'object' || eviction === null || Array.isArray(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
+  if (metadata?.name !== undefined && metadata.name !== name) {
+    throw apiErrors.badRequest(`name in URL does not match name in Eviction object`);
+  }
+  if (metadata?.namespace !== undefined && metadata.namespace !== '' && metadata.namespace !== namespace) {
+    throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  await removePod(cluster, namespace, name, 'the pod was evicted');
+  sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 
 /** `?watch=true`: the pods' changes follow their GameServers' and their containers'. */

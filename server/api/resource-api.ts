@@ -170,14 +170,18 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       if (!target) return sendError(res, apiErrors.pathNotFound());
       try {
         // Protobuf only for the built-in kinds the decoder reads: a custom resource's protobuf body is a 415, as from the API server.
-        const protobuf = protobufKindSupported(apiVersionOf(target.definition), target.definition.kind);
+        const protobuf =
+          target.definition.kind === POD_KIND && target.subresource === 'eviction'
+            ? protobufKindSupported('policy/v1', 'Eviction')
+            : protobufKindSupported(apiVersionOf(target.definition), target.definition.kind);
         checkBodyMediaType(req.method, req.headers['content-type'], { protobuf });
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
         // Pods are projected from GameServers, not stored: their own routes build them.
         if (target.definition.kind === POD_KIND) {
           if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);
-          return await (req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res)) : servePods(cluster, target, req, res));
+          const body = () => parseBody(req);
+          return await (req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res, body)) : servePods(cluster, target, req, res, body));
         }
         if (target.definition.kind === CRD_KIND) return serveCustomResourceDefinitions(cluster, target.name, target.subresource, req, res);
         if (req.method === 'GET') {

@@ -89,6 +89,12 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     ['resourceVersion', 2, 'string', 'pointer'],
   ],
 
+  // policy/v1
+  Eviction: [
+    ['metadata', 1, 'ObjectMeta'],
+    ['deleteOptions', 2, 'DeleteOptions', 'pointer'],
+  ],
+
   // core/v1
   Namespace: [
     ['metadata', 1, 'ObjectMeta'],
@@ -234,4 +240,5 @@ export const KINDS: Readonly<Record<string, string>> = {
   'rbac.authorization.k8s.io/v1 ClusterRole': 'ClusterRole',
   'rbac.authorization.k8s.io/v1 RoleBinding': 'RoleBinding',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding': 'ClusterRoleBinding',
+  'policy/v1 Eviction': 'Eviction',
 };

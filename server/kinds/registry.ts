@@ -37,6 +37,8 @@ export interface KindDefinition {
     scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
     /** `<plural>/log`: a container's output (Pods). */
     log?: boolean;
+    /** `<plural>/eviction`: a policy/v1 Eviction posted for the object (Pods). */
+    eviction?: boolean;
   };
   printerColumns: PrinterColumn[];
   /** Schema of the whole object (apiVersion, kind, metadata, spec, status…). */

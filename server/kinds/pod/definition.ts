@@ -14,7 +14,7 @@ export const POD_DEFINITION: KindDefinition = {
   namespaced: true,
   categories: ['all'],
   verbs: ['delete', 'get', 'list', 'watch'],
-  subresources: { status: false, log: true },
+  subresources: { status: false, log: true, eviction: true },
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.containerStatuses', value: podReady, description: 'Ready containers of all' },
     { name: 'Status', type: 'string', jsonPath: '.status.phase', value: podStatusText },

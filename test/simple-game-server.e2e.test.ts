@@ -144,15 +144,26 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     expect(await udp(port, 'GET_PLAYERS')).toBe('alice\n');
     expect(await udp(port, 'PLAYER_COUNT')).toBe('1\n');
     expect(await udp(port, 'PLAYER_CONNECT')).toBe('ERROR: Invalid PLAYER_CONNECT, should have 1 arguments\n');
+    // The example's Beta SDK answers: SUCCESS, or the Go SDK's error around the sidecar's status.
     expect(await udp(port, 'GET_COUNTER_COUNT rooms')).toBe('COUNTER: 1\n');
-    expect(await udp(port, 'INCREMENT_COUNTER rooms 2')).toBe('SUCCESS: true\n');
-    expect(await udp(port, 'INCREMENT_COUNTER rooms 10')).toBe('ERROR: false\n');
-    expect(await udp(port, 'SET_COUNTER_CAPACITY rooms 9')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'GET_COUNTER_COUNT nope')).toBe('ERROR: -1\n');
+    expect(await udp(port, 'INCREMENT_COUNTER rooms 2')).toBe('SUCCESS\n');
+    expect(await udp(port, 'INCREMENT_COUNTER rooms 10')).toBe(
+      'ERROR: could not increment Counter rooms by amount 10: rpc error: code = Unknown desc = out of range. Count must be within range [0,Capacity]. Found Count: 13, Capacity: 5\n',
+    );
+    expect(await udp(port, 'DECREMENT_COUNTER rooms -1')).toBe('ERROR: amount must be a positive int64, found -1\n');
+    expect(await udp(port, 'SET_COUNTER_COUNT rooms x')).toBe('ERROR: strconv.ParseInt: parsing "x": invalid syntax\n');
+    expect(await udp(port, 'SET_COUNTER_CAPACITY rooms 9')).toBe('SUCCESS\n');
     expect(await udp(port, 'GET_COUNTER_CAPACITY rooms')).toBe('CAPACITY: 9\n');
-    expect(await udp(port, 'APPEND_LIST_VALUE players b')).toBe('SUCCESS: true\n');
-    expect(await udp(port, 'LIST_CONTAINS players b')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'APPEND_LIST_VALUE players b')).toBe('SUCCESS\n');
+    expect(await udp(port, 'APPEND_LIST_VALUE players b')).toBe(
+      'ERROR: could not get List players: rpc error: code = Unknown desc = already exists. Value: b already in List: players\n',
+    );
+    expect(await udp(port, 'LIST_CONTAINS players b')).toBe('FOUND: true\n');
+    expect(await udp(port, 'LIST_CONTAINS nope b')).toBe('ERROR: false\n');
     expect(await udp(port, 'GET_LIST_VALUES players')).toBe('VALUES: a,b\n');
-    expect(await udp(port, 'DELETE_LIST_VALUE players a')).toBe('SUCCESS: true\n');
+    expect(await udp(port, 'GET_LIST_VALUES nope')).toBe('ERROR: INVALID LIST NAME\n');
+    expect(await udp(port, 'DELETE_LIST_VALUE players a')).toBe('SUCCESS\n');
     expect(await udp(port, 'GET_LIST_LENGTH players')).toBe('LENGTH: 1\n');
     const gs = await get('udp-2');
     expect(gs.status.players).toMatchObject({ count: 1, capacity: 3 });

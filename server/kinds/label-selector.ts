@@ -281,7 +281,9 @@ const FIELD_LABELS: Record<string, string[]> = {
     'source',
   ],
   GameServer: ['status.state'],
+  Namespace: ['status.phase'],
   Pod: ['spec.nodeName', 'status.phase'],
+  Secret: ['type'],
 };
 
 function fieldValue(object: Record<string, unknown>, path: string): string {

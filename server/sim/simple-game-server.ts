@@ -2,6 +2,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Sidecar } from '../sidecar/sidecar.js';
+import { GrpcError } from '../grpc-status.js';
 
 /**
  * Agones's example `simple-game-server` over the network, simulated: it listens on its
@@ -90,6 +91,23 @@ export interface SimpleGameServerHost {
   log(line: string): void;
 }
 
+/** An error as Go's gRPC client prints it: `rpc error: code = NotFound desc = …`. */
+function goRpcError(error: unknown): string {
+  if (!(error instanceof GrpcError)) return (error as Error).message;
+  return `rpc error: code = ${GO_CODE_NAMES[error.code] ?? `Code(${error.code})`} desc = ${error.message}`;
+}
+
+/** Go's codes.Code names, by gRPC status code. */
+const GO_CODE_NAMES = [
+  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied',
+  'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated',
+];
+
+/** strconv.ParseInt's error for a word that is no int64. */
+function parseIntError(text: string): string {
+  return `strconv.ParseInt: parsing ${JSON.stringify(text)}: ${/^[+-]?\d+$/.test(text) ? 'value out of range' : 'invalid syntax'}`;
+}
+
 class Fatal extends Error {
   constructor(
     message: string,
@@ -117,12 +135,18 @@ export async function handleCommand(text: string, host: SimpleGameServerHost): P
   const invalid = (response: string) => ({ response, ack: false, error: true });
   const needs = (count: number, message: string) => (parts.length < count ? invalid(message) : undefined);
   const int = (value: string) => (/^[+-]?\d+$/.test(value) ? BigInt(value) : undefined);
-  const counterOr = async (name: string, call: () => Promise<string>, failed: string) => {
+  /**
+   * A Beta SDK call as the example makes it: its answer, or on failure the Go SDK's error — the
+   * sidecar's status wrapped as `<what>: rpc error: code = … desc = …` — or the example's own
+   * fallback text (`-1`, `false`…) where it answers that instead.
+   */
+  const beta = async (call: () => Promise<string>, what: string, fallback?: string) => {
     try {
       return answer(await call());
     } catch (error) {
-      host.log(`Error with Counter ${name}: ${(error as Error).message}`);
-      return invalid(failed);
+      const message = `${what}: ${goRpcError(error)}`;
+      host.log(`Error: ${message}`);
+      return invalid(fallback ?? message);
     }
   };
   const ok = { response: txt, ack: true, error: false };
@@ -191,13 +215,18 @@ export async function handleCommand(text: string, host: SimpleGameServerHost): P
       return answer(`${await fatal('could not retrieve player count', () => s.getPlayerCount())}\n`);
     case 'GET_COUNTER_COUNT':
     case 'GET_COUNTER_CAPACITY': {
-      const invalidArgs = needs(2, `Invalid ${parts[0]}, should have 1 arguments`);
+      const invalidArgs = needs(2, `Invalid ${parts[0]}, should have 1 argument`);
       if (invalidArgs) return invalidArgs;
-      const count = parts[0] === 'GET_COUNTER_COUNT';
-      return counterOr(parts[1]!, async () => {
-        const counter = await s.getCounter(parts[1]!);
-        return count ? `COUNTER: ${counter.count}\n` : `CAPACITY: ${counter.capacity}\n`;
-      }, '0');
+      const [command, name] = parts as [string, string];
+      const field = command === 'GET_COUNTER_COUNT' ? 'count' : 'capacity';
+      return beta(
+        async () => {
+          const counter = await s.getCounter(name);
+          return `${field === 'count' ? 'COUNTER' : 'CAPACITY'}: ${field === 'count' ? counter.count : counter.capacity}\n`;
+        },
+        `could not get Counter ${name} ${field}`,
+        '-1',
+      );
     }
     case 'INCREMENT_COUNTER':
     case 'DECREMENT_COUNTER':
@@ -205,33 +234,41 @@ export async function handleCommand(text: string, host: SimpleGameServerHost): P
     case 'SET_COUNTER_CAPACITY': {
       const invalidArgs = needs(3, `Invalid ${parts[0]}, should have 2 arguments`);
       if (invalidArgs) return invalidArgs;
-      const amount = int(parts[2]!);
-      if (amount === undefined) return invalid('false');
-      const name = parts[1]!;
-      return counterOr(name, async () => {
-        if (parts[0] === 'INCREMENT_COUNTER' || parts[0] === 'DECREMENT_COUNTER') {
-          const diff = parts[0] === 'INCREMENT_COUNTER' ? amount : -amount;
-          // The SDK refuses a change that leaves the range, as Agones's does.
-          const counter = await s.getCounter(name);
-          const next = BigInt(counter.count) + diff;
-          if (next < 0n || next > BigInt(counter.capacity)) throw new Error(`out of range: ${next}`);
-          await s.updateCounter({ name, countDiff: diff });
-        } else if (parts[0] === 'SET_COUNTER_COUNT') await s.updateCounter({ name, count: amount, countDiff: 0 });
-        else await s.updateCounter({ name, capacity: amount, countDiff: 0 });
-        return 'SUCCESS: true\n';
-      }, 'false');
+      const [command, name, text] = parts as [string, string, string];
+      const amount = int(text);
+      if (amount === undefined) return invalid(parseIntError(text));
+      const step = command === 'INCREMENT_COUNTER' || command === 'DECREMENT_COUNTER';
+      // The Go SDK refuses a negative step before calling the sidecar.
+      if (step && amount < 0n) return invalid(`amount must be a positive int64, found ${amount}`);
+      const [update, what] =
+        command === 'INCREMENT_COUNTER'
+          ? [{ name, countDiff: amount }, `increment Counter ${name} by amount ${amount}`]
+          : command === 'DECREMENT_COUNTER'
+            ? [{ name, countDiff: -amount }, `decrement Counter ${name} by amount ${amount}`]
+            : command === 'SET_COUNTER_COUNT'
+              ? [{ name, count: amount, countDiff: 0 }, `set Counter ${name} count to amount ${amount}`]
+              : [{ name, capacity: amount, countDiff: 0 }, `set Counter ${name} capacity to amount ${amount}`];
+      return beta(async () => {
+        await s.updateCounter(update);
+        return 'SUCCESS\n';
+      }, `could not ${what}`);
     }
     case 'GET_LIST_CAPACITY':
     case 'GET_LIST_LENGTH':
     case 'GET_LIST_VALUES': {
-      const invalidArgs = needs(2, `Invalid ${parts[0]}, should have 1 arguments`);
+      const invalidArgs = needs(2, `Invalid ${parts[0]}, should have 1 argument`);
       if (invalidArgs) return invalidArgs;
-      return counterOr(parts[1]!, async () => {
-        const list = await s.getList(parts[1]!);
-        if (parts[0] === 'GET_LIST_CAPACITY') return `CAPACITY: ${list.capacity}\n`;
-        if (parts[0] === 'GET_LIST_LENGTH') return `LENGTH: ${list.values.length}\n`;
-        return list.values.length > 0 ? `VALUES: ${list.values.join(',')}\n` : 'NO VALUES\n';
-      }, parts[0] === 'GET_LIST_VALUES' ? 'VALUES: \n' : '0');
+      const [command, name] = parts as [string, string];
+      return beta(
+        async () => {
+          const list = await s.getList(name);
+          if (command === 'GET_LIST_CAPACITY') return `CAPACITY: ${list.capacity}\n`;
+          if (command === 'GET_LIST_LENGTH') return `LENGTH: ${list.values.length}\n`;
+          return list.values.length > 0 ? `VALUES: ${list.values.join(',')}\n` : 'VALUES: <none>\n';
+        },
+        `could not get List ${name}`,
+        command === 'GET_LIST_VALUES' ? 'INVALID LIST NAME' : '-1',
+      );
     }
     case 'SET_LIST_CAPACITY':
     case 'LIST_CONTAINS':
@@ -241,20 +278,25 @@ export async function handleCommand(text: string, host: SimpleGameServerHost): P
       if (invalidArgs) return invalidArgs;
       const [command, name, value] = parts as [string, string, string];
       if (command === 'LIST_CONTAINS') {
-        try {
-          const list = await s.getList(name);
-          return list.values.includes(value) ? answer('SUCCESS: true\n') : answer('ERROR: false\n');
-        } catch {
-          return invalid('ERROR: false\n');
-        }
+        return beta(async () => `FOUND: ${(await s.getList(name)).values.includes(value)}\n`, `could not get List ${name}`, 'false');
       }
-      if (command === 'SET_LIST_CAPACITY' && int(value) === undefined) return invalid('false');
-      return counterOr(name, async () => {
-        if (command === 'SET_LIST_CAPACITY') await s.updateList({ name, capacity: int(value)!, values: [] }, ['capacity']);
-        else if (command === 'APPEND_LIST_VALUE') await s.addListValue(name, value);
-        else await s.removeListValue(name, value);
-        return 'SUCCESS: true\n';
-      }, 'false');
+      if (command === 'SET_LIST_CAPACITY') {
+        const capacity = int(value);
+        if (capacity === undefined) return invalid(parseIntError(value));
+        return beta(
+          async () => {
+            await s.updateList({ name, capacity, values: [] }, ['capacity']);
+            return 'SUCCESS\n';
+          },
+          `could not set List ${name} capacity to amount ${capacity}`,
+        );
+      }
+      const change = command === 'APPEND_LIST_VALUE' ? () => s.addListValue(name, value) : () => s.removeListValue(name, value);
+      // The Go SDK words both failures as a failed get.
+      return beta(async () => {
+        await change();
+        return 'SUCCESS\n';
+      }, `could not get List ${name}`);
     }
     default:
       return ok;

@@ -66,6 +66,13 @@ describe('parseFieldSelector', () => {
     expect(parseFieldSelector('metadata.namespace==other', 'GameServer')(gs)).toBe(false);
   });
 
+  it("takes the API server's field labels of Namespaces (status.phase) and Secrets (type)", () => {
+    const terminating = { metadata: { name: 'team-a', namespace: '' }, status: { phase: 'Terminating' } };
+    expect(parseFieldSelector('status.phase=Terminating', 'Namespace')(terminating)).toBe(true);
+    expect(parseFieldSelector('status.phase=Active', 'Namespace')(terminating)).toBe(false);
+    expect(parseFieldSelector('type=kubernetes.io/tls', 'Secret')({ metadata: { name: 's', namespace: 'default' }, type: 'kubernetes.io/tls' })).toBe(true);
+  });
+
   it.each([
     ['metadata.name', "can't understand 'metadata.name'"],
     ['metadata.name=a=b', 'unescaped character in value: ='],

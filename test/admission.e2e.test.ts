@@ -279,6 +279,89 @@ describe('the admission chain of the resource API', () => {
     });
   });
 
+  describe("the pod template's spec is a full PodSpec, typed as Agones's CRDs type it", () => {
+    const container = { name: 'simple-game-server', image: 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.40' };
+    const withPodSpec = (name: string, podSpec: Record<string, unknown>) => ({
+      ...gameServer(name),
+      spec: { ports: [{ name: 'default', portPolicy: 'Dynamic', containerPort: 7654 }], template: { spec: podSpec } },
+    });
+    const badAffinity = { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: 'ERROR' } }, containers: [container] };
+    const AFFINITY_PATH = 'spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution';
+
+    it("a GameServer whose affinity is a string is 422 naming the field's path (Agones's invalid-gameserver e2e case)", async () => {
+      const res = await api('POST', GS, withPodSpec('invalid-gameserver', badAffinity));
+      expect(res.status, res.text).toBe(422);
+      expect(causes(res)).toContainEqual({
+        reason: 'FieldValueTypeInvalid',
+        field: AFFINITY_PATH,
+        message: `Invalid value: "ERROR": ${AFFINITY_PATH} in body must be of type array: "string"`,
+      });
+      expect((await api('GET', `${GS}/invalid-gameserver`)).status).toBe(404);
+    });
+
+    it('a Fleet and a GameServerSet with that pod template are 422 at the path of their template', async () => {
+      for (const [path, make] of [
+        [FLEETS, fleet],
+        [SETS, gameServerSet],
+      ] as const) {
+        const body = make('invalid-template');
+        const res = await api('POST', path, { ...body, spec: { ...body.spec, template: { spec: withPodSpec('x', badAffinity).spec } } });
+        expect(res.status, res.text).toBe(422);
+        expect(causes(res).map((c) => c.field)).toContain(`spec.template.${AFFINITY_PATH}`);
+      }
+    });
+
+    it('an unknown pod spec field is refused by strict field validation', async () => {
+      const res = await api('POST', `${GS}?fieldValidation=Strict`, withPodSpec('unknown-pod-field', { nodeSelecter: { a: 'b' }, containers: [container] }));
+      expect(res.status, res.text).toBe(400);
+      expect((res.json as { message: string }).message).toBe('strict decoding error: unknown field "spec.template.spec.nodeSelecter"');
+    });
+
+    it('a template using many real PodSpec fields is accepted and kept as sent', async () => {
+      const podSpec = {
+        terminationGracePeriodSeconds: 30,
+        restartPolicy: 'Never',
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }],
+          },
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'game' } } }],
+          },
+        },
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gameserver', effect: 'NoSchedule', tolerationSeconds: 10 }],
+        securityContext: { runAsUser: 1000, runAsNonRoot: true, fsGroup: 2000, sysctls: [{ name: 'net.core.somaxconn', value: '1024' }] },
+        nodeSelector: { pool: 'game' },
+        volumes: [
+          { name: 'scratch', emptyDir: { sizeLimit: '1Gi' } },
+          { name: 'config', configMap: { name: 'game-config', items: [{ key: 'a', path: 'a.json', mode: 420 }] } },
+        ],
+        initContainers: [{ name: 'sidecar', image: 'busybox', restartPolicy: 'Always', command: ['sleep', 'infinity'] }],
+        containers: [
+          {
+            ...container,
+            args: ['-udp'],
+            resources: { requests: { cpu: 1, memory: '64Mi' }, limits: { cpu: '2', memory: '64Mi' } },
+            env: [
+              { name: 'A', value: '1' },
+              { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: 1 } } },
+            ],
+            ports: [{ name: 'game', containerPort: 7654, protocol: 'UDP' }],
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+            livenessProbe: { httpGet: { path: '/healthz', port: 'game' }, periodSeconds: 5 },
+            readinessProbe: { tcpSocket: { port: 7654 } },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+      };
+      const res = await api('POST', GS, withPodSpec('rich-template', podSpec));
+      expect(res.status, res.text).toBe(201);
+      const stored = (await api('GET', `${GS}/rich-template`)).json as { spec: { template: { spec: unknown } } };
+      expect(stored.spec.template.spec).toEqual(podSpec);
+    });
+  });
+
   describe('writes that change nothing change nothing (issue 10, item 8)', () => {
     it('a PUT that only reorders keys keeps generation and resourceVersion', async () => {
       const created = (await api('POST', FLEETS, fleet('reordered'))).json as Obj;

@@ -21,12 +21,28 @@ function nested(levels: number): string {
   return `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 }
 
-/** A Fleet whose pod template carries a value nested `levels` deep. */
+/**
+ * A Fleet whose pod template carries a value nested `levels` deep, in a field no schema knows:
+ * the depth is refused before the schema is read.
+ */
 function deepFleetJson(name: string, levels: number): string {
   return (
     `{"apiVersion":"agones.dev/v1","kind":"Fleet","metadata":{"name":"${name}"},"spec":{"replicas":0,"template":{"spec":{` +
     `"ports":[{"name":"default","containerPort":7654}],"template":{"metadata":{"annotations":{}},` +
     `"spec":{"containers":[{"name":"game","image":"game:1"}]},"deep":${nested(levels)}}}}}}`
+  );
+}
+
+/** Where a pod spec keeps any JSON (an ObjectMeta's managedFields[].fieldsV1), so a deep value that passes the depth check is stored. */
+const FREE_FORM = '/spec/template/spec/template/spec/volumes/0/ephemeral/volumeClaimTemplate/metadata/managedFields/0/fieldsV1';
+
+/** A Fleet that stores a value nested `levels` deep at FREE_FORM. */
+function freeFormFleetJson(name: string, levels: number): string {
+  const claim = `{"metadata":{"managedFields":[{"fieldsV1":${nested(levels)}}]},"spec":{}}`;
+  return (
+    `{"apiVersion":"agones.dev/v1","kind":"Fleet","metadata":{"name":"${name}"},"spec":{"replicas":0,"template":{"spec":{` +
+    `"ports":[{"name":"default","containerPort":7654}],"template":{"metadata":{"annotations":{}},` +
+    `"spec":{"containers":[{"name":"game","image":"game:1"}],"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":${claim}}}]}}}}}}`
   );
 }
 
@@ -169,7 +185,7 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
   });
 
   it('a JSON patch cannot graft its way past the limit: the patched object is capped as bodies are', async () => {
-    const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: deepFleetJson('grafted', 60) });
+    const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: freeFormFleetJson('grafted', 60) });
     expect(created.status, created.text).toBe(201);
     const spec = async () => {
       const res = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/grafted`);
@@ -177,14 +193,18 @@ describe('fleetsim serve: bad request targets and deep bodies', () => {
       return { generation: fleet.metadata.generation, spec: fleet.spec };
     };
     const before = await spec();
-    const deepPath = `/spec/template/spec/template/deep${'/a'.repeat(59)}`;
+    const deepPath = `${FREE_FORM}${'/a'.repeat(59)}`;
     // Each copy doubles the depth; every body stays shallow.
     const patch = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/grafted`, {
-      body: Array.from({ length: 8 }, () => ({ op: 'copy', from: '/spec/template/spec/template/deep', path: `${deepPath}/b` })),
+      body: Array.from({ length: 8 }, () => ({ op: 'copy', from: FREE_FORM, path: `${deepPath}/b` })),
       headers: { 'content-type': 'application/json-patch+json' },
     });
     expect(patch.status, patch.text.slice(0, 300)).toBe(400);
-    expect(patch.json).toMatchObject({ kind: 'Status', code: 400, message: expect.stringMatching(/levels deep \(at spec\.template\.spec\.template\.deep\.a/) });
+    expect(patch.json).toMatchObject({
+      kind: 'Status',
+      code: 400,
+      message: expect.stringMatching(/levels deep \(at spec\.template\.spec\.template\.spec\.volumes\[0\]\.ephemeral…\)/),
+    });
     expect(await spec()).toEqual(before);
     await alive();
   });

@@ -220,6 +220,26 @@ describe.sequential('kubectl against fleetsim serve', () => {
       await expectNothingCreated('fleet-invalid');
     });
 
+    it("a GameServer whose pod template's affinity is a string is refused naming the field (Agones's invalid-gameserver e2e case)", async () => {
+      const file = join(home, 'invalid-gameserver.yaml');
+      // Agones's own manifest for the case, as its e2e test applies it.
+      const yaml = `apiVersion: "agones.dev/v1"
+kind: GameServer
+metadata: {name: "invalid-gameserver"}
+spec:
+  ports: [{name: default, portPolicy: Dynamic, containerPort: 7654}]
+  template:
+    spec:
+      affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: ERROR}}
+      containers: [{name: simple-game-server, image: us-docker.pkg.dev/agones-images/examples/simple-game-server:0.40}]
+`;
+      writeFileSync(file, yaml);
+      const r = await kubectl.run(['apply', '-f', file]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution');
+      expect((await kubectl.run(['get', 'gameserver', 'invalid-gameserver'])).stderr).toContain('not found');
+    });
+
     it('kubectl patch without --type is refused as for any custom resource (no strategic merge patch)', async () => {
       await kubectl.ok(['apply', '-f', manifest('fleet-patch', (t) => t)]);
       const r = await kubectl.run(['patch', 'fleet', 'fleet-patch', '-p', '{"spec":{"replicas":3}}']);

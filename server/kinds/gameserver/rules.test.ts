@@ -344,18 +344,34 @@ describe('gameServerSchema', () => {
   const body = (spec: Json, status?: Json) => ({ apiVersion: 'agones.dev/v1', kind: 'GameServer', metadata: { name: 'x' }, spec, ...(status && { status }) });
   const errors = (spec: Json, status?: Json): string[] => messages(schemaReport(body(spec, status)).errors);
 
-  it('accepts the pod template whole, typing only what Agones reads', () => {
+  it('accepts a pod template of real PodSpec fields; quantities as integers or strings', () => {
     const template = {
       metadata: { labels: { a: 'b' } },
       spec: {
         nodeSelector: { disk: 'ssd' },
-        containers: [{ name: 'g', image: 'i', resources: { limits: { cpu: 0.5 } }, ports: [{ containerPort: 1 }] }],
+        containers: [{ name: 'g', image: 'i', resources: { limits: { cpu: 1, memory: '64Mi' }, requests: { cpu: '500m' } }, ports: [{ containerPort: 1 }] }],
         initContainers: [{ name: 's', restartPolicy: 'Always' }],
         tolerations: [],
       },
     };
     expect(schemaReport(body({ template })).unknown).toEqual([]);
     expect(errors({ template })).toEqual([]);
+  });
+
+  it('types the whole pod template: a mistyped or unknown pod field is reported with its path', () => {
+    const template = {
+      spec: {
+        affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: 'ERROR' } },
+        nodeSelecter: { disk: 'ssd' },
+        containers: [{ name: 'g', image: 'i', resources: { limits: { cpu: 0.5 } } }],
+      },
+    };
+    expect(schemaReport(body({ template })).unknown).toEqual(['spec.template.spec.nodeSelecter']);
+    expect(errors({ template })).toEqual([
+      'spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution: Invalid value: "ERROR": spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution in body must be of type array: "string"',
+      // A fractional number is no int-or-string (Agones's CRD wants a string): "500m" is the way.
+      'spec.template.spec.containers[0].resources.limits.cpu: Invalid value: 0.5: spec.template.spec.containers[0].resources.limits.cpu in body must be of type int-or-string: "number"',
+    ]);
   });
 
   it('reports unknown spec and port fields', () => {

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
+import { podSpecSchema } from '../../k8s/pod-spec-schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
 import { GAMESERVER_STATES, LIST_MAX_CAPACITY, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
 import type { KindContext } from '../registry.js';
@@ -64,27 +65,17 @@ const PORT_SCHEMA: Schema = {
   },
 };
 
-const CONTAINER_SCHEMA: Schema = {
-  type: 'object',
-  'x-kubernetes-preserve-unknown-fields': true,
-  properties: { name: { type: 'string' }, restartPolicy: { type: 'string' } },
-};
-
-/** The pod template is the orchestrator's: kept whole, only the parts Agones reads are typed. */
+/**
+ * The pod template, a Kubernetes PodTemplateSpec: its spec carries the full PodSpec schema, as
+ * Agones's CRDs do, so a mistyped or unknown pod field is refused when the object is written
+ * instead of when the pod is made.
+ */
 export const POD_TEMPLATE_SCHEMA: Schema = {
   type: 'object',
   description: 'The pod template (a Kubernetes PodTemplateSpec) of the game server.',
-  'x-kubernetes-preserve-unknown-fields': true,
   properties: {
     metadata: TEMPLATE_METADATA_SCHEMA,
-    spec: {
-      type: 'object',
-      'x-kubernetes-preserve-unknown-fields': true,
-      properties: {
-        containers: { type: 'array', items: CONTAINER_SCHEMA },
-        initContainers: { type: 'array', items: CONTAINER_SCHEMA },
-      },
-    },
+    spec: podSpecSchema(),
   },
 };
 

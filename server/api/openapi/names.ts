@@ -12,6 +12,7 @@ export const STATUS_CAUSE = `${META}.StatusCause`;
 export const DELETE_OPTIONS = `${META}.DeleteOptions`;
 export const PATCH = `${META}.Patch`;
 export const SCALE = 'io.k8s.api.autoscaling.v1.Scale';
+export const EVICTION = 'io.k8s.api.policy.v1.Eviction';
 export const SCALE_SPEC = 'io.k8s.api.autoscaling.v1.ScaleSpec';
 export const SCALE_STATUS = 'io.k8s.api.autoscaling.v1.ScaleStatus';
 

@@ -92,7 +92,8 @@ describe('OpenAPI v3 documents', () => {
         const scope = resource.namespaced ? `${base}/namespaces/{namespace}` : base;
         if (sub) {
           const item = obj(paths[`${scope}/${plural}/{name}/${sub}`]);
-          expect(Object.keys(item).filter((k) => k !== 'parameters').sort()).toEqual(sub === 'log' ? ['get'] : ['get', 'patch', 'put']);
+          const methods = sub === 'log' ? ['get'] : sub === 'eviction' ? ['post'] : ['get', 'patch', 'put'];
+          expect(Object.keys(item).filter((k) => k !== 'parameters').sort()).toEqual(methods);
           continue;
         }
         const methods = { item: new Set<string>(), collection: new Set<string>() };

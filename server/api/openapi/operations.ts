@@ -1,6 +1,6 @@
 import type { KindDefinition } from '../../kinds/registry.js';
 import type { JsonObject } from './json.js';
-import { DELETE_OPTIONS, PATCH, SCALE, STATUS, gvk, schemaName } from './names.js';
+import { DELETE_OPTIONS, EVICTION, PATCH, SCALE, STATUS, gvk, schemaName } from './names.js';
 
 /** A resource's paths and operations in a neutral form, which the v2 and v3 documents are rendered from. */
 
@@ -241,6 +241,24 @@ export function resourcePaths(definition: KindDefinition): PathItem[] {
             query('timestamps', 'boolean', 'Prefix every line of log output with an RFC3339 timestamp.'),
           ],
           responses: [{ code: '200', description: 'OK', schema: '', text: true }],
+        },
+      ],
+    });
+  }
+  if (definition.subresources.eviction) {
+    items.push({
+      path: `${scope}/${plural}/{name}/eviction`,
+      parameters: [NAME_PARAM, ...scopeParams],
+      operations: [
+        {
+          method: 'post',
+          operationId: `create${id}${kind}Eviction`,
+          description: `create eviction of a ${kind}`,
+          action: 'post',
+          gvk: gvk('policy', 'v1', 'Eviction'),
+          parameters: WRITE_PARAMS,
+          body: { schema: EVICTION, contentTypes: ['application/json'], required: true },
+          responses: [{ code: '201', description: 'Created', schema: STATUS }],
         },
       ],
     });

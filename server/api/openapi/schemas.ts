@@ -4,6 +4,7 @@ import { OBJECT_META_SCHEMA } from '../../k8s/schema.js';
 import { isJsonObject, type JsonObject, toJson } from './json.js';
 import {
   DELETE_OPTIONS,
+  EVICTION,
   GVK_EXTENSION,
   LIST_META,
   OBJECT_META,
@@ -65,7 +66,7 @@ function listSchema(definition: KindDefinition): JsonObject {
 }
 
 /** The apimachinery and autoscaling types the operations refer to. */
-function sharedSchemas(withScale: boolean): Record<string, JsonObject> {
+function sharedSchemas(withScale: boolean, withEviction: boolean): Record<string, JsonObject> {
   const string = (description: string): JsonObject => ({ type: 'string', description });
   const schemas: Record<string, JsonObject> = {
     [OBJECT_META]: {
@@ -134,6 +135,19 @@ function sharedSchemas(withScale: boolean): Record<string, JsonObject> {
       type: 'object',
     },
   };
+  if (withEviction) {
+    schemas[EVICTION] = {
+      description: 'Eviction evicts a pod from its node subject to certain policies and safety constraints.',
+      type: 'object',
+      properties: {
+        apiVersion: string(API_VERSION_DESCRIPTION),
+        deleteOptions: refWith(DELETE_OPTIONS, 'DeleteOptions may be provided'),
+        kind: string(KIND_DESCRIPTION),
+        metadata: refWith(OBJECT_META, 'ObjectMeta describes the pod that is being evicted.'),
+      },
+      [GVK_EXTENSION]: [gvk('policy', 'v1', 'Eviction')],
+    };
+  }
   if (withScale) {
     schemas[SCALE_SPEC] = {
       description: 'ScaleSpec describes the attributes of a scale subresource.',
@@ -167,7 +181,7 @@ function sharedSchemas(withScale: boolean): Record<string, JsonObject> {
 
 /** Component schemas of a group version (or of every group version, for v2). */
 export function schemasFor(definitions: KindDefinition[]): Record<string, JsonObject> {
-  const schemas = sharedSchemas(definitions.some((d) => d.subresources.scale));
+  const schemas = sharedSchemas(definitions.some((d) => d.subresources.scale), definitions.some((d) => d.subresources.eviction));
   for (const d of definitions) {
     schemas[schemaName(d.group, d.version, d.kind)] = kindSchema(d);
     if (d.verbs.includes('list')) schemas[schemaName(d.group, d.version, d.listKind)] = listSchema(d);

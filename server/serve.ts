@@ -8,6 +8,7 @@ import { GameServerSetController } from './controllers/gameserverset-controller.
 import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
+import { ClusterMetrics } from './api/metrics.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/resource-api.js';
@@ -74,6 +75,8 @@ export class FleetsimServer {
   readonly processes: GameServerProcesses;
   private readonly simulated: SimulatedProcesses;
   private readonly streams = new StreamRegistry();
+  /** Agones's Prometheus metrics, at GET /metrics. */
+  readonly metrics: ClusterMetrics;
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
   get openWatchStreams(): number {
@@ -98,6 +101,8 @@ export class FleetsimServer {
       sdkPorts.start({ address: '127.0.0.1', sidecar: () => new Sidecar(this.cluster, namespace, name), allowedHosts: options.allowedHosts }),
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
+    this.metrics = new ClusterMetrics(this.cluster);
+    this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
     this.controllers = [
       new GameServerController(this.cluster, {
         portRange: options.portRange,
@@ -136,6 +141,7 @@ export class FleetsimServer {
     };
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
+    app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
     app.use(resourceApi(this.cluster, this.service));
     // Last: an error no route answered is a Status, never Express's HTML page (the sidecar routes
     // answer their own in the gateway's format).
@@ -146,6 +152,7 @@ export class FleetsimServer {
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat });
     this.httpServer = createServer(
       guard.requests((req, res) => {
+        this.metrics.observeRequest(req, res);
         if (!allocation(req, res)) app(req, res);
       }),
     );
@@ -194,6 +201,7 @@ export class FleetsimServer {
     for (const client of this.wss?.clients ?? []) client.terminate();
     this.httpServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
+    this.metrics.close();
     this.cluster.close();
   }
 }

@@ -1,3 +1,4 @@
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { checkSchema, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { rfc3339 } from '../kinds/meta.js';
@@ -37,6 +38,16 @@ function deepFreeze<T>(value: T): T {
  * service: decode strictly, default, validate (422 with causes), then allocate locally or
  * across clusters. Nothing is stored: the answer is the allocation with its status.
  */
+/** One allocation as the allocator's metrics see it. */
+export interface AllocationOutcome {
+  seconds: number;
+  multicluster: boolean;
+  strategy: string;
+  /** Allocated, UnAllocated, Contention, or `error`. */
+  status: string;
+  gameServer?: GameServer;
+}
+
 export class AllocationService {
   multiCluster: MultiClusterAllocator | undefined;
   private readonly remembered = new Map<string, GameServerAllocation>();
@@ -94,13 +105,34 @@ export class AllocationService {
     return gsa;
   }
 
+  /** Told of every allocation's outcome and duration (the allocator's metrics). */
+  observer: ((outcome: AllocationOutcome) => void) | undefined;
+
   /** Allocates; the result carries the status (Allocated, UnAllocated or Contention). */
   allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
-    if (gsa.spec?.multiClusterSetting?.enabled) {
+    const multicluster = gsa.spec?.multiClusterSetting?.enabled === true;
+    let result: Promise<AllocationResult>;
+    if (multicluster) {
       if (!this.multiCluster) return Promise.reject(apiErrors.internal('multi-cluster allocation is not available in this server'));
-      return this.multiCluster.allocate(gsa);
+      result = this.multiCluster.allocate(gsa);
+    } else {
+      result = this.allocator.allocate(gsa);
     }
-    return this.allocator.allocate(gsa);
+    const observer = this.observer;
+    if (!observer) return result;
+    const started = performance.now();
+    const strategy = gsa.spec?.scheduling ?? 'Packed';
+    const seconds = () => (performance.now() - started) / 1000;
+    return result.then(
+      (done) => {
+        observer({ seconds: seconds(), multicluster, strategy, status: done.status.state ?? '', gameServer: done.gameServer });
+        return done;
+      },
+      (error: unknown) => {
+        observer({ seconds: seconds(), multicluster, strategy, status: 'error' });
+        throw error;
+      },
+    );
   }
 
   /** The resource API's create: the allocation as Agones's API answers it (201, with status). */

@@ -1,0 +1,379 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import client from 'prom-client';
+import type { Subscription } from 'rxjs';
+import type { AllocationOutcome } from '../allocation/allocation-service.js';
+import type { Cluster } from '../cluster.js';
+import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { Resource } from '../kinds/resource.js';
+
+/**
+ * Prometheus metrics with Agones's names, labels and types (its metrics guide), from the cluster
+ * as it is: gauges are read from the read model when scraped, counters and histograms follow the
+ * committed changes and the allocations as they happen. The exposition is prom-client's. Where
+ * Agones records a label value, fleetsim uses the same words (`type="ready"`, `empty="true"`…).
+ */
+
+/** Agones's buckets for the allocation latency, in seconds. */
+const ALLOCATION_BUCKETS = [0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3];
+/** Agones's buckets for the time a GameServer spends in a state, in seconds. */
+const STATE_DURATION_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+/** Agones's buckets for GameServers per node (just above each whole number). */
+const NODE_COUNT_BUCKETS = [...[...Array(17).keys()], 32, 40, 50, 60, 70, 80, 90, 100, 110, 120].map((n) => n + 0.00001);
+/** The API server's request-duration buckets. */
+const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+
+interface FleetStatusFields {
+  replicas?: number;
+  readyReplicas?: number;
+  reservedReplicas?: number;
+  allocatedReplicas?: number;
+  counters?: Record<string, AggregatedCount>;
+  lists?: Record<string, AggregatedCount>;
+}
+interface AggregatedCount {
+  allocatedCount?: number | bigint;
+  allocatedCapacity?: number | bigint;
+  count?: number | bigint;
+  capacity?: number | bigint;
+}
+
+export class ClusterMetrics {
+  readonly registry = new client.Registry();
+  private readonly subscription: Subscription;
+  /** When each GameServer entered its state (ms), for the state-duration histogram. */
+  private readonly enteredAt = new Map<string, number>();
+  private readonly gameServersTotal: client.Counter;
+  private readonly stateDuration: client.Histogram;
+  private readonly allocations: client.Histogram;
+  private readonly requests: client.Counter;
+  private readonly requestDuration: client.Histogram;
+
+  constructor(private readonly cluster: Cluster) {
+    const registers = [this.registry];
+    client.collectDefaultMetrics({ register: this.registry });
+    // prom-client calls `collect` with the metric as `this`: the cluster is reached by closure.
+    const perNode = () => this.gameServersPerNode();
+
+    new client.Gauge({
+      name: 'agones_gameservers_count',
+      help: 'The number of gameservers per fleet and status',
+      labelNames: ['type', 'fleet_name', 'namespace'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, { labels: Record<string, string>; n: number }>();
+        for (const gs of cluster.gameServers.values()) {
+          const labels = { type: gs.status.state, fleet_name: fleetOf(gs), namespace: gs.metadata.namespace };
+          const key = `${labels.type}\0${labels.fleet_name}\0${labels.namespace}`;
+          const entry = counts.get(key);
+          if (entry) entry.n++;
+          else counts.set(key, { labels, n: 1 });
+        }
+        for (const { labels, n } of counts.values()) this.set(labels, n);
+      },
+    });
+    this.gameServersTotal = new client.Counter({
+      name: 'agones_gameservers_total',
+      help: 'The total of gameservers per fleet and status',
+      labelNames: ['type', 'fleet_name', 'namespace'],
+      registers,
+    });
+    this.stateDuration = new client.Histogram({
+      name: 'agones_gameserver_state_duration',
+      help: 'The time gameserver exists in the current state in seconds',
+      labelNames: ['type', 'fleet_name', 'namespace'],
+      buckets: STATE_DURATION_BUCKETS,
+      registers,
+    });
+    new client.Gauge({
+      name: 'agones_fleets_replicas_count',
+      help: 'The number of replicas per fleet (total, desired, ready, reserved, allocated)',
+      labelNames: ['name', 'type', 'namespace'],
+      registers,
+      collect() {
+        this.reset();
+        for (const fleet of cluster.readModel.list(FLEET_KIND)) {
+          const status = (fleet.status ?? {}) as FleetStatusFields;
+          const labels = (type: string) => ({ name: fleet.metadata.name, type, namespace: fleet.metadata.namespace });
+          this.set(labels('total'), status.replicas ?? 0);
+          this.set(labels('allocated'), status.allocatedReplicas ?? 0);
+          this.set(labels('ready'), status.readyReplicas ?? 0);
+          this.set(labels('desired'), (fleet.spec as { replicas?: number }).replicas ?? 0);
+          this.set(labels('reserved'), status.reservedReplicas ?? 0);
+        }
+      },
+    });
+    new client.Gauge({
+      name: 'agones_fleet_rollout_percent',
+      help: 'The current fleet rollout percentage',
+      labelNames: ['name', 'type', 'namespace'],
+      registers,
+      collect() {
+        this.reset();
+        for (const fleet of cluster.readModel.list(FLEET_KIND)) {
+          const { name, namespace } = fleet.metadata;
+          const sets = cluster.readModel.list('GameServerSet', namespace).filter((s) => s.metadata.labels[FLEET_LABEL] === name);
+          // The active set is the newest one (a rolling update's target).
+          const active = sets.sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? 1 : -1))[0];
+          this.set({ name, type: 'current_replicas', namespace }, (active?.status as { replicas?: number } | undefined)?.replicas ?? 0);
+          this.set({ name, type: 'desired_replicas', namespace }, (fleet.spec as { replicas?: number }).replicas ?? 0);
+        }
+      },
+    });
+    for (const [metric, field, help] of [
+      ['agones_fleet_counters', 'counters', 'Aggregated Counters counts and capacity across GameServers in the Fleet'],
+      ['agones_fleet_lists', 'lists', 'Aggregated Lists counts and capacity across GameServers in the Fleet'],
+    ] as const) {
+      const key = field === 'counters' ? 'counter' : 'list';
+      new client.Gauge({
+        name: metric,
+        help,
+        labelNames: ['name', 'namespace', 'type', key],
+        registers,
+        collect() {
+          this.reset();
+          for (const fleet of cluster.readModel.list(FLEET_KIND)) {
+            const aggregated = ((fleet.status ?? {}) as FleetStatusFields)[field] ?? {};
+            for (const [item, values] of Object.entries(aggregated)) {
+              const labels = (type: string) => ({ name: fleet.metadata.name, namespace: fleet.metadata.namespace, type, [key]: item });
+              this.set(labels('allocated_count'), Number(values.allocatedCount ?? 0));
+              this.set(labels('allocated_capacity'), Number(values.allocatedCapacity ?? 0));
+              this.set(labels('total_count'), Number(values.count ?? 0));
+              this.set(labels('total_capacity'), Number(values.capacity ?? 0));
+            }
+          }
+        },
+      });
+    }
+    this.autoscalerGauges(registers);
+    new client.Gauge({
+      name: 'agones_nodes_count',
+      help: 'The count of nodes in the cluster',
+      labelNames: ['empty'],
+      registers,
+      collect() {
+        const counts = perNode();
+        const empty = [...counts.values()].filter((n) => n === 0).length;
+        this.set({ empty: 'true' }, empty);
+        this.set({ empty: 'false' }, counts.size - empty);
+      },
+    });
+    new client.Histogram({
+      name: 'agones_gameservers_node_count',
+      help: 'The count of gameservers per node in the cluster',
+      buckets: NODE_COUNT_BUCKETS,
+      registers,
+      collect() {
+        // A distribution of the nodes as they are now, as Agones records it on each resync.
+        this.reset();
+        for (const n of perNode().values()) this.observe(n);
+      },
+    });
+    for (const [metric, help, value] of [
+      ['agones_gameserver_player_connected_total', 'The total number of players connected to gameservers', (gs: GameServer) => gs.status.players?.count],
+      ['agones_gameserver_player_capacity_total', 'The available player capacity for gameservers', (gs: GameServer) => gs.status.players?.capacity],
+    ] as const) {
+      new client.Gauge({
+        name: metric,
+        help,
+        labelNames: ['fleet_name', 'name', 'namespace'],
+        registers,
+        collect() {
+          this.reset();
+          if (!cluster.gates.PlayerTracking) return;
+          for (const gs of cluster.gameServers.values()) {
+            const n = value(gs);
+            if (n !== undefined) this.set({ fleet_name: fleetOf(gs), name: gs.metadata.name, namespace: gs.metadata.namespace }, Number(n));
+          }
+        },
+      });
+    }
+    this.allocations = new client.Histogram({
+      name: 'agones_gameserver_allocations_duration_seconds',
+      help: 'The distribution of gameserver allocation requests latencies.',
+      labelNames: ['fleet_name', 'cluster_name', 'is_multicluster', 'status', 'scheduling_strategy'],
+      buckets: ALLOCATION_BUCKETS,
+      registers,
+    });
+    this.requests = new client.Counter({
+      name: 'apiserver_request_total',
+      help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+      labelNames: ['code', 'component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      registers,
+    });
+    this.requestDuration = new client.Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+      labelNames: ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+
+    const now = cluster.clock.now();
+    for (const [key] of cluster.gameServers.entries()) this.enteredAt.set(key, now);
+    this.subscription = cluster.gameServerChanges$.subscribe(({ key, previous, object }) => {
+      if (!object) return void this.enteredAt.delete(key);
+      const state = object.status.state;
+      if (previous?.status.state === state) return;
+      const at = this.cluster.clock.now();
+      const labels = { fleet_name: fleetOf(object), namespace: object.metadata.namespace };
+      this.gameServersTotal.inc({ ...labels, type: state });
+      const entered = this.enteredAt.get(key);
+      if (previous && entered !== undefined) this.stateDuration.observe({ ...labels, type: previous.status.state }, (at - entered) / 1000);
+      this.enteredAt.set(key, at);
+    });
+  }
+
+  /** An allocation's outcome (AllocationService's observer). */
+  observeAllocation(outcome: AllocationOutcome): void {
+    this.allocations.observe(
+      {
+        fleet_name: outcome.gameServer ? fleetOf(outcome.gameServer) : '',
+        cluster_name: '',
+        is_multicluster: String(outcome.multicluster),
+        status: outcome.status,
+        scheduling_strategy: outcome.strategy,
+      },
+      outcome.seconds,
+    );
+  }
+
+  /** Counts a resource-API request once answered, as the API server's own metrics do. */
+  observeRequest(req: IncomingMessage, res: ServerResponse): void {
+    // Only the resource API's paths: the sidecar and allocator routes cost nothing here.
+    if (!req.url?.startsWith('/api')) return;
+    const started = performance.now();
+    res.once('finish', () => {
+      const request = describeRequest(req);
+      if (!request) return;
+      this.requests.inc({ ...request, code: String(res.statusCode) });
+      this.requestDuration.observe(request, (performance.now() - started) / 1000);
+    });
+  }
+
+  /** `GET /metrics`: the Prometheus text exposition. */
+  async serve(res: ServerResponse): Promise<void> {
+    const text = await this.registry.metrics();
+    res.writeHead(200, { 'Content-Type': this.registry.contentType });
+    res.end(text);
+  }
+
+  close(): void {
+    this.subscription.unsubscribe();
+    this.registry.clear();
+  }
+
+  private autoscalerGauges(registers: client.Registry[]): void {
+    const cluster = this.cluster;
+    const autoscalers = () => cluster.readModel.list('FleetAutoscaler');
+    const labelsOf = (fas: Resource) => ({
+      name: fas.metadata.name,
+      fleet_name: (fas.spec as { fleetName?: string } | undefined)?.fleetName ?? '',
+      namespace: fas.metadata.namespace,
+    });
+    const status = (fas: Resource) =>
+      (fas.status ?? {}) as { ableToScale?: boolean; scalingLimited?: boolean; currentReplicas?: number; desiredReplicas?: number };
+    const gauge = (name: string, help: string, value: (fas: Resource) => number) =>
+      new client.Gauge({
+        name,
+        help,
+        labelNames: ['name', 'fleet_name', 'namespace'],
+        registers,
+        collect() {
+          this.reset();
+          for (const fas of autoscalers()) this.set(labelsOf(fas), value(fas));
+        },
+      });
+    gauge('agones_fleet_autoscalers_able_to_scale', 'The fleet autoscaler can access the fleet to scale', (fas) => Number(status(fas).ableToScale ?? false));
+    gauge('agones_fleet_autoscalers_limited', 'The fleet autoscaler is outside the limits set by MinReplicas and MaxReplicas.', (fas) =>
+      Number(status(fas).scalingLimited ?? false),
+    );
+    gauge('agones_fleet_autoscalers_current_replicas_count', 'The current replicas count as seen by autoscalers', (fas) => status(fas).currentReplicas ?? 0);
+    gauge('agones_fleet_autoscalers_desired_replicas_count', 'The desired replicas count as seen by autoscalers', (fas) => status(fas).desiredReplicas ?? 0);
+    const buffer = (fas: Resource) =>
+      (fas.spec as { policy?: { type?: string; buffer?: { bufferSize?: number | string; minReplicas?: number; maxReplicas?: number } } } | undefined)
+        ?.policy?.type === 'Buffer'
+        ? (fas.spec as { policy: { buffer?: { bufferSize?: number | string; minReplicas?: number; maxReplicas?: number } } }).policy.buffer
+        : undefined;
+    new client.Gauge({
+      name: 'agones_fleet_autoscalers_buffer_limits',
+      help: 'The limits of buffer based fleet autoscalers',
+      labelNames: ['name', 'type', 'fleet_name', 'namespace'],
+      registers,
+      collect() {
+        this.reset();
+        for (const fas of autoscalers()) {
+          const b = buffer(fas);
+          if (!b) continue;
+          this.set({ ...labelsOf(fas), type: 'max' }, b.maxReplicas ?? 0);
+          this.set({ ...labelsOf(fas), type: 'min' }, b.minReplicas ?? 0);
+        }
+      },
+    });
+    new client.Gauge({
+      name: 'agones_fleet_autoscalers_buffer_size',
+      help: 'The buffer size value of autoscalers',
+      labelNames: ['name', 'type', 'fleet_name', 'namespace'],
+      registers,
+      collect() {
+        this.reset();
+        for (const fas of autoscalers()) {
+          const size = buffer(fas)?.bufferSize;
+          if (size === undefined) continue;
+          // A percentage is recorded as its number, typed `percentage`; a count as `count`.
+          if (typeof size === 'string' && size.endsWith('%')) this.set({ ...labelsOf(fas), type: 'percentage' }, Number(size.slice(0, -1)));
+          else this.set({ ...labelsOf(fas), type: 'count' }, Number(size));
+        }
+      },
+    });
+  }
+
+  /** GameServers scheduled on each node (every node, including empty ones). */
+  private gameServersPerNode(): Map<string, number> {
+    const perNode = new Map<string, number>();
+    for (const node of this.cluster.readModel.list('Node')) perNode.set(node.metadata.name, 0);
+    for (const gs of this.cluster.gameServers.values()) {
+      const node = gs.status.nodeName;
+      if (node && perNode.has(node)) perNode.set(node, perNode.get(node)! + 1);
+    }
+    return perNode;
+  }
+}
+
+function fleetOf(gs: GameServer): string {
+  return gs.metadata.labels[FLEET_LABEL] ?? 'none';
+}
+
+const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
+
+/** A resource-API request's labels, as the API server's request metrics name them; undefined for other paths. */
+function describeRequest(req: IncomingMessage): Record<string, string> | undefined {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(\/.*)?$/.exec(url.pathname);
+  if (!m) return undefined;
+  const group = m[2] ?? '';
+  const version = m[1] ?? m[3]!;
+  let parts = (m[4] ?? '').split('/').filter(Boolean);
+  const namespaced = parts[0] === 'namespaces' && parts.length >= 3;
+  if (namespaced) parts = parts.slice(2);
+  const [resource = '', name, subresource = ''] = parts;
+  if (resource === '') return undefined;
+  // The API server's scopes: one object, a namespace's collection, or the cluster's.
+  const scope = name !== undefined ? 'resource' : namespaced ? 'namespace' : 'cluster';
+  const method = req.method ?? 'GET';
+  const watch = url.searchParams.get('watch');
+  const verb =
+    method === 'GET'
+      ? watch === 'true' || watch === '1'
+        ? 'WATCH'
+        : name === undefined
+          ? 'LIST'
+          : 'GET'
+      : method === 'DELETE'
+        ? name === undefined
+          ? 'DELETECOLLECTION'
+          : 'DELETE'
+        : (VERBS[method] ?? method).toUpperCase();
+  return { component: 'apiserver', dry_run: url.searchParams.has('dryRun') ? 'All' : '', group, version, resource, subresource, scope, verb };
+}

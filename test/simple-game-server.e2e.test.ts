@@ -102,7 +102,8 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
   };
 
   beforeAll(async () => {
-    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES]);
+    // Host ports of its own: other test files' servers run real processes on the default range at the same time.
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES, '--port-range', '17000-17999']);
   });
   afterAll(async () => {
     await serve?.process.kill('SIGTERM', 10_000);

@@ -38,6 +38,9 @@ interface AggregatedCount {
   capacity?: number | bigint;
 }
 
+type HistogramSeries = ReturnType<client.Histogram['labels']>;
+type CounterSeries = ReturnType<client.Counter['labels']>;
+
 export class ClusterMetrics {
   readonly registry = new client.Registry();
   private readonly subscription: Subscription;
@@ -48,6 +51,11 @@ export class ClusterMetrics {
   private readonly allocations: client.Histogram;
   private readonly requests: client.Counter;
   private readonly requestDuration: client.Histogram;
+  /** Label sets resolved once: prom-client hashes a label object on every observation otherwise. */
+  private readonly allocationSeries = new Map<string, HistogramSeries>();
+  private readonly requestSeries = new Map<string, { duration: HistogramSeries; codes: Map<number, CounterSeries> }>();
+  /** Per state, fleet and namespace: the state-change counter and the state-duration histogram. */
+  private readonly stateSeries = new Map<string, { total: CounterSeries; duration: HistogramSeries }>();
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
@@ -217,26 +225,29 @@ export class ClusterMetrics {
       const state = object.status.state;
       if (previous?.status.state === state) return;
       const at = this.cluster.clock.now();
-      const labels = { fleet_name: fleetOf(object), namespace: object.metadata.namespace };
-      this.gameServersTotal.inc({ ...labels, type: state });
+      this.stateSeriesOf(state, object).total.inc();
       const entered = this.enteredAt.get(key);
-      if (previous && entered !== undefined) this.stateDuration.observe({ ...labels, type: previous.status.state }, (at - entered) / 1000);
+      if (previous && entered !== undefined) this.stateSeriesOf(previous.status.state, object).duration.observe((at - entered) / 1000);
       this.enteredAt.set(key, at);
     });
   }
 
-  /** An allocation's outcome (AllocationService's observer). */
+  /** An allocation's outcome (AllocationService's observer); on the allocation path, so kept cheap. */
   observeAllocation(outcome: AllocationOutcome): void {
-    this.allocations.observe(
-      {
-        fleet_name: outcome.gameServer ? fleetOf(outcome.gameServer) : '',
+    const fleet = outcome.gameServer ? fleetOf(outcome.gameServer) : '';
+    const key = `${fleet}\0${outcome.status}\0${outcome.strategy}\0${outcome.multicluster}`;
+    let series = this.allocationSeries.get(key);
+    if (!series) {
+      series = this.allocations.labels({
+        fleet_name: fleet,
         cluster_name: '',
         is_multicluster: String(outcome.multicluster),
         status: outcome.status,
         scheduling_strategy: outcome.strategy,
-      },
-      outcome.seconds,
-    );
+      });
+      this.allocationSeries.set(key, series);
+    }
+    series.observe(outcome.seconds);
   }
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */
@@ -247,8 +258,13 @@ export class ClusterMetrics {
     res.once('finish', () => {
       const request = describeRequest(req);
       if (!request) return;
-      this.requests.inc({ ...request, code: String(res.statusCode) });
-      this.requestDuration.observe(request, (performance.now() - started) / 1000);
+      const key = Object.values(request).join('\0');
+      let series = this.requestSeries.get(key);
+      if (!series) this.requestSeries.set(key, (series = { duration: this.requestDuration.labels(request), codes: new Map() }));
+      let counter = series.codes.get(res.statusCode);
+      if (!counter) series.codes.set(res.statusCode, (counter = this.requests.labels({ ...request, code: String(res.statusCode) })));
+      counter.inc();
+      series.duration.observe((performance.now() - started) / 1000);
     });
   }
 
@@ -329,6 +345,19 @@ export class ClusterMetrics {
     });
   }
 
+  /** The series of one state of a fleet's GameServers; every state change counts, so kept cheap. */
+  private stateSeriesOf(state: string, gs: GameServer): { total: CounterSeries; duration: HistogramSeries } {
+    const fleet = fleetOf(gs);
+    const key = `${state}\0${fleet}\0${gs.metadata.namespace}`;
+    let series = this.stateSeries.get(key);
+    if (!series) {
+      const labels = { type: state, fleet_name: fleet, namespace: gs.metadata.namespace };
+      series = { total: this.gameServersTotal.labels(labels), duration: this.stateDuration.labels(labels) };
+      this.stateSeries.set(key, series);
+    }
+    return series;
+  }
+
   /** GameServers scheduled on each node (every node, including empty ones). */
   private gameServersPerNode(): Map<string, number> {
     const perNode = new Map<string, number>();
@@ -349,8 +378,11 @@ const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'p
 
 /** A resource-API request's labels, as the API server's request metrics name them; undefined for other paths. */
 function describeRequest(req: IncomingMessage): Record<string, string> | undefined {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(\/.*)?$/.exec(url.pathname);
+  const target = req.url ?? '/';
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
+  const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(\/.*)?$/.exec(path);
   if (!m) return undefined;
   const group = m[2] ?? '';
   const version = m[1] ?? m[3]!;
@@ -362,7 +394,7 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
   // The API server's scopes: one object, a namespace's collection, or the cluster's.
   const scope = name !== undefined ? 'resource' : namespaced ? 'namespace' : 'cluster';
   const method = req.method ?? 'GET';
-  const watch = url.searchParams.get('watch');
+  const watch = query.get('watch');
   const verb =
     method === 'GET'
       ? watch === 'true' || watch === '1'
@@ -375,5 +407,5 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
           ? 'DELETECOLLECTION'
           : 'DELETE'
         : (VERBS[method] ?? method).toUpperCase();
-  return { component: 'apiserver', dry_run: url.searchParams.has('dryRun') ? 'All' : '', group, version, resource, subresource, scope, verb };
+  return { component: 'apiserver', dry_run: query.has('dryRun') ? 'All' : '', group, version, resource, subresource, scope, verb };
 }

@@ -102,7 +102,7 @@ export class FleetsimServer {
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     this.metrics = new ClusterMetrics(this.cluster);
-    this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
+    this.metrics.onActivate = () => (this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome));
     this.controllers = [
       new GameServerController(this.cluster, {
         portRange: options.portRange,

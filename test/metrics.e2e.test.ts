@@ -90,6 +90,8 @@ describe('Prometheus metrics at /metrics', () => {
 
   beforeAll(async () => {
     serve = await startServe();
+    // As Prometheus would from the start: state changes, allocations and requests are followed from the first scrape.
+    expect((await fetch(`${serve.baseUrl}/metrics`)).status).toBe(200);
     expect((await api('POST', '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('arena', 3))).status).toBe(201);
     const autoscaler = {
       apiVersion: 'autoscaling.agones.dev/v1',

@@ -43,7 +43,9 @@ type CounterSeries = ReturnType<client.Counter['labels']>;
 
 export class ClusterMetrics {
   readonly registry = new client.Registry();
-  private readonly subscription: Subscription;
+  private subscription: Subscription | undefined;
+  /** Called at the first scrape: the owner hooks `observeAllocation` in then. */
+  onActivate: (() => void) | undefined;
   /** When each GameServer entered its state (ms), for the state-duration histogram. */
   private readonly enteredAt = new Map<string, number>();
   private readonly gameServersTotal: client.Counter;
@@ -218,9 +220,18 @@ export class ClusterMetrics {
       registers,
     });
 
-    const now = cluster.clock.now();
-    for (const [key] of cluster.gameServers.entries()) this.enteredAt.set(key, now);
-    this.subscription = cluster.gameServerChanges$.subscribe(({ key, previous, object }) => {
+  }
+
+  /**
+   * Starts following state changes, allocations and requests: at the first scrape, so a cluster
+   * nobody scrapes pays nothing on its hot paths. Counters start there, as after a restart.
+   */
+  private activate(): void {
+    if (this.subscription) return;
+    this.onActivate?.();
+    const now = this.cluster.clock.now();
+    for (const [key] of this.cluster.gameServers.entries()) this.enteredAt.set(key, now);
+    this.subscription = this.cluster.gameServerChanges$.subscribe(({ key, previous, object }) => {
       if (!object) return void this.enteredAt.delete(key);
       const state = object.status.state;
       if (previous?.status.state === state) return;
@@ -252,8 +263,8 @@ export class ClusterMetrics {
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */
   observeRequest(req: IncomingMessage, res: ServerResponse): void {
-    // Only the resource API's paths: the sidecar and allocator routes cost nothing here.
-    if (!req.url?.startsWith('/api')) return;
+    // Only once scraped, and only the resource API's paths.
+    if (!this.subscription || !req.url?.startsWith('/api')) return;
     const started = performance.now();
     res.once('finish', () => {
       const request = describeRequest(req);
@@ -270,13 +281,14 @@ export class ClusterMetrics {
 
   /** `GET /metrics`: the Prometheus text exposition. */
   async serve(res: ServerResponse): Promise<void> {
+    this.activate();
     const text = await this.registry.metrics();
     res.writeHead(200, { 'Content-Type': this.registry.contentType });
     res.end(text);
   }
 
   close(): void {
-    this.subscription.unsubscribe();
+    this.subscription?.unsubscribe();
     this.registry.clear();
   }
 

@@ -182,6 +182,20 @@ describe('real game-server processes', () => {
     expect(alive(pid)).toBe(false);
   }, 40_000);
 
+  it('complete their pod when they exit 0 after Ready (restartPolicy left to Agones: Never): the GameServer shuts down and goes', async () => {
+    serve = await startServe();
+    await createFleet(fleet('done', 1));
+    const [finished] = await readyServers('done', 1);
+    const name = finished!.metadata.name;
+    writeFileSync(join(out, `done-${name}`), '');
+    await waitFor(
+      async () => (await eventsOf(name)).find((e) => e.reason === 'Shutdown' && /Pod is in Succeeded state/.test(e.message)),
+      { timeoutMs: 10_000, intervalMs: 200, what: 'a Shutdown event for the completed pod' },
+    );
+    const replaced = await readyServers('done', 1);
+    expect(replaced.map((gs) => gs.metadata.name)).not.toContain(name);
+  }, 40_000);
+
   it('get SIGTERM when scaled down, and SIGKILL at the end of the grace period if they ignore it', async () => {
     serve = await startServe();
     await createFleet(fleet('polite', 1, { env: { TERM_DELAY_MS: '300' } }));

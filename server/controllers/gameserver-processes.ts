@@ -267,7 +267,13 @@ export class GameServerProcesses {
     if (p.everReady || neverRestart || gs.status.state === 'Shutdown') {
       this.setContainer(p, terminated);
       if (gs.status.state !== 'Shutdown') {
-        await this.cluster.actors.sendByKey(p.key, { type: 'controller.unhealthy', message: `${what} (${p.everReady ? 'after Ready' : 'restartPolicy Never'})` });
+        // A clean exit the pod does not restart completes it (Succeeded), which Agones's
+        // controller turns into Shutdown; any other end is a failure: Unhealthy.
+        const command =
+          code === 0 && this.completesOnCleanExit(gs)
+            ? ({ type: 'controller.shutdown', message: 'Pod is in Succeeded state' } as const)
+            : ({ type: 'controller.unhealthy', message: `${what} (${p.everReady ? 'after Ready' : 'restartPolicy Never'})` } as const);
+        await this.cluster.actors.sendByKey(p.key, command);
       }
       return void this.terminate(p, 0);
     }
@@ -289,6 +295,16 @@ export class GameServerProcesses {
     });
     await this.record(gs, 'Warning', 'BackOff', `Back-off restarting failed container: ${what}; restarting in ${wait / 1000}s`);
     p.timer = setTimeout(() => void this.launch(p), wait);
+  }
+
+  /**
+   * Whether the kubelet leaves a container that exited 0 stopped, so the pod completes:
+   * restartPolicy Never or OnFailure, or none given while SidecarContainers is on (Agones then
+   * makes it Never).
+   */
+  private completesOnCleanExit(gs: GameServer): boolean {
+    const policy = podSpecOf(gs).restartPolicy;
+    return policy === 'Never' || policy === 'OnFailure' || (!policy && this.cluster.gates.SidecarContainers);
   }
 
   /** SIGTERM to the process group, SIGKILL after the grace period; then the sidecar closes. */

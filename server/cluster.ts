@@ -2,7 +2,7 @@ import { SeededRandom } from './clock.js';
 import { GameServerActors } from './lifecycle/gameserver-actors.js';
 import { HealthMonitor } from './lifecycle/health-monitor.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
-import { COMMAND_ANNOTATION, type GameServer } from './kinds/gameserver/gameserver.js';
+import type { GameServer } from './kinds/gameserver/gameserver.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { objectKey, rfc3339 } from './kinds/meta.js';
 import type { NewEvent } from './log/event-log.js';
@@ -67,13 +67,17 @@ export class Cluster extends Store {
   gameServerDeletion(gs: GameServer): NewEvent | undefined {
     const { namespace, name } = gs.metadata;
     if (gs.metadata.deletionTimestamp !== undefined) return undefined;
-    const key = objectKey(namespace, name);
-    const container = this.pods.container(key)?.state.kind;
-    const realProcess = gs.metadata.annotations[COMMAND_ANNOTATION] && (container === 'running' || container === 'waiting');
-    if (realProcess || this.pods.stopsSlowly(key)) {
+    if (this.pods.stopsSlowly(objectKey(namespace, name))) {
       return gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp: rfc3339(this.clock.now()) });
     }
     return gameServerEvent('GameServerDeleted', namespace, name, {});
+  }
+
+  /** A terminating GameServer's process has exited: the GameServer goes (nothing when it is not terminating). */
+  async finishTermination(key: string): Promise<void> {
+    const gs = this.gameServers.getByKey(key);
+    if (!gs || gs.metadata.deletionTimestamp === undefined) return;
+    await this.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})]).catch(() => undefined);
   }
 
   override close(): void {

@@ -6,6 +6,7 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
+import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
  * Prometheus metrics with Agones's names, labels and types (its metrics guide), from the cluster
@@ -44,6 +45,8 @@ type CounterSeries = ReturnType<client.Counter['labels']>;
 export class ClusterMetrics {
   readonly registry = new client.Registry();
   private subscription: Subscription | undefined;
+  /** GameServers per node, for the scrape in progress. */
+  private nodeCounts: Map<string, number> | undefined;
   /** Called at the first scrape: the owner hooks `observeAllocation` in then. */
   onActivate: (() => void) | undefined;
   /** When each GameServer entered its state (ms), for the state-duration histogram. */
@@ -63,7 +66,7 @@ export class ClusterMetrics {
     const registers = [this.registry];
     client.collectDefaultMetrics({ register: this.registry });
     // prom-client calls `collect` with the metric as `this`: the cluster is reached by closure.
-    const perNode = () => this.gameServersPerNode();
+    const perNode = () => (this.nodeCounts ??= this.gameServersPerNode());
 
     new client.Gauge({
       name: 'agones_gameservers_count',
@@ -282,6 +285,8 @@ export class ClusterMetrics {
   /** `GET /metrics`: the Prometheus text exposition. */
   async serve(res: ServerResponse): Promise<void> {
     this.activate();
+    // Both node metrics read the same per-node counts: counted once per scrape.
+    this.nodeCounts = undefined;
     const text = await this.registry.metrics();
     res.writeHead(200, { 'Content-Type': this.registry.contentType });
     res.end(text);
@@ -295,13 +300,9 @@ export class ClusterMetrics {
   private autoscalerGauges(registers: client.Registry[]): void {
     const cluster = this.cluster;
     const autoscalers = () => cluster.readModel.list('FleetAutoscaler');
-    const labelsOf = (fas: Resource) => ({
-      name: fas.metadata.name,
-      fleet_name: (fas.spec as { fleetName?: string } | undefined)?.fleetName ?? '',
-      namespace: fas.metadata.namespace,
-    });
-    const status = (fas: Resource) =>
-      (fas.status ?? {}) as { ableToScale?: boolean; scalingLimited?: boolean; currentReplicas?: number; desiredReplicas?: number };
+    const specOf = (fas: Resource) => (fas.spec ?? {}) as FleetAutoscalerSpec;
+    const labelsOf = (fas: Resource) => ({ name: fas.metadata.name, fleet_name: specOf(fas).fleetName ?? '', namespace: fas.metadata.namespace });
+    const status = (fas: Resource) => (fas.status ?? {}) as Partial<FleetAutoscalerStatus>;
     const gauge = (name: string, help: string, value: (fas: Resource) => number) =>
       new client.Gauge({
         name,
@@ -319,11 +320,7 @@ export class ClusterMetrics {
     );
     gauge('agones_fleet_autoscalers_current_replicas_count', 'The current replicas count as seen by autoscalers', (fas) => status(fas).currentReplicas ?? 0);
     gauge('agones_fleet_autoscalers_desired_replicas_count', 'The desired replicas count as seen by autoscalers', (fas) => status(fas).desiredReplicas ?? 0);
-    const buffer = (fas: Resource) =>
-      (fas.spec as { policy?: { type?: string; buffer?: { bufferSize?: number | string; minReplicas?: number; maxReplicas?: number } } } | undefined)
-        ?.policy?.type === 'Buffer'
-        ? (fas.spec as { policy: { buffer?: { bufferSize?: number | string; minReplicas?: number; maxReplicas?: number } } }).policy.buffer
-        : undefined;
+    const buffer = (fas: Resource) => (specOf(fas).policy?.type === 'Buffer' ? specOf(fas).policy?.buffer : undefined);
     new client.Gauge({
       name: 'agones_fleet_autoscalers_buffer_limits',
       help: 'The limits of buffer based fleet autoscalers',

@@ -1,14 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Request } from 'express';
+import express from 'express';
 import protobuf from 'protobufjs/light.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { Cluster } from '../cluster.js';
-import { ApiError } from '../k8s/status.js';
 import fixtures from '../k8s/protobuf.fixtures.json' with { type: 'json' };
-import { deleteOptionsOf, resourceApi } from './resource-api.js';
+import { resourceApi } from './resource-api.js';
 
 // client-go sends built-in kinds as Kubernetes protobuf; the resource API reads them as the JSON
 // a JSON client would have sent (the fixtures are client-go's own bytes).
@@ -97,35 +96,5 @@ describe('protobuf request bodies', () => {
 
   it('a protobuf patch is a 415', async () => {
     expect((await send('PATCH', '/api/v1/namespaces/ns/secrets/s2', bytesOf('Secret'))).status).toBe(415);
-  });
-});
-
-describe('deleteOptionsOf', () => {
-  const req = (body: Buffer | undefined, contentType?: string) => ({ body, headers: contentType ? { 'content-type': contentType } : {} }) as unknown as Request;
-  const code = (f: () => unknown) => {
-    try {
-      f();
-    } catch (error) {
-      return (error as ApiError).code;
-    }
-    return 200;
-  };
-
-  it('none when the body is empty', () => {
-    expect(deleteOptionsOf(req(undefined))).toBeUndefined();
-    expect(deleteOptionsOf(req(Buffer.from(' \n'), 'application/json'))).toBeUndefined();
-  });
-
-  it('reads JSON and protobuf alike', () => {
-    expect(deleteOptionsOf(req(Buffer.from('{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground","gracePeriodSeconds":0}'), 'application/json'))).toStrictEqual(
-      { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground', gracePeriodSeconds: 0 },
-    );
-    expect(deleteOptionsOf(req(bytesOf('DeleteOptions'), PROTOBUF))).toStrictEqual({ kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, propagationPolicy: 'Foreground' });
-  });
-
-  it('refuses a body that is not DeleteOptions', () => {
-    expect(code(() => deleteOptionsOf(req(bytesOf('Namespace'), PROTOBUF)))).toBe(400);
-    expect(code(() => deleteOptionsOf(req(Buffer.from('[1]'), 'application/json')))).toBe(400);
-    expect(code(() => deleteOptionsOf(req(Buffer.from('{'), 'application/json')))).toBe(400);
   });
 });

@@ -88,21 +88,6 @@ function parseProtobufBody(req: Request): Record<string, unknown> {
   }
 }
 
-/**
- * A DELETE's body (JSON, YAML or protobuf): its DeleteOptions, or undefined when it sent none.
- * Not used yet: the DELETE handler still ignores its body.
- */
-export function deleteOptionsOf(req: Request): Record<string, unknown> | undefined {
-  if (bodyBytes(req).toString('utf8').trim() === '') return undefined;
-  const options = parseBody(req);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw apiErrors.badRequest('the body of a delete must be a DeleteOptions object');
-  }
-  const kind = (options as { kind?: unknown }).kind;
-  if (kind !== undefined && kind !== 'DeleteOptions') throw apiErrors.badRequest(`the body of a delete must be a DeleteOptions, not a ${String(kind)}`);
-  return options as Record<string, unknown>;
-}
-
 /** The `fieldValidation` query parameter: Strict when absent or empty; anything else than the three is a 400. */
 export function fieldValidationOf(value: unknown): FieldValidation {
   const validation = value === undefined || value === '' ? 'Strict' : String(value);
@@ -171,7 +156,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
       try {
         // Protobuf only for the built-in kinds the decoder reads: a custom resource's protobuf body is a 415, as from the API server.
         const protobuf =
-          target.definition.kind === POD_KIND && target.subresource === 'eviction'
+          target.subresource === 'eviction' && target.definition.subresources.eviction
             ? protobufKindSupported('policy/v1', 'Eviction')
             : protobufKindSupported(apiVersionOf(target.definition), target.definition.kind);
         checkBodyMediaType(req.method, req.headers['content-type'], { protobuf });

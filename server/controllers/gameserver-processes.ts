@@ -3,7 +3,6 @@ import type { Subscription } from 'rxjs';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
-import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { type ContainerState, podReference, terminationGraceMs } from '../kinds/pod/pod.js';
 import { EventRecorder } from './k8s-events.js';
@@ -159,12 +158,12 @@ export class GameServerProcesses {
     if (known) {
       if (SERVING_STATES.has(state)) known.everReady = true;
       known.graceMs = terminationGraceMs(gs);
-      if (terminating) void this.terminate(known, known.graceMs).then(() => this.finishDeletion(key));
+      if (terminating) void this.terminate(known, known.graceMs).then(() => this.cluster.finishTermination(key));
       else if (!SIDECAR_RUNNING_STATES.has(state)) void this.terminate(known, known.graceMs);
       return;
     }
     // Terminating with no process (fleetsim restarted meanwhile): nothing is left to wait for.
-    if (terminating) return void this.finishDeletion(key);
+    if (terminating) return void this.cluster.finishTermination(key);
     if (!SIDECAR_RUNNING_STATES.has(state)) return;
     const created: GameProcess = {
       key,
@@ -181,6 +180,8 @@ export class GameServerProcesses {
       graceMs: terminationGraceMs(gs),
     };
     this.processes.set(key, created);
+    // A real process is told to stop and given its grace period: its GameServer terminates first.
+    this.cluster.pods.setStopsSlowly(key, true);
     void this.launch(created);
   }
 
@@ -326,12 +327,6 @@ export class GameServerProcesses {
     return p.stopping;
   }
 
-  /** The process of a terminating GameServer has exited: the GameServer goes. */
-  private async finishDeletion(key: string): Promise<void> {
-    const gs = this.cluster.gameServers.getByKey(key);
-    if (!gs || gs.metadata.deletionTimestamp === undefined) return;
-    await this.cluster.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})]).catch(() => undefined);
-  }
 
   private forget(p: GameProcess): void {
     if (this.processes.get(p.key) === p) this.processes.delete(p.key);

@@ -334,18 +334,10 @@ export class ResourceService {
     filter: (object: Resource) => boolean = () => true,
   ): Promise<Resource[]> {
     this.requireVerb(definition, 'delete');
-    const objects = this.list(definition, namespace, selector).filter(filter);
-    const events: NewEvent[] = [];
-    const deleted: Resource[] = [];
-    for (const object of objects) {
-      if (definition.kind === NAMESPACE_KIND) {
-        deleted.push(await this.deleteNamespace(object, options).catch(() => object));
-        continue;
-      }
-      events.push(...this.deletionEvents(object));
-      deleted.push(object);
-    }
-    if (!options.dryRun) await this.cluster.commit(events);
+    // The API server offers no deletecollection of namespaces: each goes through its own lifecycle.
+    if (definition.kind === NAMESPACE_KIND) throw apiErrors.methodNotAllowed('namespaces are deleted one at a time');
+    const deleted = this.list(definition, namespace, selector).filter(filter);
+    if (!options.dryRun) await this.cluster.commit(deleted.flatMap((object) => this.deletionEvents(object)));
     return deleted;
   }
 
@@ -372,17 +364,14 @@ export class ResourceService {
     for (const definition of KIND_DEFINITIONS) {
       // Pods are projected from GameServers; allocations are never stored.
       if (!definition.namespaced || definition.kind === POD_KIND || !definition.verbs.includes('list')) continue;
-      for (const object of this.cluster.readModel.list(definition.kind, name)) {
-        if (object.kind !== GAMESERVER_KIND) events.push(resourceEvent('ResourceDeleted', object.kind, name, object.metadata.name, {}));
-        else {
-          const deletion = this.cluster.gameServerDeletion(object as unknown as GameServer);
-          if (deletion) events.push(deletion);
-        }
-      }
+      // Owners and what they own are all in the namespace: each object is deleted on its own.
+      for (const object of this.cluster.readModel.list(definition.kind, name)) events.push(...this.ownDeletion(object));
     }
-    const lingering = events.some((e) => e.type === 'GameServerTerminating') || this.cluster.readModel.list(GAMESERVER_KIND, name).some((gs) => gs.metadata.deletionTimestamp);
-    if (!lingering) events.push(resourceEvent('ResourceDeleted', NAMESPACE_KIND, '', name, {}));
-    return this.cluster.commitAndRead(events, () => terminating);
+    const committed = this.cluster.commit(events);
+    // Applied already: the namespace goes in the same transaction when nothing is left terminating.
+    const finalization = this.namespaceFinalization(name);
+    await Promise.all([committed, finalization && this.cluster.commit([finalization])]);
+    return terminating;
   }
 
   /** The event that removes a Terminating namespace once nothing is left in it, if that is now. */
@@ -409,14 +398,19 @@ export class ResourceService {
     const events: NewEvent[] = [];
     const visit = (parent: Resource) => {
       for (const child of this.children(parent)) visit(child);
-      const { namespace, name } = parent.metadata;
-      if (parent.kind !== GAMESERVER_KIND) return void events.push(resourceEvent('ResourceDeleted', parent.kind, namespace, name, {}));
-      // A GameServer whose process runs terminates first; one already terminating needs nothing more.
-      const deletion = this.cluster.gameServerDeletion(parent as unknown as GameServer);
-      if (deletion) events.push(deletion);
+      events.push(...this.ownDeletion(parent));
     };
     visit(object);
     return events;
+  }
+
+  /** The event deleting one object, its dependents aside. */
+  private ownDeletion(object: Resource): NewEvent[] {
+    const { namespace, name } = object.metadata;
+    if (object.kind !== GAMESERVER_KIND) return [resourceEvent('ResourceDeleted', object.kind, namespace, name, {})];
+    // A GameServer whose process runs terminates first; one already terminating needs nothing more.
+    const deletion = this.cluster.gameServerDeletion(object as unknown as GameServer);
+    return deletion ? [deletion] : [];
   }
 
   private children(parent: Resource): Resource[] {

@@ -4,7 +4,6 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { terminationGraceMs } from '../kinds/pod/pod.js';
 import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 import { SimpleGameServerListener, type SimpleGameServerConfig, configOf, isSimpleGameServer } from './simple-game-server.js';
@@ -137,10 +136,7 @@ export class SimulatedProcesses {
         restartCount: 0,
       });
       this.end(key);
-      const { namespace, name } = gs.metadata;
-      if (this.cluster.gameServers.getByKey(key)?.metadata.deletionTimestamp !== undefined) {
-        void this.cluster.commit([gameServerEvent('GameServerDeleted', namespace, name, {})]).catch(() => undefined);
-      }
+      void this.cluster.finishTermination(key);
     }, delayMs);
   }
 

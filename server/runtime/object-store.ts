@@ -68,4 +68,10 @@ export class ObjectStore<T> {
   entries(): IterableIterator<[string, T]> {
     return this.objects.entries();
   }
+
+  /** Makes this store hold what `other` holds. Reducers never change an object in place, so the objects are shared. */
+  copyFrom(other: ObjectStore<T>): void {
+    this.objects.clear();
+    for (const [key, object] of other.objects) this.objects.set(key, object);
+  }
 }

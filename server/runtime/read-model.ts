@@ -118,6 +118,21 @@ export class ReadModel {
     if (event.kind === EVENT_KIND && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
   }
 
+  /**
+   * An independent copy of the model as it stands (for time travel: a replay resumed from a
+   * checkpoint). Objects are shared, since reducers never change one in place; the rest is copied.
+   */
+  clone(): ReadModel {
+    const copy = new ReadModel(this.gates, { eventTtlMs: this.eventTtlMs });
+    copy.gameServers.copyFrom(this.gameServers);
+    for (const [kind, store] of this.resources) copy.resources.get(kind)!.copyFrom(store);
+    copy.setStatus.copyFrom(this.setStatus);
+    copy.gameServerEvents.copyFrom(this.gameServerEvents);
+    copy.lastSeq = this.lastSeq;
+    for (let i = this.eventHead; i < this.eventWrites.length; i++) copy.eventWrites.push(this.eventWrites[i]!);
+    return copy;
+  }
+
   /** When the oldest stored Event expires (epoch ms), or undefined when none is kept. */
   nextEventExpiry(): number | undefined {
     const store = this.resources.get(EVENT_KIND)!;

@@ -68,6 +68,14 @@ export class RecentGameServerEvents {
     return this.values().find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
   }
 
+  /** Makes this window hold what `other` holds (recorded facts never change, so they are shared). */
+  copyFrom(other: RecentGameServerEvents): void {
+    this.ring.length = 0;
+    this.ring.push(...other.ring);
+    this.next = other.next;
+    this.horizon = other.horizon;
+  }
+
   private push(recorded: Recorded): void {
     if (this.ring.length < RECENT_EVENTS) this.ring.push(recorded);
     else this.ring[this.next] = recorded;

@@ -175,6 +175,12 @@ export class SetStatusProjection {
     return this.fleets.get(namespace)?.get(name)?.seq ?? 0;
   }
 
+  /** Makes this projection hold what `other` holds (its totals change in place, so they are copied). */
+  copyFrom(other: SetStatusProjection): void {
+    copyTotals(other.sets, this.sets);
+    copyTotals(other.fleets, this.fleets);
+  }
+
   private totals(map: Map<string, Map<string, Totals>>, namespace: string, name: string, kind: string): Totals {
     let names = map.get(namespace);
     if (!names) {
@@ -187,6 +193,19 @@ export class SetStatusProjection {
       names.set(name, totals);
     }
     return totals;
+  }
+}
+
+function copyTotals(from: Map<string, Map<string, Totals>>, to: Map<string, Map<string, Totals>>): void {
+  to.clear();
+  for (const [namespace, names] of from) {
+    const copies = new Map<string, Totals>();
+    for (const [name, t] of names) {
+      const counters = new Map([...t.counters].map(([key, count]) => [key, { ...count }]));
+      const lists = new Map([...t.lists].map(([key, count]) => [key, { ...count }]));
+      copies.set(name, { ...t, counters, lists });
+    }
+    to.set(namespace, copies);
   }
 }
 

@@ -71,6 +71,24 @@ describe('EventLog', () => {
     log.close();
   });
 
+  it('lists committed headers a page at a time: the newest, back from a point, or on from one; bounds name the first and last', async () => {
+    const log = new EventLog(':memory:');
+    expect(log.bounds()).toBeUndefined();
+    for (let n = 1; n <= 5; n++) await log.append([{ ...event(n % 2 ? 'a' : 'b', n), kind: n === 4 ? 'Other' : 'Test' }], n * 1000).committed;
+    log.append([event('queued', 6)], 6000);
+    const seqs = (headers: Array<{ seq: number }>) => headers.map((h) => h.seq);
+    expect(log.headers({ limit: 2 })).toEqual([
+      { seq: 4, time: 4000, type: 'TestHappened', kind: 'Other', namespace: 'default', name: 'b' },
+      { seq: 5, time: 5000, type: 'TestHappened', kind: 'Test', namespace: 'default', name: 'a' },
+    ]);
+    expect(seqs(log.headers({ beforeSeq: 4, limit: 2 }))).toEqual([2, 3]);
+    expect(seqs(log.headers({ fromSeq: 2, limit: 2 }))).toEqual([2, 3]);
+    expect(seqs(log.headers({ fromSeq: 9, limit: 2 }))).toEqual([]);
+    expect(seqs(log.headers({ kind: 'Other', limit: 10 }))).toEqual([4]);
+    expect(log.bounds()).toEqual({ first: { seq: 1, time: 1000 }, last: { seq: 5, time: 5000 } });
+    log.close();
+  });
+
   it('refuses to change or delete what was written', async () => {
     const log = new EventLog(':memory:');
     await log.append([event('a', 1)], 1000).committed;

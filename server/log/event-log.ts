@@ -33,6 +33,17 @@ export interface ReadOptions {
   name?: string;
 }
 
+/** An event without its payload: what a listing of the log shows. */
+export type EventHeader = Omit<StoredEvent, 'payload' | 'schemaVersion'>;
+
+/** A page of event headers: `fromSeq` pages forward from a point, otherwise back from `beforeSeq` (default: the newest). */
+export interface HeaderQuery {
+  fromSeq?: number;
+  beforeSeq?: number;
+  limit: number;
+  kind?: string;
+}
+
 interface Row {
   seq: number;
   time: number;
@@ -254,6 +265,37 @@ export class EventLog {
         schemaVersion: row.schema_version,
       };
     }
+  }
+
+  /**
+   * Committed events' headers, in sequence order, without reading their payloads (a batch
+   * creation's payload holds a whole set's GameServers).
+   */
+  headers(query: HeaderQuery): EventHeader[] {
+    const where: string[] = [];
+    const params: Record<string, string | number> = { limit: query.limit };
+    if (query.fromSeq !== undefined) {
+      where.push('seq >= @fromSeq');
+      params.fromSeq = query.fromSeq;
+    } else if (query.beforeSeq !== undefined) {
+      where.push('seq < @beforeSeq');
+      params.beforeSeq = query.beforeSeq;
+    }
+    if (query.kind !== undefined) {
+      where.push('kind = @kind');
+      params.kind = query.kind;
+    }
+    const order = query.fromSeq !== undefined ? 'ASC' : 'DESC';
+    const sql = `SELECT seq, time, type, kind, namespace, name FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${order} LIMIT @limit`;
+    const rows = this.db.prepare(sql).all(params) as EventHeader[];
+    return order === 'ASC' ? rows : rows.reverse();
+  }
+
+  /** The first and the last committed event's sequence number and time; undefined for an empty log. */
+  bounds(): { first: { seq: number; time: number }; last: { seq: number; time: number } } | undefined {
+    const first = this.db.prepare('SELECT seq, time FROM events ORDER BY seq ASC LIMIT 1').get() as { seq: number; time: number } | undefined;
+    const last = this.db.prepare('SELECT seq, time FROM events ORDER BY seq DESC LIMIT 1').get() as { seq: number; time: number } | undefined;
+    return first && last ? { first, last } : undefined;
   }
 
   /** Raw access for the log benchmark's baseline; not for domain code. */

@@ -131,6 +131,19 @@ const outsideRule = {
   },
 };
 
+// The dashboard's page runs in the browser: it reaches the server over HTTP only. The server may
+// import its one shared module, the summary (no imports of its own), so both views count alike.
+const dashboardRule = {
+  files: ['dashboard/**/*.ts'],
+  ignores: tests,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [{ regex: '^\\.\\./', message: 'dashboard/ runs in the browser: it imports only its own modules.' }] },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'reports/out/', 'scripts/'] },
   js.configs.recommended,
@@ -144,6 +157,7 @@ export default tseslint.config(
   ...floorRules(),
   machinesRule,
   outsideRule,
+  dashboardRule,
   {
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

@@ -9,6 +9,7 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
 import { ClusterMetrics } from './api/metrics.js';
+import { dashboardRoutes } from './api/dashboard.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/resource-api.js';
@@ -142,6 +143,8 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
+    // The dashboard's page answers / only for a browser (Accept: text/html); other clients reach the resource API.
+    app.use(dashboardRoutes(this.cluster));
     app.use(resourceApi(this.cluster, this.service));
     // Last: an error no route answered is a Status, never Express's HTML page (the sidecar routes
     // answer their own in the gateway's format).

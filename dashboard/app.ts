@@ -1,0 +1,353 @@
+import { DashboardCharts, STATE_COLORS, statesIn } from './charts.js';
+import { escapeHtml, formatNumber, formatTime } from './format.js';
+import { type AllocationRate, type AllocationScrape, allocationRate, parseAllocations } from './metrics.js';
+import { type AutoscalerInput, type ClusterSummary, type GameServerInput, type NodeInput, type ReplicatedInput, type Tally, summarize } from './summary.js';
+import { ResourceWatch } from './watch.js';
+
+/**
+ * The dashboard page: the live cluster from the resource API's watches, drawn at most four times a
+ * second however fast events come; the cluster at any earlier event from /fleetsim/v1/state; the
+ * log and each event's explanation from /fleetsim/v1/log; allocations from /metrics.
+ */
+
+const element = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+/** A GameServer as the page keeps it: the few fields it counts by (10,000 of them stay small). */
+function compactGameServer(gs: GameServerInput): GameServerInput {
+  const labels = gs.metadata.labels ?? {};
+  const kept: Record<string, string> = {};
+  for (const key of ['agones.dev/gameserverset', 'agones.dev/fleet']) if (labels[key] !== undefined) kept[key] = labels[key];
+  return { metadata: { name: gs.metadata.name, namespace: gs.metadata.namespace, labels: kept }, status: { state: gs.status?.state, nodeName: gs.status?.nodeName } };
+}
+
+const whole = <T>(object: T): T => object;
+
+const watches = {
+  gameServers: new ResourceWatch<GameServerInput>('/apis/agones.dev/v1/gameservers', compactGameServer),
+  fleets: new ResourceWatch<ReplicatedInput>('/apis/agones.dev/v1/fleets', whole),
+  gameServerSets: new ResourceWatch<ReplicatedInput>('/apis/agones.dev/v1/gameserversets', whole),
+  autoscalers: new ResourceWatch<AutoscalerInput>('/apis/autoscaling.agones.dev/v1/fleetautoscalers', whole),
+  nodes: new ResourceWatch<NodeInput>('/api/v1/nodes', whole),
+};
+const allWatches = Object.values(watches);
+
+/** What the page shows: the cluster now, or as it was after one event of the log. */
+type View = { mode: 'live' } | { mode: 'history'; seq: number; time: string | null; summary: ClusterSummary };
+let view: View = { mode: 'live' };
+
+interface LogHeader {
+  seq: number;
+  time: string;
+  type: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+interface LogPage {
+  first: { seq: number; time: string } | null;
+  last: { seq: number; time: string } | null;
+  items: LogHeader[];
+}
+let logBounds: Pick<LogPage, 'first' | 'last'> = { first: null, last: null };
+
+let charts: DashboardCharts | undefined;
+
+// ---- Drawing, coalesced ------------------------------------------------------------------------
+
+const RENDER_INTERVAL_MS = 250;
+let renderQueued = false;
+let lastRender = 0;
+
+/** Asks for one drawing; events arriving before it are drawn together. */
+function scheduleRender(): void {
+  if (renderQueued) return;
+  renderQueued = true;
+  const wait = Math.max(0, lastRender + RENDER_INTERVAL_MS - performance.now());
+  setTimeout(() => requestAnimationFrame(render), wait);
+}
+
+function liveSummary(): ClusterSummary {
+  return summarize({
+    gameServers: watches.gameServers.objects.values(),
+    fleets: watches.fleets.objects.values(),
+    gameServerSets: watches.gameServerSets.objects.values(),
+    nodes: watches.nodes.objects.values(),
+    autoscalers: watches.autoscalers.objects.values(),
+  });
+}
+
+function render(): void {
+  renderQueued = false;
+  lastRender = performance.now();
+  const listed = allWatches.every((w) => w.state === 'watching');
+  const connection = element('connection');
+  connection.dataset.state = listed ? 'live' : allWatches.some((w) => w.state === 'retrying') ? 'retrying' : 'connecting';
+  connection.textContent = listed ? 'watching' : connection.dataset.state === 'retrying' ? 'reconnecting…' : 'connecting…';
+  if (view.mode === 'live' && !listed && document.body.dataset.loaded !== 'true') return;
+  const summary = view.mode === 'live' ? liveSummary() : view.summary;
+  document.body.dataset.view = view.mode;
+  renderTotals(summary.gameServers);
+  renderFleetTable(summary);
+  renderAutoscalers(summary);
+  charts?.showFleets(summary);
+  charts?.showNodes(summary);
+  element('fleet-chart').style.height = `${Math.max(140, 60 + 30 * (summary.fleets.length + summary.sets.filter((s) => !s.fleet).length + 1))}px`;
+  renderTimeline();
+  if (document.body.dataset.loaded !== 'true' && listed) {
+    document.body.dataset.loaded = 'true';
+    performance.mark('dashboard-loaded');
+  }
+}
+
+function stateCells(tally: Tally, states: string[]): string {
+  return states.map((s) => `<td class="num" data-state="${escapeHtml(s)}">${tally.states[s] ? formatNumber(tally.states[s]) : ''}</td>`).join('');
+}
+
+function renderTotals(all: Tally): void {
+  element('total-gameservers').textContent = formatNumber(all.total);
+  element('state-totals').innerHTML = statesIn([all])
+    .map(
+      (s) =>
+        `<span class="chip" data-state-total="${escapeHtml(s)}" style="--state:${STATE_COLORS[s] ?? STATE_COLORS.Unknown}">${escapeHtml(s)} <b>${formatNumber(all.states[s] ?? 0)}</b></span>`,
+    )
+    .join('');
+}
+
+function renderFleetTable(summary: ClusterSummary): void {
+  const states = statesIn([summary.gameServers]);
+  const head = `<thead><tr><th>Fleet / set</th><th class="num" title="spec.replicas">Desired</th>${states
+    .map((s) => `<th class="num"><span class="dot" style="--state:${STATE_COLORS[s] ?? STATE_COLORS.Unknown}"></span>${escapeHtml(s)}</th>`)
+    .join('')}<th class="num">Total</th></tr></thead>`;
+  const rows: string[] = [];
+  for (const fleet of summary.fleets) {
+    const key = `${fleet.namespace}/${fleet.name}`;
+    rows.push(
+      `<tr class="fleet" data-fleet="${escapeHtml(key)}"><th>${escapeHtml(key)}</th><td class="num" data-col="desired">${formatNumber(fleet.desired)}</td>${stateCells(fleet, states)}<td class="num" data-col="total">${formatNumber(fleet.total)}</td></tr>`,
+    );
+    for (const set of summary.sets.filter((s) => s.fleet === fleet.name && s.namespace === fleet.namespace)) rows.push(setRow(set, states, true));
+  }
+  for (const set of summary.sets.filter((s) => !s.fleet || !summary.fleets.some((f) => f.name === s.fleet && f.namespace === s.namespace))) {
+    rows.push(setRow(set, states, false));
+  }
+  if (summary.standalone.total > 0) {
+    rows.push(`<tr class="standalone" data-standalone><th>GameServers of no set</th><td></td>${stateCells(summary.standalone, states)}<td class="num" data-col="total">${formatNumber(summary.standalone.total)}</td></tr>`);
+  }
+  if (rows.length === 0) rows.push(`<tr><td class="muted" colspan="${states.length + 3}">No fleets, sets or GameServers.</td></tr>`);
+  element('fleet-table').innerHTML = `${head}<tbody>${rows.join('')}</tbody>`;
+}
+
+function setRow(set: ClusterSummary['sets'][number], states: string[], inFleet: boolean): string {
+  const key = `${set.namespace}/${set.name}`;
+  return `<tr class="set${inFleet ? ' nested' : ''}" data-set="${escapeHtml(key)}"><th>${escapeHtml(inFleet ? set.name : key)}</th><td class="num" data-col="desired">${formatNumber(set.desired)}</td>${stateCells(set, states)}<td class="num" data-col="total">${formatNumber(set.total)}</td></tr>`;
+}
+
+function renderAutoscalers(summary: ClusterSummary): void {
+  const head = '<thead><tr><th>Autoscaler</th><th>Fleet</th><th>Policy</th><th class="num">Current</th><th class="num">Desired</th><th>Able</th><th>Limited</th><th>Last scale</th></tr></thead>';
+  const rows = summary.autoscalers.map(
+    (a) =>
+      `<tr data-autoscaler="${escapeHtml(`${a.namespace}/${a.name}`)}"><th>${escapeHtml(a.name)}</th><td>${escapeHtml(a.fleet)}</td><td>${escapeHtml(a.policy)}</td><td class="num" data-col="current">${a.current}</td><td class="num" data-col="desired">${a.desired}</td><td>${a.ableToScale ? 'yes' : '<b class="warn">no</b>'}</td><td>${a.scalingLimited ? '<b class="warn">limited</b>' : 'no'}</td><td>${formatTime(a.lastScaleTime)}</td></tr>`,
+  );
+  element('autoscaler-table').innerHTML = `${head}<tbody>${rows.join('') || '<tr><td colspan="8" class="muted">No FleetAutoscalers.</td></tr>'}</tbody>`;
+}
+
+// ---- Timeline --------------------------------------------------------------------------------
+
+const slider = element<HTMLInputElement>('timeline');
+/** The latest state request: an answer to an older one is dropped. */
+let travelRequest = 0;
+let travelTimer: ReturnType<typeof setTimeout> | undefined;
+
+function renderTimeline(): void {
+  const last = logBounds.last?.seq ?? 0;
+  slider.min = String(logBounds.first ? Math.min(logBounds.first.seq, 1) : 0);
+  slider.max = String(last);
+  if (view.mode === 'live') slider.value = String(last);
+  const banner = element('history-banner');
+  banner.hidden = view.mode === 'live';
+  element('go-live').classList.toggle('active', view.mode === 'live');
+  if (view.mode === 'history') {
+    element('view-seq').textContent = `#${view.seq}`;
+    element('view-time').textContent = formatTime(view.time);
+    element('timeline-label').textContent = `event #${view.seq} of ${last} · ${formatTime(view.time)}`;
+  } else {
+    element('timeline-label').textContent = `live · event #${last} · ${formatTime(logBounds.last?.time)}`;
+  }
+}
+
+/** Shows the cluster as it was after event `seq` (the newest event, or past it: live again). */
+async function travel(seq: number): Promise<void> {
+  const request = ++travelRequest;
+  const last = logBounds.last?.seq ?? 0;
+  if (seq >= last) return goLive();
+  element('timeline-label').textContent = `replaying to event #${seq}…`;
+  const res = await fetch(`/fleetsim/v1/state?seq=${seq}`);
+  if (request !== travelRequest) return;
+  if (!res.ok) {
+    element('timeline-label').textContent = `could not replay to #${seq}: HTTP ${res.status}`;
+    return;
+  }
+  const body = (await res.json()) as { seq: number; time: string | null; summary: ClusterSummary };
+  if (request !== travelRequest) return;
+  view = { mode: 'history', seq: body.seq, time: body.time, summary: body.summary };
+  slider.value = String(body.seq);
+  render();
+  void refreshLog();
+}
+
+function goLive(): void {
+  travelRequest++;
+  view = { mode: 'live' };
+  render();
+  void refreshLog();
+}
+
+slider.addEventListener('input', () => {
+  element('timeline-label').textContent = `event #${slider.value}`;
+  clearTimeout(travelTimer);
+  travelTimer = setTimeout(() => void travel(Number(slider.value)), 150);
+});
+const currentSeq = () => (view.mode === 'history' ? view.seq : (logBounds.last?.seq ?? 0));
+element('step-back').addEventListener('click', () => void travel(Math.max(currentSeq() - 1, 0)));
+element('step-forward').addEventListener('click', () => void travel(currentSeq() + 1));
+element('go-live').addEventListener('click', goLive);
+
+// ---- Event log and explanations -----------------------------------------------------------------
+
+const LOG_PAGE = 100;
+let shownLog = '';
+
+function eventRow(e: LogHeader): string {
+  const object = e.namespace ? `${e.namespace}/${e.name}` : e.name;
+  return `<li data-seq="${e.seq}" tabindex="0"><span class="seq">#${e.seq}</span> <span class="time">${formatTime(e.time)}</span> <span class="type">${escapeHtml(e.type)}</span> <span class="object">${escapeHtml(e.kind)} ${escapeHtml(object)}</span></li>`;
+}
+
+async function fetchLog(query: Record<string, string>): Promise<LogPage> {
+  const res = await fetch(`/fleetsim/v1/log?${new URLSearchParams(query)}`);
+  if (!res.ok) throw new Error(`log: HTTP ${res.status}`);
+  return (await res.json()) as LogPage;
+}
+
+/** The newest events (or those up to the event shown), and the autoscalers' recent ones. */
+async function refreshLog(): Promise<void> {
+  const upTo: Record<string, string> = view.mode === 'history' ? { beforeSeq: String(view.seq + 1) } : {};
+  const kind = element<HTMLSelectElement>('event-kind').value;
+  try {
+    const [page, autoscalerPage] = await Promise.all([
+      fetchLog({ limit: String(LOG_PAGE), ...upTo, ...(kind && { kind }) }),
+      fetchLog({ limit: '8', kind: 'FleetAutoscaler', ...upTo }),
+    ]);
+    const grew = page.last?.seq !== logBounds.last?.seq;
+    logBounds = { first: page.first, last: page.last };
+    const html = page.items.slice().reverse().map(eventRow).join('') || '<li class="muted">No events.</li>';
+    if (html !== shownLog) element('event-list').innerHTML = shownLog = html;
+    element('autoscaler-events').innerHTML = autoscalerPage.items.slice().reverse().map(eventRow).join('') || '<li class="muted">None yet.</li>';
+    if (grew) scheduleRender();
+  } catch (error) {
+    console.warn(error);
+  }
+}
+
+interface Explanation {
+  event: LogHeader;
+  summary: string;
+  because: Array<{ text: string; seq?: number }>;
+}
+
+/** Shows why event `seq` happened: the log's explanation, its chain of causes nearest first. */
+async function explain(seq: number): Promise<void> {
+  const panel = element('explanation');
+  panel.dataset.seq = String(seq);
+  panel.innerHTML = `<p class="muted">Explaining event #${seq}…</p>`;
+  let res: Response;
+  try {
+    res = await fetch(`/fleetsim/v1/log/${seq}/explain`);
+  } catch {
+    panel.innerHTML = `<p class="muted">Could not reach the server to explain event #${seq}.</p>`;
+    return;
+  }
+  if (panel.dataset.seq !== String(seq)) return;
+  const travelButton = `<button type="button" data-travel="${seq}">Show the cluster after this event</button>`;
+  if (!res.ok) {
+    const why = res.status === 404 ? 'No explanation available' : `No explanation (HTTP ${res.status})`;
+    panel.innerHTML = `<p class="unavailable" data-explanation="none">${why} for event #${seq}.</p>${travelButton}`;
+    return;
+  }
+  const body = (await res.json()) as Explanation;
+  const e = body.event;
+  const causes = body.because
+    .map((b) => `<li>${escapeHtml(b.text)}${b.seq !== undefined ? ` <a href="#" data-explain="${b.seq}">#${b.seq}</a>` : ''}</li>`)
+    .join('');
+  panel.innerHTML = `<p class="event-head"><span class="seq">#${e.seq}</span> ${escapeHtml(e.type)} · ${escapeHtml(e.kind)} ${escapeHtml(e.namespace ? `${e.namespace}/${e.name}` : e.name)} · ${formatTime(e.time)}</p>
+    <p class="summary" data-explanation="summary">${escapeHtml(body.summary)}</p>
+    ${causes ? `<h3>Because</h3><ol class="because">${causes}</ol>` : '<p class="muted">No recorded cause.</p>'}${travelButton}`;
+}
+
+function onEventClick(event: Event): void {
+  const target = event.target as HTMLElement;
+  const row = target.closest<HTMLElement>('[data-seq]');
+  if (row?.dataset.seq) void explain(Number(row.dataset.seq));
+}
+element('event-list').addEventListener('click', onEventClick);
+element('autoscaler-events').addEventListener('click', onEventClick);
+element('event-list').addEventListener('keydown', (event) => {
+  if ((event as KeyboardEvent).key === 'Enter') onEventClick(event);
+});
+element('explanation').addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  if (target.dataset.explain) {
+    event.preventDefault();
+    void explain(Number(target.dataset.explain));
+  } else if (target.dataset.travel) void travel(Number(target.dataset.travel));
+});
+element('event-kind').addEventListener('change', () => {
+  shownLog = '';
+  void refreshLog();
+});
+
+// ---- Allocations, from /metrics -------------------------------------------------------------------
+
+const rates: AllocationRate[] = [];
+let previousScrape: AllocationScrape | undefined;
+let firstScrape: AllocationScrape | undefined;
+/** Five minutes of samples. */
+const MAX_RATES = 100;
+
+async function scrapeAllocations(): Promise<void> {
+  try {
+    const res = await fetch('/metrics');
+    if (!res.ok) return;
+    const scrape = parseAllocations(await res.text(), Date.now());
+    firstScrape ??= scrape;
+    if (previousScrape) {
+      rates.push(allocationRate(previousScrape, scrape));
+      if (rates.length > MAX_RATES) rates.shift();
+      const latest = rates.at(-1)!;
+      element('allocation-rate').textContent = formatNumber(latest.perSecond, 1);
+      element('allocation-p50').textContent = latest.p50Ms === undefined ? '–' : formatNumber(latest.p50Ms, 1);
+      element('allocation-p99').textContent = latest.p99Ms === undefined ? '–' : formatNumber(latest.p99Ms, 1);
+      charts?.showAllocations(rates);
+    }
+    element('allocation-total').textContent = formatNumber(scrape.count - firstScrape.count);
+    previousScrape = scrape;
+  } catch (error) {
+    console.warn(error);
+  }
+}
+
+// ---- Start --------------------------------------------------------------------------------------
+
+function start(): void {
+  charts = new DashboardCharts({ fleets: element('fleet-chart'), nodes: element('node-chart'), allocations: element('allocation-chart') });
+  for (const watch of allWatches) {
+    watch.onChange = scheduleRender;
+    watch.start();
+  }
+  void refreshLog();
+  void scrapeAllocations();
+  setInterval(() => void refreshLog(), 2000);
+  setInterval(() => void scrapeAllocations(), 3000);
+}
+
+// The ECharts bundle is a deferred classic script, run before this module; wait for it anyway.
+if ('echarts' in window) start();
+else window.addEventListener('load', start, { once: true });

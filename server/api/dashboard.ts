@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import express, { type Request, type Response } from 'express';
+import { apiErrors } from '../k8s/status.js';
+import { FLEET_KIND } from '../kinds/fleet/fleet.js';
+import { FLEETAUTOSCALER_KIND } from '../kinds/fleetautoscaler/fleetautoscaler.js';
+import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
+import { NODE_DEFINITION } from '../kinds/node/definition.js';
+import type { ReadModel } from '../runtime/read-model.js';
+import type { Store } from '../runtime/store.js';
+import { Timeline } from '../runtime/timeline.js';
+import { type ClusterInput, summarize } from '../../dashboard/summary.js';
+import { type Query, queryText } from './request-options.js';
+import { sendError, sendJson } from './responses.js';
+
+/**
+ * The dashboard: its page at `/` (for a client that asks for HTML; any other client gets what the
+ * API server answers there), its assets under `/dashboard/`, and the two reads it needs beyond the
+ * resource API — the event log a page at a time, and the cluster as it was after any event.
+ */
+
+/** The repository (or installed package) root: where dashboard/, dist/ and node_modules/ are. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('fleetsim: no package.json above the dashboard module');
+    dir = parent;
+  }
+  return dir;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+/** The page's files, by URL: the page and its style from the sources, its scripts as built, ECharts from its package. */
+function assetFiles(): Map<string, string> {
+  const root = packageRoot();
+  const built = join(root, 'dist', 'dashboard');
+  const files = new Map<string, string>([
+    ['/', join(root, 'dashboard', 'index.html')],
+    ['/dashboard/', join(root, 'dashboard', 'index.html')],
+    ['/dashboard/dashboard.css', join(root, 'dashboard', 'dashboard.css')],
+    ['/dashboard/echarts.min.js', createRequire(import.meta.url).resolve('echarts/dist/echarts.min.js')],
+  ]);
+  for (const name of ['app', 'summary', 'charts', 'watch', 'metrics', 'format']) {
+    files.set(`/dashboard/${name}.js`, join(built, `${name}.js`));
+  }
+  return files;
+}
+
+interface Asset {
+  type: string;
+  body: Buffer;
+  gzipped: Buffer;
+}
+
+/** Serves the assets from memory, gzipped for a client that takes it; each is read once, on first request. */
+function assets(): express.RequestHandler {
+  const files = assetFiles();
+  const loaded = new Map<string, Asset>();
+  return (req, res, next) => {
+    const file = files.get(req.path);
+    if (!file || (req.path === '/' && !wantsHtml(req))) return next();
+    let asset = loaded.get(req.path);
+    if (!asset) {
+      if (!existsSync(file)) return sendError(res, apiErrors.notFound('dashboard', '', `${req.path} (run npm run build)`));
+      const body = readFileSync(file);
+      asset = { type: CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body, gzipped: gzipSync(body) };
+      loaded.set(req.path, asset);
+    }
+    res.setHeader('Content-Type', asset.type);
+    // Revalidated each time (no ETag here): a rebuilt page is never served stale.
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Vary', 'Accept, Accept-Encoding');
+    if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+      res.setHeader('Content-Encoding', 'gzip');
+      res.end(asset.gzipped);
+    } else res.end(asset.body);
+  };
+}
+
+/** A browser navigating to `/`; kubectl and client libraries ask for JSON. */
+function wantsHtml(req: Request): boolean {
+  return /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+}
+
+/** Most log events one page holds. */
+export const LOG_PAGE_MAX = 1000;
+
+/** An optional non-negative integer query parameter, given at most once; a clear 400 otherwise. */
+function integerParameter(query: Query, name: string, range: { min: number; max: number }): number | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw apiErrors.badRequest(`${name}: give it once, not ${value.length} times`);
+  const text = queryText(query, name);
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw apiErrors.badRequest(`${name}: "${text}" is not a whole number`);
+  const n = Number(text);
+  if (n < range.min || n > range.max) throw apiErrors.badRequest(`${name}: ${n} is outside ${range.min}..${range.max}`);
+  return n;
+}
+
+function textParameter(query: Query, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw apiErrors.badRequest(`${name}: give it once, not ${value.length} times`);
+  const text = queryText(query, name);
+  if (text === '') throw apiErrors.badRequest(`${name}: must not be empty`);
+  return text;
+}
+
+const iso = (time: number | undefined) => (time === undefined ? null : new Date(time).toISOString());
+
+/** The objects the summary counts, as the resource API serves them (sets and fleets with their status). */
+function clusterInput(model: ReadModel): ClusterInput {
+  return {
+    gameServers: model.gameServers.values(),
+    fleets: model.list(FLEET_KIND),
+    gameServerSets: model.list(GAMESERVERSET_KIND),
+    nodes: model.list(NODE_DEFINITION.kind),
+    autoscalers: model.list(FLEETAUTOSCALER_KIND),
+  } as ClusterInput;
+}
+
+export function dashboardRoutes(store: Store): express.Router {
+  const router = express.Router();
+  const timeline = new Timeline(store);
+  router.use(assets());
+
+  /**
+   * `GET /fleetsim/v1/log`: committed events' headers in sequence order — the newest `limit`, or
+   * the `limit` before `beforeSeq`, or from `fromSeq` on — and the first and last event of the log.
+   */
+  router.get('/fleetsim/v1/log', (req: Request, res: Response) => {
+    try {
+      const query = req.query as Query;
+      const limit = integerParameter(query, 'limit', { min: 1, max: LOG_PAGE_MAX }) ?? 100;
+      const fromSeq = integerParameter(query, 'fromSeq', { min: 1, max: Number.MAX_SAFE_INTEGER });
+      const beforeSeq = integerParameter(query, 'beforeSeq', { min: 1, max: Number.MAX_SAFE_INTEGER });
+      const kind = textParameter(query, 'kind');
+      if (fromSeq !== undefined && beforeSeq !== undefined) throw apiErrors.badRequest('fromSeq, beforeSeq: give one or the other, not both');
+      const bounds = store.log.bounds();
+      const items = store.log.headers({ limit, fromSeq, beforeSeq, kind }).map((h) => ({ ...h, time: iso(h.time) }));
+      const end = (point: { seq: number; time: number } | undefined) => (point ? { seq: point.seq, time: iso(point.time) } : null);
+      sendJson(res, 200, { kind: 'EventLogPage', apiVersion: 'fleetsim/v1', first: end(bounds?.first), last: end(bounds?.last), items });
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+
+  /**
+   * `GET /fleetsim/v1/state?seq=N`: the dashboard's summary of the cluster right after event N,
+   * replayed from the log; without `seq`, of the cluster now (committed state).
+   */
+  router.get('/fleetsim/v1/state', async (req: Request, res: Response) => {
+    try {
+      const seq = integerParameter(req.query as Query, 'seq', { min: 0, max: store.log.bounds()?.last.seq ?? 0 });
+      const state =
+        seq === undefined
+          ? await store.readCommitted(() => {
+              const summary = summarize(clusterInput(store.readModel));
+              return { seq: store.readModel.lastSeq, time: store.log.bounds()?.last.time, live: true, summary };
+            })
+          : await timeline.at(seq).then((past) => ({ seq: past.seq, time: past.time, live: false, summary: summarize(clusterInput(past.model)) }));
+      sendJson(res, 200, { kind: 'ClusterState', apiVersion: 'fleetsim/v1', ...state, time: iso(state.time) });
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+  return router;
+}

@@ -5,6 +5,7 @@ import { PodRuntime } from './runtime/pod-runtime.js';
 import type { GameServer } from './kinds/gameserver/gameserver.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { objectKey, rfc3339 } from './kinds/meta.js';
+import type { Cause } from './log/cause.js';
 import type { NewEvent } from './log/event-log.js';
 import { Store, type StoreOptions } from './runtime/store.js';
 import { resourceEvent } from './kinds/resource.js';
@@ -54,7 +55,9 @@ export class Cluster extends Store {
     );
     // Applied at once (the read model has them before any request); durable with the next commit,
     // and no reader sees them before that (reads wait for durable state).
-    this.commit(events).catch((error: unknown) => console.error('fleetsim: could not record the system namespaces:', error));
+    this.commit(events, { type: 'startup', detail: 'the cluster starts with its system namespaces' }).catch((error: unknown) =>
+      console.error('fleetsim: could not record the system namespaces:', error),
+    );
   }
 
   /**
@@ -74,10 +77,10 @@ export class Cluster extends Store {
   }
 
   /** A terminating GameServer's process has exited: the GameServer goes (nothing when it is not terminating). */
-  async finishTermination(key: string): Promise<void> {
+  async finishTermination(key: string, cause: Cause): Promise<void> {
     const gs = this.gameServers.getByKey(key);
     if (!gs || gs.metadata.deletionTimestamp === undefined) return;
-    await this.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})]).catch(() => undefined);
+    await this.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})], cause).catch(() => undefined);
   }
 
   override close(): void {

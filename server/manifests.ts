@@ -25,13 +25,14 @@ export async function applyManifests(service: ResourceService, documents: unknow
     if (!definition) throw new Error(`${source}: no kind ${String(object.kind)} in ${String(object.apiVersion)}`);
     const namespace = object.metadata?.namespace ?? 'default';
     const name = object.metadata?.name ?? '';
+    const options = { cause: { type: 'startup', detail: `applied from ${source} at start` } as const };
     try {
       const existing = name ? safeGet(service, definition, namespace, name) : undefined;
       if (existing) {
-        await service.patch(definition, namespace, name, { spec: (document as { spec?: unknown }).spec ?? null }, 'application/merge-patch+json');
+        await service.patch(definition, namespace, name, { spec: (document as { spec?: unknown }).spec ?? null }, 'application/merge-patch+json', options);
         applied.push(`${definition.singular}.${definition.group} "${name}" configured`);
       } else {
-        const created = await service.create(definition, namespace, document);
+        const created = await service.create(definition, namespace, document, options);
         applied.push(`${definition.singular}.${definition.group} "${created.metadata.name}" created`);
       }
     } catch (error) {

@@ -99,7 +99,7 @@ export class FleetsimServer {
     });
     const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
     this.processes = new GameServerProcesses(this.cluster, (namespace, name) =>
-      sdkPorts.start({ address: '127.0.0.1', sidecar: () => new Sidecar(this.cluster, namespace, name), allowedHosts: options.allowedHosts }),
+      sdkPorts.start({ address: '127.0.0.1', sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), allowedHosts: options.allowedHosts }),
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     this.metrics = new ClusterMetrics(this.cluster);
@@ -138,7 +138,7 @@ export class FleetsimServer {
       if (!m) return undefined;
       const namespace = decodePathSegment(m[1]!, 'namespace');
       const name = decodePathSegment(m[2]!, 'GameServer name');
-      return { sidecar: () => new Sidecar(this.cluster, namespace, name), path: m[3] ?? '/' };
+      return { sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), path: m[3] ?? '/' };
     };
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());

@@ -4,6 +4,7 @@ import type { WebSocketServer } from 'ws';
 import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { RequestOriginGuard } from './api/request-origin.js';
 import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc.js';
+import type { RequestCause } from './log/cause.js';
 import type { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 
@@ -12,8 +13,8 @@ export interface SidecarEndpointsOptions {
   address: string;
   httpPort: number;
   grpcPort: number;
-  /** The sidecar answering, resolved per request. */
-  sidecar: () => Sidecar;
+  /** The sidecar answering, resolved per request (told the request, recorded as the cause of what it changes). */
+  sidecar: (cause: RequestCause) => Sidecar;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's. */
   allowedHosts?: string[];
 }

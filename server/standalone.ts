@@ -4,6 +4,7 @@ import { WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
+import { GAMESERVER_KIND } from './kinds/gameserver/gameserver.js';
 import { Cluster } from './cluster.js';
 import { SidecarEndpoints } from './sidecar-endpoints.js';
 import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
@@ -61,7 +62,8 @@ export class StandaloneSidecar {
     this.namespace = gs.metadata.namespace;
     this.name = gs.metadata.name;
     if (!cluster.gameServers.get(this.namespace, this.name)) {
-      await cluster.commit([gameServerEvent('GameServerCreated', this.namespace, this.name, { object: gs })]);
+      const detail = options.file ? `the sidecar starts with ${options.file}` : 'the sidecar starts with its local GameServer';
+      await cluster.commit([gameServerEvent('GameServerCreated', this.namespace, this.name, { object: gs })], { type: 'startup', detail });
     }
     this.controller.start();
     if (options.file) this.watchManifest(options.file, local);
@@ -78,7 +80,7 @@ export class StandaloneSidecar {
       address: options.address,
       httpPort: options.httpPort,
       grpcPort: options.grpcPort,
-      sidecar: () => new Sidecar(cluster, this.namespace, this.name, this.recorder),
+      sidecar: (cause) => new Sidecar(cluster, this.namespace, this.name, { recorder: this.recorder, cause }),
       allowedHosts: options.allowedHosts,
     }).start();
     return { httpPort: this.endpoints.httpPort, grpcPort: this.endpoints.grpcPort };
@@ -96,7 +98,8 @@ export class StandaloneSidecar {
         if (gs.metadata.namespace !== this.namespace || gs.metadata.name !== this.name) {
           throw new Error(`the manifest now names ${gs.metadata.namespace}/${gs.metadata.name}, not ${this.namespace}/${this.name}`);
         }
-        void this.cluster.commit([gameServerEvent('GameServerReloaded', this.namespace, this.name, { object: gs })]);
+        const cause = { type: 'process', object: { kind: GAMESERVER_KIND, namespace: this.namespace, name: this.name }, detail: `${path} changed` } as const;
+        void this.cluster.commit([gameServerEvent('GameServerReloaded', this.namespace, this.name, { object: gs })], cause);
       } catch (error) {
         console.error(`fleetsim sidecar: could not reload ${path}: ${(error as Error).message}`);
       }

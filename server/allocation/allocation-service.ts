@@ -3,6 +3,7 @@ import { checkSchema, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { rfc3339 } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
+import type { Cause } from '../log/cause.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/definition.js';
 import type { AllocationResult, Allocator } from './allocator.js';
 import {
@@ -16,7 +17,7 @@ import {
 
 /** Allocation across clusters, by GameServerAllocationPolicy (set by `serve` when available). */
 export interface MultiClusterAllocator {
-  allocate(gsa: GameServerAllocation): Promise<AllocationResult>;
+  allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult>;
 }
 
 /** Request texts longer than this are prepared every time rather than remembered. */
@@ -108,15 +109,18 @@ export class AllocationService {
   /** Told of every allocation's outcome and duration (the allocator's metrics). */
   observer: ((outcome: AllocationOutcome) => void) | undefined;
 
-  /** Allocates; the result carries the status (Allocated, UnAllocated or Contention). */
-  allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
+  /**
+   * Allocates; the result carries the status (Allocated, UnAllocated or Contention). `cause` is
+   * the client's request, recorded with the allocation.
+   */
+  allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult> {
     const multicluster = gsa.spec?.multiClusterSetting?.enabled === true;
     let result: Promise<AllocationResult>;
     if (multicluster) {
       if (!this.multiCluster) return Promise.reject(apiErrors.internal('multi-cluster allocation is not available in this server'));
-      result = this.multiCluster.allocate(gsa);
+      result = this.multiCluster.allocate(gsa, cause);
     } else {
-      result = this.allocator.allocate(gsa);
+      result = this.allocator.allocate(gsa, cause);
     }
     const observer = this.observer;
     if (!observer) return result;
@@ -136,14 +140,14 @@ export class AllocationService {
   }
 
   /** The resource API's create: the allocation as Agones's API answers it (201, with status). */
-  create(namespace: string, body: unknown, strict = true): Promise<GameServerAllocation> {
-    return this.createPrepared(this.prepare(namespace, body, strict));
+  create(namespace: string, body: unknown, strict = true, cause?: Cause): Promise<GameServerAllocation> {
+    return this.createPrepared(this.prepare(namespace, body, strict), cause);
   }
 
   /** `create` for an allocation already through `prepare` (or `prepareOnce`). */
-  async createPrepared(gsa: GameServerAllocation): Promise<GameServerAllocation> {
+  async createPrepared(gsa: GameServerAllocation, cause?: Cause): Promise<GameServerAllocation> {
     const namespace = gsa.metadata?.namespace ?? 'default';
-    const { status } = await this.allocate(gsa);
+    const { status } = await this.allocate(gsa, cause);
     return {
       ...gsa,
       apiVersion: GAMESERVERALLOCATION_API_VERSION,

@@ -5,6 +5,7 @@ import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
+import type { Cause } from '../log/cause.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
 import {
   type GameServerAllocation,
@@ -77,7 +78,12 @@ export class Allocator {
   readonly index: AllocationIndex;
   readonly model: AllocatorModel;
   private readonly batchWaitMs: number;
-  private readonly queue: Array<{ gsa: GameServerAllocation; resolve: (r: AllocationResult) => void; reject: (e: unknown) => void }> = [];
+  private readonly queue: Array<{
+    gsa: GameServerAllocation;
+    cause: Cause | undefined;
+    resolve: (r: AllocationResult) => void;
+    reject: (e: unknown) => void;
+  }> = [];
   private sleepingSince: number | undefined;
   private readonly selectors = new WeakMap<GameServerAllocation, GameServerSelector[]>();
   private wake: TimerHandle | undefined;
@@ -93,11 +99,11 @@ export class Allocator {
     this.sleepingSince = cluster.clock.now();
   }
 
-  /** Allocates in this cluster; resolves once the allocation is committed. */
-  allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
-    if (this.model === 'exact') return this.allocateNow(gsa);
+  /** Allocates in this cluster; resolves once the allocation is committed. `cause`: the request, recorded with it. */
+  allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult> {
+    if (this.model === 'exact') return this.allocateNow(gsa, cause);
     return new Promise((resolve, reject) => {
-      this.queue.push({ gsa, resolve, reject });
+      this.queue.push({ gsa, cause, resolve, reject });
       this.scheduleDispatch();
     });
   }
@@ -108,12 +114,12 @@ export class Allocator {
   }
 
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
-  private allocateNow(gsa: GameServerAllocation): Promise<AllocationResult> {
+  private allocateNow(gsa: GameServerAllocation, cause: Cause | undefined): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace ?? 'default';
     for (const selector of this.selectorsOf(gsa)) {
       const chosen = pickForSelector(this.index, namespace, selector, gsa, this.cluster.gates, this.cluster.rng);
       if (!chosen) continue;
-      const result = this.apply(chosen, gsa);
+      const result = this.apply(chosen, gsa, cause);
       if (result) return result;
     }
     // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
@@ -131,11 +137,11 @@ export class Allocator {
   }
 
   /** Commits the decided event through the GameServer's machine; undefined when the machine refuses. */
-  private apply(gs: GameServer, gsa: GameServerAllocation): Promise<AllocationResult> | undefined {
+  private apply(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined): Promise<AllocationResult> | undefined {
     const gates = this.cluster.gates;
     const event = decideAllocation(gs, gsa, this.cluster.clock.now(), gates);
     const key = objectKey(event.namespace, event.name);
-    const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event });
+    const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event }, cause);
     if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
     const allocated = this.cluster.gameServers.getByKey(key)!;
     return committed.then(() => ({ status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated }));
@@ -159,7 +165,7 @@ export class Allocator {
     while (this.queue.length > 0) {
       const request = this.queue.shift()!;
       try {
-        request.resolve(await this.allocateNow(request.gsa));
+        request.resolve(await this.allocateNow(request.gsa, request.cause));
       } catch (error) {
         request.reject(error);
       }

@@ -1,6 +1,7 @@
 import type { Resource } from '../kinds/resource.js';
 import { convertLabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import type { Cluster } from '../cluster.js';
+import type { Cause } from '../log/cause.js';
 import type { MultiClusterAllocator as MultiClusterAllocation } from './allocation-service.js';
 import type { AllocationResult } from './allocator.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
@@ -131,7 +132,7 @@ export class ConnectionInfoIterator {
 
 /** This cluster's allocator (the `Allocator`), for policies without endpoints. */
 export interface LocalAllocator {
-  allocate(gsa: GameServerAllocation): Promise<AllocationResult>;
+  allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult>;
 }
 
 /** The remote side, as the multi-cluster allocator uses it; RemoteAllocator by default. */
@@ -193,7 +194,7 @@ export class MultiClusterAllocator implements MultiClusterAllocation {
       .map(readPolicy);
   }
 
-  async allocate(gsa: GameServerAllocation): Promise<AllocationResult> {
+  async allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace || 'default';
     const policies = this.policies(gsa);
     if (policies.length === 0) throw new MultiClusterAllocationError(NO_POLICY_MESSAGE);
@@ -206,7 +207,7 @@ export class MultiClusterAllocator implements MultiClusterAllocation {
       try {
         const result =
           (info.allocationEndpoints ?? []).length === 0
-            ? await this.local.allocate(this.forLocal(gsa, info.namespace || namespace))
+            ? await this.local.allocate(this.forLocal(gsa, info.namespace || namespace), cause)
             : await this.remote.allocate(gsa, info, namespace);
         if (result.status.state === 'Allocated') return result;
         last = { result };

@@ -7,6 +7,7 @@ import { parseJsonBody, parseRequestText, readBody, sendJsonText } from './reque
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 import { checkBodyMediaType } from './request-options.js';
 import { stringifyJsonExact } from '../log/json.js';
+import { httpRequestCause } from './request-cause.js';
 
 /** Largest AllocationRequest body read by the allocator endpoint. */
 export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;
@@ -82,7 +83,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
       const request = fromAllocationRequest(parseJsonBody(text));
       return service.prepare(request.metadata?.namespace ?? '', request, false);
     });
-    const { status } = await service.allocate(gsa);
+    const { status } = await service.allocate(gsa, httpRequestCause(req));
     sendJsonText(res, 200, stringifyJsonExact(toAllocationResponse(status, service.gates, unallocated)));
   };
 
@@ -107,7 +108,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     const gsa = service.prepareOnce(`resource\n${namespace}\n${strict}\n${contentType ?? ''}\n${text}`, () =>
       service.prepare(namespace, parseRequestText(text, contentType), strict),
     );
-    sendJsonText(res, 201, stringifyJsonExact(await service.createPrepared(gsa)));
+    sendJsonText(res, 201, stringifyJsonExact(await service.createPrepared(gsa, httpRequestCause(req))));
   };
 
   return (req, res) => {

@@ -13,6 +13,8 @@ import type { Cluster } from '../cluster.js';
 import type { LogLine } from '../runtime/pod-runtime.js';
 import { listOptionsOf, parseResourceVersion, queryText } from './request-options.js';
 import { fieldFilterOf, selectorOf, sendJson, wantsTable } from './responses.js';
+import type { Cause } from '../log/cause.js';
+import { httpRequestCause } from './request-cause.js';
 import { toTable } from './table.js';
 
 /**
@@ -60,7 +62,7 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   }
   if (subresource === 'eviction' && name !== undefined) {
     if (req.method !== 'POST') throw apiErrors.methodNotAllowed();
-    return evictPod(cluster, namespace, name, body(), res);
+    return evictPod(cluster, namespace, name, body(), res, httpRequestCause(req));
   }
   if (subresource !== undefined) throw apiErrors.pathNotFound();
   if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
@@ -69,7 +71,7 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   const now = cluster.clock.now();
   const includeObject = req.query.includeObject as string;
   if (name !== undefined) {
-    if (req.method === 'DELETE') return deletePod(cluster, namespace, name, res);
+    if (req.method === 'DELETE') return deletePod(cluster, namespace, name, res, httpRequestCause(req));
     if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
     const pod = getPod(cluster, namespace, name);
     return sendJson(res, 200, wantsTable(req) ? toTable(POD_DEFINITION, [pod], now, { includeObject }) : pod);
@@ -88,27 +90,27 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
 }
 
 /** As Agones's health controller: a GameServer whose pod is deleted (or evicted) is Unhealthy. */
-async function removePod(cluster: Cluster, namespace: string, name: string, why: string): Promise<Resource> {
+async function removePod(cluster: Cluster, namespace: string, name: string, why: string, cause: Cause): Promise<Resource> {
   const pod = getPod(cluster, namespace, name);
   const key = objectKey(namespace, name);
   const gs = cluster.gameServers.getByKey(key)!;
   if (gs.status.state !== 'Unhealthy' && gs.status.state !== 'Error') {
-    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: `Issue with Gameserver pod: ${why}` });
+    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: `Issue with Gameserver pod: ${why}` }, cause);
   }
   cluster.pods.markDeleted(key);
   await cluster.settled();
   return pod;
 }
 
-async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response): Promise<void> {
-  sendJson(res, 200, await removePod(cluster, namespace, name, 'the pod was deleted'));
+async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response, cause: Cause): Promise<void> {
+  sendJson(res, 200, await removePod(cluster, namespace, name, 'the pod was deleted', cause));
 }
 
 /**
  * `pods/{name}/eviction` (policy/v1 Eviction): the pod is deleted as a drained node's would be —
  * fleetsim has no PodDisruptionBudgets to refuse it — and the API server's 201 Success is the answer.
  */
-async function evictPod(cluster: Cluster, namespace: string, name: string, eviction: unknown, res: Response): Promise<void> {
+async function evictPod(cluster: Cluster, namespace: string, name: string, eviction: unknown, res: Response, cause: Cause): Promise<void> {
   const metadata = (eviction as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
   if (typeof eviction !== 'object' || eviction === null || Array.isArray(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
   if (metadata?.name !== undefined && metadata.name !== name) {
@@ -117,7 +119,7 @@ async function evictPod(cluster: Cluster, namespace: string, name: string, evict
   if (metadata?.namespace !== undefined && metadata.namespace !== '' && metadata.namespace !== namespace) {
     throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  await removePod(cluster, namespace, name, 'the pod was evicted');
+  await removePod(cluster, namespace, name, 'the pod was evicted', cause);
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 

@@ -9,6 +9,7 @@ import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } fr
 import type { Cluster } from '../cluster.js';
 import type { Change } from '../runtime/read-model.js';
 import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
+import { httpRequestCause } from './request-cause.js';
 import { matchesSelector } from '../kinds/label-selector.js';
 import { isClientMistake, parseRequestText } from './request-body.js';
 import {
@@ -102,6 +103,7 @@ function writeOptions(req: Request): WriteOptions {
     dryRun: dryRunOf(req.query, writeOptionsKind(req.method)),
     fieldValidation: fieldValidationOf(queryText(req.query, 'fieldValidation')),
     warnings: [],
+    cause: httpRequestCause(req),
   };
 }
 

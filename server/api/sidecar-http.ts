@@ -7,14 +7,17 @@ import type { StreamRegistry } from '../sidecar/stream-registry.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
+import type { RequestCause } from '../log/cause.js';
 import { isClientMistake } from './request-body.js';
+import { httpRequestCause } from './request-cause.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
 
 /** Where a request lands: the sidecar it is for and the path within that sidecar. */
 export interface SidecarTarget {
-  sidecar: () => Sidecar;
+  /** The sidecar answering one request; `cause` is that request, recorded with what it changes. */
+  sidecar: (cause: RequestCause) => Sidecar;
   path: string;
 }
 export type SidecarResolver = (path: string) => SidecarTarget | undefined;
@@ -104,7 +107,8 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         // A client gone before the route subscribed still releases what the route holds.
         onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
-      void dispatchSidecar(target.sidecar, request, sink);
+      const { sidecar } = target;
+      void dispatchSidecar(() => sidecar(httpRequestCause(req)), request, sink);
     },
     (error: Error & { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
       if (error.type === 'entity.too.large') {
@@ -216,6 +220,6 @@ function upgrade(
       },
       onClose: (listener) => (ws.readyState === ws.CLOSED ? listener() : closeListeners.push(listener)),
     };
-    void dispatchSidecar(target.sidecar, request, sink);
+    void dispatchSidecar(() => target.sidecar(httpRequestCause(req)), request, sink);
   });
 }

@@ -11,6 +11,7 @@ import type { Cluster } from '../cluster.js';
 import type { SetStatus } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
+import type { Trigger } from './work-queue.js';
 
 const NO_STATUS: SetView['status'] = { replicas: 0, readyReplicas: 0, reservedReplicas: 0, allocatedReplicas: 0, shutdownReplicas: 0 };
 
@@ -66,12 +67,12 @@ export class FleetController extends KeyedController {
         if (event.kind === GAMESERVERSET_KIND) this.indexSet(objectKey(event.namespace, event.name));
       }),
       this.cluster.changesOf(FLEET_KIND).subscribe((change) => {
-        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name));
+        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name), change.seq, true);
       }),
       this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => {
         const key = objectKey(change.namespace, change.name);
         const fleet = this.fleetOfSet.get(key);
-        if (fleet) this.queue.add(fleet);
+        if (fleet) this.queue.add(fleet, change.seq);
         if (change.type === 'DELETED' && !this.setStore()?.getByKey(key)) this.fleetOfSet.delete(key);
       }),
     );
@@ -120,7 +121,7 @@ export class FleetController extends KeyedController {
     return out;
   }
 
-  protected async sync(key: string): Promise<void> {
+  protected async sync(key: string, trigger: Trigger | undefined): Promise<void> {
     const stored = this.cluster.readModel.store(FLEET_KIND)?.getByKey(key);
     if (!stored || stored.metadata.deletionTimestamp !== undefined) return;
     const fleet = this.cluster.readModel.present(stored);
@@ -190,6 +191,7 @@ export class FleetController extends KeyedController {
     // A negative size (more Allocated on old sets than the fleet wants) is what Agones's API
     // refuses: the active set is left as it is until that changes.
 
-    await this.cluster.commit(events);
+    const cause = this.syncCause(FLEET_KIND, fleet.metadata.namespace, fleet.metadata.name, trigger, { replicas: fleetReplicas });
+    await this.cluster.commit(events, cause);
   }
 }

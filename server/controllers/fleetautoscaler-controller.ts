@@ -31,6 +31,8 @@ import type { Cluster } from '../cluster.js';
 import type { EventFields } from '../kinds/event/event.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
+import type { Trigger } from './work-queue.js';
+import type { AutoscalerCause, Cause } from '../log/cause.js';
 
 function specOf(fas: Resource): FleetAutoscalerSpec {
   return (fas.spec ?? {}) as FleetAutoscalerSpec;
@@ -43,6 +45,35 @@ function fleetSpecOf(fleet: Resource): FleetSpec {
 function fleetStatusReplicas(fleet: Resource): number {
   const status = fleet.status as { replicas?: number } | undefined;
   return status?.replicas ?? 0;
+}
+
+/** The figures a policy decided from, as an explanation names them (`buffer 3, allocated 2, max 10`). */
+function decisionInputs(spec: FleetAutoscalerSpec, fleet: AutoscaledFleet, answer: WebhookAnswer | undefined): Record<string, number | string | boolean> {
+  const policy = spec.policy ?? {};
+  const status = fleet.status ?? {};
+  const inputs: Record<string, number | string | boolean> = {
+    replicas: status.replicas ?? 0,
+    ready: status.readyReplicas ?? 0,
+    reserved: status.reservedReplicas ?? 0,
+    allocated: status.allocatedReplicas ?? 0,
+  };
+  if (policy.type === 'Buffer' && policy.buffer) {
+    const { bufferSize, minReplicas, maxReplicas } = policy.buffer;
+    Object.assign(inputs, { bufferSize: String(bufferSize), minReplicas: minReplicas ?? 0, maxReplicas });
+  }
+  const capacity = policy.type === 'Counter' ? policy.counter : policy.type === 'List' ? policy.list : undefined;
+  if (capacity) {
+    const aggregated = (policy.type === 'Counter' ? status.counters : status.lists)?.[capacity.key];
+    Object.assign(inputs, {
+      key: capacity.key,
+      bufferSize: String(capacity.bufferSize),
+      minCapacity: Number(capacity.minCapacity ?? 0),
+      maxCapacity: Number(capacity.maxCapacity),
+      ...(aggregated && { count: Number(aggregated.count), capacity: Number(aggregated.capacity), allocatedCount: Number(aggregated.allocatedCount) }),
+    });
+  }
+  if (answer) Object.assign(inputs, { webhookScale: answer.scale, webhookReplicas: answer.replicas });
+  return inputs;
 }
 
 function messageOf(error: unknown): string {
@@ -129,7 +160,7 @@ export class FleetAutoscalerController extends KeyedController {
 
   start(): void {
     this.subscriptions.push(
-      this.cluster.changesOf(FLEETAUTOSCALER_KIND).subscribe((change) => this.reconcileThread(objectKey(change.namespace, change.name))),
+      this.cluster.changesOf(FLEETAUTOSCALER_KIND).subscribe((change) => this.reconcileThread(objectKey(change.namespace, change.name), change.seq)),
     );
     for (const key of [...(this.store()?.entries() ?? [])].map(([k]) => k)) this.reconcileThread(key);
   }
@@ -149,7 +180,7 @@ export class FleetAutoscalerController extends KeyedController {
   }
 
   /** Starts, restarts (new uid or generation) or ends the thread of one autoscaler to match the store. */
-  private reconcileThread(key: string): void {
+  private reconcileThread(key: string, seq?: number): void {
     const fas = this.store()?.getByKey(key);
     const existing = this.threads.get(key);
     if (!fas) {
@@ -169,7 +200,7 @@ export class FleetAutoscalerController extends KeyedController {
       lastFailure: undefined,
     };
     this.threads.set(key, thread);
-    this.queue.add(key);
+    this.queue.add(key, seq, true);
     this.schedule(thread);
   }
 
@@ -197,7 +228,7 @@ export class FleetAutoscalerController extends KeyedController {
     return fas;
   }
 
-  protected async sync(key: string): Promise<void> {
+  protected async sync(key: string, trigger: Trigger | undefined): Promise<void> {
     let thread = this.threads.get(key);
     const stored = this.store()?.getByKey(key);
     if (!stored) return;
@@ -217,8 +248,9 @@ export class FleetAutoscalerController extends KeyedController {
     if (fleet.metadata.deletionTimestamp !== undefined) return;
 
     let decision: ScaleDecision;
+    let answer: WebhookAnswer | undefined;
     try {
-      const answer = await this.askWebhook(thread, fas, fleet);
+      answer = await this.askWebhook(thread, fas, fleet);
       if (answer) {
         // The fleet may have moved while the webhook thought; the autoscaler may be gone.
         if (!this.current(thread)) return;
@@ -227,10 +259,11 @@ export class FleetAutoscalerController extends KeyedController {
         if (fleet.metadata.deletionTimestamp !== undefined) return;
       }
       const fleetNow = fleet;
+      const webhookAnswer = answer;
       decision = computeDesiredReplicas(spec.policy ?? {}, fleetNow as AutoscaledFleet, {
         countsAndLists: this.cluster.gates.CountsAndLists,
         gameServersInDeletionOrder: () => this.deletionOrder(fleetNow),
-        ...(answer && { webhook: answer }),
+        ...(webhookAnswer && { webhook: webhookAnswer }),
       });
     } catch (error) {
       if (thread.abort.signal.aborted) return; // the autoscaler changed or went away mid-call
@@ -245,9 +278,21 @@ export class FleetAutoscalerController extends KeyedController {
     const from = fleetSpecOf(fleet).replicas ?? 0;
     const to = decision.replicas;
     const scaled = to !== from;
+    const cause: AutoscalerCause = {
+      type: 'autoscaler',
+      autoscaler: { kind: FLEETAUTOSCALER_KIND, namespace, name: fas.metadata.name },
+      fleet: fleetName,
+      policy: spec.policy?.type ?? '',
+      current: from,
+      desired: to,
+      inputs: { ...decisionInputs(spec, fleet as AutoscaledFleet, answer), limited: decision.limited },
+      trigger: trigger
+        ? { type: 'event', after: trigger.seq }
+        : { type: 'timer', timer: 'autoscaler.sync', inputs: { everySeconds: thread.intervalMs / 1000 } },
+    };
     if (scaled) {
       try {
-        await this.service.patch(FLEET_DEFINITION, namespace, fleetName, { spec: { replicas: to } }, 'application/merge-patch+json');
+        await this.service.patch(FLEET_DEFINITION, namespace, fleetName, { spec: { replicas: to } }, 'application/merge-patch+json', { cause });
       } catch (error) {
         await this.fail(thread, fas, {
           type: 'Warning',
@@ -256,18 +301,17 @@ export class FleetAutoscalerController extends KeyedController {
         });
         throw new SyncFailure(messageOf(error));
       }
-      await this.cluster.commit([
-        this.recorder.event(fas, { type: 'Normal', reason: 'AutoScalingFleet', message: `Scaling fleet ${fleetName} from ${from} to ${to}` }),
-      ]);
+      await this.cluster.commit(
+        [this.recorder.event(fas, { type: 'Normal', reason: 'AutoScalingFleet', message: `Scaling fleet ${fleetName} from ${from} to ${to}` })],
+        cause,
+      );
     }
     thread.lastFailure = undefined;
-    await this.writeStatus(thread, {
-      currentReplicas: fleetStatusReplicas(fleet),
-      desiredReplicas: to,
-      scaled,
-      limited: decision.limited,
-      fleetName,
-    });
+    await this.writeStatus(
+      thread,
+      { currentReplicas: fleetStatusReplicas(fleet), desiredReplicas: to, scaled, limited: decision.limited, fleetName },
+      cause,
+    );
   }
 
   /** For a Webhook policy: the webhook's answer to a review of the fleet; otherwise undefined. */
@@ -321,9 +365,10 @@ export class FleetAutoscalerController extends KeyedController {
   private async fail(thread: Thread, fas: Resource, fields: EventFields): Promise<void> {
     if (!this.current(thread)) return;
     const failure = `${fields.reason}|${fields.message}`;
+    const cause = this.syncCause(FLEETAUTOSCALER_KIND, fas.metadata.namespace, fas.metadata.name, undefined, { failed: fields.message });
     if (thread.lastFailure !== failure) {
       thread.lastFailure = failure;
-      await this.cluster.commit([this.recorder.event(fas, fields)]);
+      await this.cluster.commit([this.recorder.event(fas, fields)], cause);
     }
     const latest = this.current(thread);
     if (!latest) return;
@@ -335,13 +380,14 @@ export class FleetAutoscalerController extends KeyedController {
       scalingLimited: false,
     };
     if (sameStatus(latest.status, status)) return;
-    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, latest.metadata.namespace, latest.metadata.name, status);
+    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, latest.metadata.namespace, latest.metadata.name, status, cause);
   }
 
   /** Agones's updateStatus: written only when it changes; a limited result is also a Warning Event. */
   private async writeStatus(
     thread: Thread,
     result: { currentReplicas: number; desiredReplicas: number; scaled: boolean; limited: boolean; fleetName: string },
+    cause: Cause,
   ): Promise<void> {
     const latest = this.current(thread);
     if (!latest) return;
@@ -354,16 +400,19 @@ export class FleetAutoscalerController extends KeyedController {
     };
     if (sameStatus(latest.status, status)) return;
     const { namespace, name } = latest.metadata;
-    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, namespace, name, status);
+    await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, namespace, name, status, cause);
     if (result.limited) {
       const bound = result.currentReplicas > result.desiredReplicas ? 'maximum' : 'minimum';
-      await this.cluster.commit([
-        this.recorder.event(latest, {
-          type: 'Warning',
-          reason: 'ScalingLimited',
-          message: `Scaling fleet ${result.fleetName} was limited to ${bound} size of ${result.desiredReplicas}`,
-        }),
-      ]);
+      await this.cluster.commit(
+        [
+          this.recorder.event(latest, {
+            type: 'Warning',
+            reason: 'ScalingLimited',
+            message: `Scaling fleet ${result.fleetName} was limited to ${bound} size of ${result.desiredReplicas}`,
+          }),
+        ],
+        cause,
+      );
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
-import type { GameServer, GameServerPort, GameServerStatusPort, NodeAddress } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
+import type { Cause } from '../log/cause.js';
 
 import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
@@ -156,7 +157,14 @@ export class GameServerController {
   }
 
   private step(key: string, gs: GameServer): void {
-    const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command);
+    // What the controller acts on is the GameServer's state: the event that set it is the cause.
+    const cause: Cause = {
+      type: 'sync',
+      controller: GAMESERVER_KIND,
+      object: { kind: GAMESERVER_KIND, namespace: gs.metadata.namespace, name: gs.metadata.name },
+      after: Number(gs.metadata.resourceVersion),
+    };
+    const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command, cause);
     switch (gs.status.state) {
       case 'PortAllocation': {
         const count = gs.spec.ports.filter(isDynamic).length;
@@ -173,7 +181,7 @@ export class GameServerController {
                 reason: 'PortAllocation',
                 message: `no ${count} free host ports in ${range} for a process that listens on them (ports are unique across the simulated cluster, whose nodes all share 127.0.0.1); waiting for one to be released`,
               }),
-            ]);
+            ], cause);
           }
           return;
         }
@@ -195,7 +203,7 @@ export class GameServerController {
         return;
       case 'Shutdown': {
         const deletion = this.cluster.gameServerDeletion(gs);
-        if (deletion) void this.cluster.commit([deletion]);
+        if (deletion) void this.cluster.commit([deletion], cause);
         return;
       }
     }

@@ -5,6 +5,7 @@ import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import { type ContainerState, podReference, terminationGraceMs } from '../kinds/pod/pod.js';
+import { processCause } from '../kinds/gameserver/events.js';
 import { EventRecorder } from './k8s-events.js';
 
 /** A GameServer's own sidecar, listening on its two loopback ports. */
@@ -158,12 +159,14 @@ export class GameServerProcesses {
     if (known) {
       if (SERVING_STATES.has(state)) known.everReady = true;
       known.graceMs = terminationGraceMs(gs);
-      if (terminating) void this.terminate(known, known.graceMs).then(() => this.cluster.finishTermination(key));
+      if (terminating) {
+        void this.terminate(known, known.graceMs).then(() => this.cluster.finishTermination(key, processCause(gs, 'the process exited after SIGTERM')));
+      }
       else if (!SIDECAR_RUNNING_STATES.has(state)) void this.terminate(known, known.graceMs);
       return;
     }
     // Terminating with no process (fleetsim restarted meanwhile): nothing is left to wait for.
-    if (terminating) return void this.cluster.finishTermination(key);
+    if (terminating) return void this.cluster.finishTermination(key, processCause(gs, 'no process is left to wait for (fleetsim restarted)'));
     if (!SIDECAR_RUNNING_STATES.has(state)) return;
     const created: GameProcess = {
       key,
@@ -274,17 +277,15 @@ export class GameServerProcesses {
           code === 0 && this.completesOnCleanExit(gs)
             ? ({ type: 'controller.shutdown', message: 'Pod is in Succeeded state' } as const)
             : ({ type: 'controller.unhealthy', message: `${what} (${p.everReady ? 'after Ready' : 'restartPolicy Never'})` } as const);
-        await this.cluster.actors.sendByKey(p.key, command);
+        await this.cluster.actors.sendByKey(p.key, command, processCause(gs, what));
       }
       return void this.terminate(p, 0);
     }
     p.failedStarts++;
     if (p.failedStarts >= MAX_FAILED_STARTS) {
       this.setContainer(p, terminated);
-      await this.cluster.actors.sendByKey(p.key, {
-        type: 'controller.unhealthy',
-        message: `${what}; gave up after ${p.failedStarts} failed starts before Ready (CrashLoopBackOff)`,
-      });
+      const message = `${what}; gave up after ${p.failedStarts} failed starts before Ready (CrashLoopBackOff)`;
+      await this.cluster.actors.sendByKey(p.key, { type: 'controller.unhealthy', message }, processCause(gs, message));
       return void this.terminate(p, 0);
     }
     const wait = backoffMs(p.failedStarts);
@@ -344,7 +345,7 @@ export class GameServerProcesses {
   private async record(gs: GameServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     if (!this.cluster.gameServers.getByKey(objectKey(gs.metadata.namespace, gs.metadata.name))) return;
     // As the kubelet does, on the pod: `kubectl describe pod` lists them.
-    await this.cluster.commit([this.events.event(podReference(gs), { type, reason, message })]).catch(() => undefined);
+    await this.cluster.commit([this.events.event(podReference(gs), { type, reason, message })], processCause(gs, message)).catch(() => undefined);
   }
 }
 

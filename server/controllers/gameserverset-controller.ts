@@ -24,12 +24,14 @@ import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL, gameServerOfSet, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
+import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
+import type { Trigger } from './work-queue.js';
 
 /** The uid a GameServer's set owner reference names (the controller reference when marked). */
 function ownerSetUid(gs: GameServer): string | undefined {
@@ -217,21 +219,21 @@ export class GameServerSetController extends KeyedController {
     this.index.rebuild();
     this.subscriptions.push(
       this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => this.index.apply(key, previous, object)),
-      this.cluster.gameServerChanges$.subscribe(({ previous, object }) => {
+      this.cluster.gameServerChanges$.subscribe(({ event, previous, object }) => {
         const before = previous?.metadata.labels[GAMESERVERSET_LABEL];
         const after = object?.metadata.labels[GAMESERVERSET_LABEL];
-        if (before) this.queue.add(objectKey(previous!.metadata.namespace, before));
+        if (before) this.queue.add(objectKey(previous!.metadata.namespace, before), event.seq);
         if (after && (after !== before || object!.metadata.namespace !== previous?.metadata.namespace)) {
-          this.queue.add(objectKey(object!.metadata.namespace, after));
+          this.queue.add(objectKey(object!.metadata.namespace, after), event.seq);
         }
       }),
       // A deletion too: the sync then forgets what it kept for the set.
-      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => this.queue.add(objectKey(change.namespace, change.name))),
+      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => this.queue.add(objectKey(change.namespace, change.name), change.seq, true)),
     );
     for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
   }
 
-  protected async sync(key: string): Promise<void> {
+  protected async sync(key: string, trigger: Trigger | undefined): Promise<void> {
     const set = this.cluster.readModel.store(GAMESERVERSET_KIND)?.getByKey(key);
     if (!set) {
       this.overflowSeen.delete(key);
@@ -265,9 +267,10 @@ export class GameServerSetController extends KeyedController {
     }
 
     const commits: Promise<void>[] = [];
-    if (plan.toAdd > 0) commits.push(this.create(set, plan.toAdd));
-    if (plan.toDelete.length > 0) commits.push(this.shutDown(set, plan.toDelete));
-    const overflow = this.overflow(key, set, counts, target, listMembers, order);
+    const cause = this.syncCause(GAMESERVERSET_KIND, namespace, name, trigger, { replicas: target, had: counts.live, allocated: counts.allocated });
+    if (plan.toAdd > 0) commits.push(this.create(set, plan.toAdd, cause));
+    if (plan.toDelete.length > 0) commits.push(this.shutDown(set, plan.toDelete, cause));
+    const overflow = this.overflow(key, set, counts, target, listMembers, order, cause);
     if (overflow) commits.push(overflow);
     // Our own shutdowns are already in the read model: the kept order stays exact past them.
     const kept = this.victimOrders.get(key);
@@ -336,25 +339,27 @@ export class GameServerSetController extends KeyedController {
    * Creates `count` GameServers from the set's template in one commit (one batch event; the
    * read model derives each SuccessfulCreate Event from it).
    */
-  private create(set: Resource, count: number): Promise<void> {
+  private create(set: Resource, count: number, cause: Cause): Promise<void> {
     const body = gameServerOfSet(set);
     const bodies: unknown[] = [];
     for (let i = 0; i < count; i++) bodies.push(body);
     const { events } = this.service.prepareGameServerBatch(set.metadata.namespace, bodies);
-    return this.cluster.commit(events);
+    return this.cluster.commit(events, cause);
   }
 
   /** Moves each victim to Shutdown through its machine (the GameServer controller deletes it). */
-  private async shutDown(set: Resource, victims: readonly GameServer[]): Promise<void> {
+  private async shutDown(set: Resource, victims: readonly GameServer[], cause: Cause): Promise<void> {
     const commits: Promise<void>[] = [];
     const events: NewEvent[] = [];
     for (const gs of victims) {
       const { namespace, name } = gs.metadata;
       const state = gs.status.state;
-      const commit = this.cluster.actors.send(namespace, name, {
-        type: 'controller.shutdown',
-        message: `Deleted by GameServerSet ${set.metadata.name}`,
-      });
+      const commit = this.cluster.actors.send(
+        namespace,
+        name,
+        { type: 'controller.shutdown', message: `Deleted by GameServerSet ${set.metadata.name}` },
+        cause,
+      );
       if (!commit) {
         // The machine refused (already shutting down, say): order afresh next time.
         this.victimOrders.delete(objectKey(set.metadata.namespace, set.metadata.name));
@@ -363,7 +368,7 @@ export class GameServerSetController extends KeyedController {
       commits.push(commit);
       events.push(this.recorder.event(set, { type: 'Normal', reason: 'SuccessfulDelete', message: `Deleted gameserver in state ${state}: ${name}` }));
     }
-    commits.push(this.cluster.commit(events));
+    commits.push(this.cluster.commit(events, cause));
     await Promise.all(commits);
   }
 
@@ -375,6 +380,7 @@ export class GameServerSetController extends KeyedController {
     target: number,
     listMembers: () => GameServer[],
     order: ScaleDownOrderOptions,
+    cause: Cause,
   ): Promise<void> | undefined {
     const spec = gameServerSetSpecOf(set);
     if (!this.cluster.gates.FleetAllocationOverflow || !hasOverflowMetadata(spec.allocationOverflow) || counts.allocated <= target) {
@@ -394,6 +400,6 @@ export class GameServerSetController extends KeyedController {
         ...(overflow.annotations && { annotations: { ...overflow.annotations } }),
       }),
     );
-    return this.cluster.commit(events);
+    return this.cluster.commit(events, cause);
   }
 }

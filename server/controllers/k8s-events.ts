@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { Clock, SeededRandom, TimerHandle } from '../clock.js';
+import type { Cause } from '../log/cause.js';
 import type { NewEvent, StoredEvent } from '../log/event-log.js';
 import { EVENT_KIND, type EventFields, buildKubernetesEvent, involvedObjectOf } from '../kinds/event/event.js';
 import type { ObjectMeta } from '../kinds/meta.js';
@@ -59,7 +60,7 @@ export interface EventExpiryHost {
   clock: Clock;
   readModel: ReadModel;
   resourceApplied$: Observable<StoredEvent>;
-  commit(events: readonly NewEvent[]): Promise<void>;
+  commit(events: readonly NewEvent[], cause?: Cause): Promise<void>;
 }
 
 /**
@@ -99,7 +100,8 @@ export class EventExpiry {
     // Something written meanwhile may have expired them already.
     if (due !== undefined && due <= this.host.clock.now()) {
       try {
-        void this.host.commit([{ type: EVENTS_EXPIRED, kind: EVENT_KIND, namespace: '', name: '', payload: {} }]).catch(() => undefined);
+        const cause = { type: 'timer', timer: 'event.ttl' } as const;
+        void this.host.commit([{ type: EVENTS_EXPIRED, kind: EVENT_KIND, namespace: '', name: '', payload: {} }], cause).catch(() => undefined);
       } catch {
         return; // The log is closed: the cluster is stopping.
       }

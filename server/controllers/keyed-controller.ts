@@ -1,7 +1,8 @@
 import type { Subscription } from 'rxjs';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
-import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
+import type { Cause } from '../log/cause.js';
+import { type Trigger, WorkQueue, type WorkQueueOptions } from './work-queue.js';
 
 /**
  * What the set, fleet and autoscaler controllers share: a work queue of `namespace/name` keys on
@@ -19,8 +20,22 @@ export abstract class KeyedController {
     this.queue = this.newQueue();
   }
 
-  /** Reconciles the object named by `key` (`namespace/name`). */
-  protected abstract sync(key: string): Promise<void>;
+  /**
+   * Reconciles the object named by `key` (`namespace/name`); `trigger` is the event that queued
+   * it, if one did (see `syncCause`).
+   */
+  protected abstract sync(key: string, trigger: Trigger | undefined): Promise<void>;
+
+  /** What a sync commits is caused by: this controller reconciling `object`, after `trigger`. */
+  protected syncCause(kind: string, namespace: string, name: string, trigger: Trigger | undefined, inputs?: Record<string, number | string | boolean>): Cause {
+    return {
+      type: 'sync',
+      controller: kind,
+      object: { kind, namespace, name },
+      ...(trigger && { after: trigger.seq }),
+      ...(inputs && { inputs }),
+    };
+  }
 
   /** A fresh queue, for a controller started again: what the stopped one held is dropped. */
   protected renewQueue(): void {
@@ -40,11 +55,11 @@ export abstract class KeyedController {
   }
 
   /** Asks for a sync of one object (on the next turn of the clock). */
-  enqueue(namespace: string, name: string): void {
-    this.queue.add(objectKey(namespace, name));
+  enqueue(namespace: string, name: string, seq?: number): void {
+    this.queue.add(objectKey(namespace, name), seq, true);
   }
 
   private newQueue(): WorkQueue<string> {
-    return new WorkQueue(this.cluster.clock, (key) => this.sync(key), this.queueOptions);
+    return new WorkQueue(this.cluster.clock, (key, trigger) => this.sync(key, trigger), this.queueOptions);
   }
 }

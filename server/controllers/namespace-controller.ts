@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { Cluster } from '../cluster.js';
 import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
 import type { ResourceService } from '../resources/service.js';
+import type { Cause } from '../log/cause.js';
 
 /**
  * The namespace controller's last step: a Terminating namespace whose GameServers were still
@@ -18,11 +19,11 @@ export class NamespaceController {
 
   start(): void {
     this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
-      if (!change.object && change.previous) this.finalize(change.previous.metadata.namespace);
+      if (!change.object && change.previous) this.finalize(change.previous.metadata.namespace, change.event.seq);
     });
     // Namespaces a restart found still terminating.
     for (const namespace of this.cluster.readModel.list(NAMESPACE_KIND)) {
-      if (namespacePhase(namespace) === 'Terminating') this.finalize(namespace.metadata.name);
+      if (namespacePhase(namespace) === 'Terminating') this.finalize(namespace.metadata.name, Number(namespace.metadata.resourceVersion));
     }
   }
 
@@ -30,8 +31,10 @@ export class NamespaceController {
     this.subscription?.unsubscribe();
   }
 
-  private finalize(namespace: string): void {
+  /** `after`: the event that may have emptied the namespace (its last GameServer's deletion). */
+  private finalize(namespace: string, after: number): void {
     const event = this.service.namespaceFinalization(namespace);
-    if (event) this.cluster.commit([event]).catch(() => undefined);
+    const cause: Cause = { type: 'sync', controller: NAMESPACE_KIND, object: { kind: NAMESPACE_KIND, namespace: '', name: namespace }, after };
+    if (event) this.cluster.commit([event], cause).catch(() => undefined);
   }
 }

@@ -18,7 +18,17 @@ export interface WorkQueueOptions<K> {
   onError?: (key: K, error: unknown) => void;
 }
 
-export type WorkHandler<K> = (key: K) => void | Promise<void>;
+/**
+ * The event that queued a key (its sequence number), handed to the handler so what the sync
+ * commits can name it as its cause. `own` marks a change of the reconciled object itself, which
+ * explains a sync better than a change of one of its dependents and so takes precedence.
+ */
+export interface Trigger {
+  seq: number;
+  own: boolean;
+}
+
+export type WorkHandler<K> = (key: K, trigger: Trigger | undefined) => void | Promise<void>;
 
 /**
  * A keyed work queue on the cluster's clock, the way Kubernetes controllers queue work:
@@ -33,6 +43,8 @@ export class WorkQueue<K = string> {
   private readonly dirty = new Set<K>();
   private readonly delayed = new Map<K, { handle: TimerHandle; due: number }>();
   private readonly failures = new Map<K, number>();
+  /** The trigger of each key until its next run starts (for a key added while it runs: the run after). */
+  private readonly triggers = new Map<K, Trigger>();
   private drainHandle: TimerHandle | undefined;
   private stopped = false;
   private readonly retry: RetryPolicy | false;
@@ -45,9 +57,17 @@ export class WorkQueue<K = string> {
     this.retry = options.retry ?? CONTROLLER_RETRY;
   }
 
-  /** Queues a key for the next drain (no-op when it is already waiting). */
-  add(key: K): void {
+  /**
+   * Queues a key for the next drain (no-op when it is already waiting). `seq` is the event that
+   * asked for it, `own` whether that event changed the keyed object itself; the first such event
+   * is kept, unless a later one is the object's own and the first was not.
+   */
+  add(key: K, seq?: number, own = false): void {
     if (this.stopped) return;
+    if (seq !== undefined) {
+      const known = this.triggers.get(key);
+      if (!known || (own && !known.own)) this.triggers.set(key, { seq, own });
+    }
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
@@ -94,6 +114,7 @@ export class WorkQueue<K = string> {
     this.delayed.clear();
     this.waiting.clear();
     this.dirty.clear();
+    this.triggers.clear();
   }
 
   private drain(): void {
@@ -105,9 +126,11 @@ export class WorkQueue<K = string> {
 
   private process(key: K): void {
     this.processing.add(key);
+    const trigger = this.triggers.get(key);
+    if (trigger) this.triggers.delete(key);
     let result: void | Promise<void>;
     try {
-      result = this.handler(key);
+      result = this.handler(key, trigger);
     } catch (error) {
       this.finish(key, error, true);
       return;

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
+import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call.js';
 import type { Subscription } from 'rxjs';
+import { type RequestCause, requestCause } from '../log/cause.js';
 import type { SdkGameServer } from '../kinds/gameserver/sdk-json.js';
 import { type Int64, toInt64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
@@ -21,7 +23,7 @@ export interface SidecarGrpcOptions {
   /** 0 picks an ephemeral port, reported back in `SidecarGrpcServer.port`. */
   port: number;
   /** The sidecar to answer with, resolved per call; may throw an GrpcError (e.g. the GameServer is gone). */
-  sidecar: () => Sidecar;
+  sidecar: (cause: RequestCause) => Sidecar;
 }
 
 export interface SidecarGrpcServer {
@@ -203,9 +205,21 @@ function listUpdate(request: beta.UpdateListRequest): [List | undefined, string[
   ];
 }
 
+/** A gRPC call as a cause: the method's path, the peer, and the `x-request-id` metadata if sent. */
+function grpcCallCause(call: ServerSurfaceCall): RequestCause {
+  const id = call.metadata.get('x-request-id')[0];
+  return requestCause({
+    method: 'GRPC',
+    path: call.getPath(),
+    client: call.getPeer(),
+    requestId: typeof id === 'string' ? id : undefined,
+  });
+}
+
 // -- handlers ------------------------------------------------------------------------------------
 
-type Resolve = () => Sidecar;
+/** The sidecar answering one call, told which call it is (recorded as the cause of what it changes). */
+type Resolve = (call: ServerSurfaceCall) => Sidecar;
 
 /** A unary RPC: resolve the sidecar, run, answer; a throw or rejection becomes the status. */
 function unary<Req extends PbMessage, Res extends PbMessage>(
@@ -214,7 +228,7 @@ function unary<Req extends PbMessage, Res extends PbMessage>(
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     Promise.resolve()
-      .then(() => run(resolve(), call.request))
+      .then(() => run(resolve(call), call.request))
       .then(
         (response) => callback(null, response),
         (error: unknown) => callback(toServiceError(error)),
@@ -235,7 +249,7 @@ function healthHandler(resolve: Resolve): grpc.handleClientStreamingCall<sdk.Emp
     call.on('data', () => {
       if (done) return;
       try {
-        resolve().health(1);
+        resolve(call).health(1);
       } catch (error) {
         finish(error);
       }
@@ -273,7 +287,7 @@ function watchHandler(
     call.on('cancelled', () => finish());
 
     try {
-      subscription = resolve()
+      subscription = resolve(call)
         .watchGameServer()
         .subscribe({
           next: (gs) => {
@@ -391,7 +405,7 @@ function bindTarget(address: string, port: number): string {
 export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<SidecarGrpcServer> {
   const server = new grpc.Server();
   const watches = new StreamRegistry();
-  const resolve: Resolve = () => options.sidecar();
+  const resolve: Resolve = (call) => options.sidecar(grpcCallCause(call));
 
   server.addService(exactRequests(sdkGrpc['agones.dev.sdk.SDK']), sdkService(resolve, watches));
   server.addService(exactRequests(alphaGrpc['agones.dev.sdk.alpha.SDK']), alphaService(resolve));

@@ -1,7 +1,9 @@
 import type { TimerHandle } from '../clock.js';
 import { type Decision, type GameServerCommand, type LifecycleContext, decide, timersOf } from '../../machines/gameserver.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
+import type { Cause } from '../log/cause.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 
 /**
@@ -28,21 +30,22 @@ export class GameServerActors {
 
   /**
    * Hands a command to the GameServer's machine. Returns the commit of the events it decided,
-   * or undefined when the machine refused (or there is no such GameServer).
+   * or undefined when the machine refused (or there is no such GameServer). `cause` is what
+   * sent the command (a request, a controller, a process), recorded with the events.
    */
-  send(namespace: string, name: string, command: GameServerCommand): Promise<void> | undefined {
-    return this.sendByKey(objectKey(namespace, name), command);
+  send(namespace: string, name: string, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
+    return this.sendByKey(objectKey(namespace, name), command, cause);
   }
 
   /** `send`, for callers that hold the `ns/name` key already. */
-  sendByKey(key: string, command: GameServerCommand): Promise<void> | undefined {
+  sendByKey(key: string, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
     const gs = this.store.gameServers.getByKey(key);
     if (!gs) return undefined;
     const decision = decide(gs.status.state, contextOf(gs, this.store.clock.now()), command);
     if (!decision) return undefined;
     // Timers change only when the state is entered; most decisions have none to arm or clear.
     if (decision.entered && (decision.timers.length > 0 || this.timers.has(key))) this.arm(key, gs, decision.timers);
-    return this.store.commit(decision.events);
+    return this.store.commit(decision.events, cause);
   }
 
   /** Number of armed lifecycle timers (reservations), for tests and diagnostics. */
@@ -59,9 +62,15 @@ export class GameServerActors {
     const timer = timers[0];
     if (!timer) return;
     const { namespace, name } = gs.metadata;
+    const cause: Cause = {
+      type: 'timer',
+      timer: timer.command.type,
+      object: { kind: GAMESERVER_KIND, namespace, name },
+      inputs: { due: new Date(timer.at).toISOString() },
+    };
     const handle = this.store.clock.setTimeout(() => {
       this.timers.delete(key);
-      void this.send(namespace, name, timer.command);
+      void this.send(namespace, name, timer.command, cause);
     }, timer.at - this.store.clock.now());
     this.timers.set(key, handle);
   }

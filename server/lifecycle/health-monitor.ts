@@ -1,6 +1,6 @@
 import type { TimerHandle } from '../clock.js';
 import { healthDeadline } from '../../machines/gameserver.js';
-import { type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND, type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { GameServerActors } from './gameserver-actors.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 
@@ -113,7 +113,18 @@ export class HealthMonitor {
     const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
     if (deadline > this.store.clock.now()) return this.arm(key, watch, gs);
     this.unwatch(key);
-    void this.actors.send(watch.namespace, watch.name, { type: 'health.failed' });
+    const { periodSeconds = 0, failureThreshold = 0 } = gs.spec.health;
+    void this.actors.send(
+      watch.namespace,
+      watch.name,
+      { type: 'health.failed' },
+      {
+        type: 'timer',
+        timer: 'health.check',
+        object: { kind: GAMESERVER_KIND, namespace: watch.namespace, name: watch.name },
+        inputs: { lastPing: new Date(watch.lastPing).toISOString(), periodSeconds, failureThreshold },
+      },
+    );
   }
 
   private unwatch(key: string): void {

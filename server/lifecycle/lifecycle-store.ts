@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { Clock } from '../clock.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
 
@@ -10,5 +11,5 @@ export interface LifecycleStore {
   readonly gameServers: ObjectStore<GameServer>;
   /** GameServer changes as they are applied, so timers follow every change at once. */
   readonly gameServerApplied$: Observable<ObjectChange<GameServer>>;
-  commit(events: readonly NewEvent[]): Promise<void>;
+  commit(events: readonly NewEvent[], cause?: Cause): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { EventLog } from './event-log.js';
 
 const event = (name: string, n: number) => ({
@@ -95,5 +96,38 @@ describe('EventLog', () => {
     expect(() => log.database.exec("UPDATE events SET type = 'x'")).toThrow(/append-only/);
     expect(() => log.database.exec('DELETE FROM events')).toThrow(/append-only/);
     log.close();
+  });
+
+  it('keeps one cause per commit, shared by its events, and reads it back with each', async () => {
+    const path = tempDb();
+    const log = new EventLog(path);
+    const cause = { type: 'request', method: 'POST', path: '/apis/x', client: '127.0.0.1:5000', requestId: 'r-1' } as const;
+    await log.append([event('a', 1), event('b', 2)], 1000, cause).committed;
+    await log.append([event('c', 3)], 1000).committed;
+    // The same cause committed again (one sync, two commits) is still one row.
+    await log.append([event('d', 4)], 1000, cause).committed;
+    log.close();
+    const reader = new EventLog(path, { readonly: true });
+    expect([...reader.read()].map((e) => e.cause?.type ?? null)).toEqual(['request', 'request', null, 'request']);
+    expect([...reader.read({ name: 'b' })][0]!.cause).toEqual(cause);
+    expect((reader.database.prepare('SELECT COUNT(*) AS n FROM causes').get() as { n: number }).n).toBe(1);
+    expect(() => reader.database.exec('DELETE FROM causes')).toThrow();
+    reader.close();
+  });
+
+  it('reads a log written before causes were kept, and adds causes to it when it is written again', async () => {
+    const path = tempDb();
+    const old = new Database(path);
+    old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, type TEXT NOT NULL, kind TEXT NOT NULL,
+      namespace TEXT NOT NULL, name TEXT NOT NULL, payload TEXT NOT NULL, schema_version INTEGER NOT NULL)`);
+    old.prepare('INSERT INTO events VALUES (1, 1000, ?, ?, ?, ?, ?, 1)').run('TestHappened', 'Test', 'default', 'a', '{"n":1}');
+    old.close();
+    const reader = new EventLog(path, { readonly: true });
+    expect([...reader.read()].map((e) => [e.seq, e.payload, e.cause])).toEqual([[1, { n: 1 }, undefined]]);
+    reader.close();
+    const writer = new EventLog(path);
+    await writer.append([event('b', 2)], 2000, { type: 'timer', timer: 'test' }).committed;
+    expect([...writer.read()].map((e) => e.cause?.type ?? null)).toEqual([null, 'timer']);
+    writer.close();
   });
 });

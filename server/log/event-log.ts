@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
@@ -17,6 +18,8 @@ export interface StoredEvent<P = unknown> extends NewEvent<P> {
   /** Milliseconds since the epoch, from the injected clock. */
   time: number;
   schemaVersion: number;
+  /** What caused the commit this event belongs to; absent in logs written before causes were kept. */
+  cause?: Cause;
 }
 
 export const SCHEMA_VERSION = 1;
@@ -53,6 +56,7 @@ interface Row {
   name: string;
   payload: string;
   schema_version: number;
+  cause: string | null;
 }
 
 const SCHEMA = `
@@ -71,10 +75,30 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
   BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
   BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+CREATE TABLE IF NOT EXISTS causes (
+  id INTEGER PRIMARY KEY,
+  cause TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS causes_append_only_update BEFORE UPDATE ON causes
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS causes_append_only_delete BEFORE DELETE ON causes
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 `;
+
+/** Events name their commit's cause by its row in \`causes\`: many events, one cause (a set's scale-down). */
+const CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN cause INTEGER';
+
+const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, cause)';
+const PARAMS_PER_ROW = 9;
+const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'payload', 'schema_version'].map((f) => `events.${f}`).join(', ');
 
 // No index by object: it would cost several times the insert itself, and only the replay tool's
 // per-object listing reads that way (a scan of the file).
+
+interface PendingCause {
+  id: number;
+  text: string;
+}
 
 /** Rows per multi-row INSERT. */
 const ROWS_PER_STATEMENT = 64;
@@ -93,10 +117,17 @@ const MAX_BATCH = 4096;
 export class EventLog {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly insert: Database.Statement;
-  private readonly insertBatch: (events: StoredEvent[]) => void;
+  private readonly insertBatch: (events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => void;
+  /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
+  private readonly keepsCauses: boolean;
   private nextSeq: number;
+  private nextCauseId: number;
   private pending: StoredEvent[] = [];
+  /** The cause row of each pending event, in the same order. */
+  private pendingCauseIds: Array<number | null> = [];
+  private pendingCauses: PendingCause[] = [];
+  /** Rows already given to causes: a cause committed again (one sync, several commits) is stored once. */
+  private readonly causeIds = new WeakMap<Cause, number>();
   /** The promise every append of the batch being gathered shares (one per transaction). */
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
@@ -126,22 +157,37 @@ export class EventLog {
       // WAL + NORMAL: a commit is in the WAL file before we answer, which survives a killed process.
       this.db.pragma('synchronous = NORMAL');
       this.db.exec(SCHEMA);
+      // A log from before causes were kept gains the column; its old events keep none.
+      if (!this.hasCauseColumn()) this.db.exec(CAUSE_COLUMN);
     }
-    this.insert = this.db.prepare(
-      'INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    this.keepsCauses = this.hasCauseColumn();
+    // A read-only log (perhaps from before causes) is never written: nothing to prepare.
+    this.insertBatch = options.readonly
+      ? () => {
+          throw new Error('the event log is read-only');
+        }
+      : this.prepareInsertBatch();
+    const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
+    this.nextSeq = (last.seq ?? 0) + 1;
+    const lastCause = this.keepsCauses ? (this.db.prepare('SELECT MAX(id) AS id FROM causes').get() as { id: number | null }) : { id: null };
+    this.nextCauseId = (lastCause.id ?? 0) + 1;
+  }
+
+  /** The transaction that writes a batch: its causes, then its events. */
+  private prepareInsertBatch(): (events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => void {
+    const insert = this.db.prepare(`INSERT INTO events ${COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insertCause = this.db.prepare('INSERT INTO causes (id, cause) VALUES (?, ?)');
     // Rows go in 64 at a time through one multi-row statement: one native call per 64 rows.
-    const rows = (n: number) => Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const insertMany = this.db.prepare(
-      `INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES ${rows(ROWS_PER_STATEMENT)}`,
-    );
-    this.insertBatch = this.db.transaction((events: StoredEvent[]) => {
+    const row = `(${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`;
+    const insertMany = this.db.prepare(`INSERT INTO events ${COLUMNS} VALUES ${Array.from({ length: ROWS_PER_STATEMENT }, () => row).join(', ')}`);
+    return this.db.transaction((events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => {
+      for (const cause of causes) insertCause.run(cause.id, cause.text);
       let i = 0;
-      const params: unknown[] = new Array(ROWS_PER_STATEMENT * 8);
+      const params: unknown[] = new Array(ROWS_PER_STATEMENT * PARAMS_PER_ROW);
       for (; i + ROWS_PER_STATEMENT <= events.length; i += ROWS_PER_STATEMENT) {
         for (let j = 0; j < ROWS_PER_STATEMENT; j++) {
           const e = events[i + j]!;
-          const p = j * 8;
+          const p = j * PARAMS_PER_ROW;
           params[p] = e.seq;
           params[p + 1] = e.time;
           params[p + 2] = e.type;
@@ -150,16 +196,19 @@ export class EventLog {
           params[p + 5] = e.name;
           params[p + 6] = stringifyJsonExact(e.payload);
           params[p + 7] = e.schemaVersion;
+          params[p + 8] = causeIds[i + j];
         }
         insertMany.run(params);
       }
       for (; i < events.length; i++) {
         const e = events[i]!;
-        this.insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, stringifyJsonExact(e.payload), e.schemaVersion);
+        insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, stringifyJsonExact(e.payload), e.schemaVersion, causeIds[i]);
       }
     });
-    const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
-    this.nextSeq = (last.seq ?? 0) + 1;
+  }
+
+  private hasCauseColumn(): boolean {
+    return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'cause'").get() !== undefined;
   }
 
   /** Sequence number of the last event appended (committed or queued); 0 for an empty log. */
@@ -176,9 +225,9 @@ export class EventLog {
    * Numbers and queues events for the next group commit. The returned records are final; the
    * promise resolves once they are durable.
    */
-  append(events: readonly NewEvent[], time: number): { records: StoredEvent[]; committed: Promise<void> } {
+  append(events: readonly NewEvent[], time: number, cause?: Cause): { records: StoredEvent[]; committed: Promise<void> } {
     if (this.closed) throw new Error('the event log is closed');
-    const records = events.map((e) => ({
+    const records: StoredEvent[] = events.map((e) => ({
       seq: this.nextSeq++,
       time,
       type: e.type,
@@ -187,8 +236,13 @@ export class EventLog {
       name: e.name,
       payload: e.payload,
       schemaVersion: SCHEMA_VERSION,
+      ...(cause && { cause }),
     }));
-    for (const r of records) this.pending.push(r);
+    const causeId = cause ? this.causeId(cause) : null;
+    for (const r of records) {
+      this.pending.push(r);
+      this.pendingCauseIds.push(causeId);
+    }
     if (!this.batch) {
       let resolve!: () => void;
       let reject!: (e: unknown) => void;
@@ -215,11 +269,15 @@ export class EventLog {
     this.flushScheduled = false;
     if (this.pending.length === 0) return;
     const events = this.pending;
+    const causeIds = this.pendingCauseIds;
+    const causes = this.pendingCauses;
     const batch = this.batch;
     this.pending = [];
+    this.pendingCauseIds = [];
+    this.pendingCauses = [];
     this.batch = undefined;
     try {
-      this.insertBatch(events);
+      this.insertBatch(events, causeIds, causes);
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
@@ -248,11 +306,14 @@ export class EventLog {
     for (const key of ['kind', 'namespace', 'name'] as const) {
       const value = options[key];
       if (value !== undefined) {
-        where.push(`${key} = @${key}`);
+        where.push(`events.${key} = @${key}`);
         params[key] = value;
       }
     }
-    const statement = this.db.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq`);
+    const from = this.keepsCauses
+      ? `SELECT ${EVENT_FIELDS}, causes.cause AS cause FROM events LEFT JOIN causes ON causes.id = events.cause`
+      : `SELECT ${EVENT_FIELDS}, NULL AS cause FROM events`;
+    const statement = this.db.prepare(`${from} WHERE ${where.join(' AND ')} ORDER BY seq`);
     for (const row of statement.iterate(params) as IterableIterator<Row>) {
       yield {
         seq: row.seq,
@@ -263,6 +324,7 @@ export class EventLog {
         name: row.name,
         payload: parseJsonExact(row.payload),
         schemaVersion: row.schema_version,
+        ...(row.cause !== null && { cause: JSON.parse(row.cause) as Cause }),
       };
     }
   }
@@ -308,6 +370,17 @@ export class EventLog {
     this.flush();
     this.closed = true;
     this.db.close();
+  }
+
+  /** The row a cause is stored in, queued for the next transaction when it is new. */
+  private causeId(cause: Cause): number {
+    let id = this.causeIds.get(cause);
+    if (id === undefined) {
+      id = this.nextCauseId++;
+      this.causeIds.set(cause, id);
+      this.pendingCauses.push({ id, text: JSON.stringify(cause) });
+    }
+    return id;
   }
 
   private scheduleFlush(): void {

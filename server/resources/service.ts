@@ -1,3 +1,4 @@
+import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver/events.js';
@@ -23,6 +24,8 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
 export interface WriteOptions {
   dryRun?: boolean;
+  /** What asked for the write (a request, a controller, an autoscaler): recorded with its events. */
+  cause?: Cause;
   fieldValidation?: FieldValidation;
   /** Filled with warnings for the client (fieldValidation=Warn), sent as `Warning` headers. */
   warnings?: string[];
@@ -169,7 +172,7 @@ export class ResourceService {
   async create(definition: KindDefinition, namespace: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
     const { object, event } = this.prepareCreate(definition, namespace, body, options);
     if (options.dryRun) return object;
-    return this.cluster.commitAndRead([event], () => this.get(definition, object.metadata.namespace, object.metadata.name));
+    return this.cluster.commitAndRead([event], () => this.get(definition, object.metadata.namespace, object.metadata.name), options.cause);
   }
 
   /** PUT: replaces the object; the body's resourceVersion must be the current one. */
@@ -304,15 +307,15 @@ export class ResourceService {
       return options.dryRun ? next : this.unchanged(current);
     }
     const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status: next.status });
-    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name), options.cause);
   }
 
   /** Writes the status subresource for a controller (its own status, e.g. FleetAutoscaler's). */
-  async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown): Promise<Resource> {
+  async updateStatus(definition: KindDefinition, namespace: string, name: string, status: unknown, cause?: Cause): Promise<Resource> {
     const current = this.get(definition, namespace, name);
     if (definition.derivedStatus) return current;
     const event = resourceEvent('ResourceStatusSet', definition.kind, namespace, name, { status });
-    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name), cause);
   }
 
   /** Deletes an object and, as Kubernetes's garbage collector would, everything it owns. */
@@ -321,7 +324,7 @@ export class ResourceService {
     const object = this.get(definition, namespace, name);
     if (definition.kind === NAMESPACE_KIND) return this.deleteNamespace(object, options);
     const events = this.deletionEvents(object);
-    if (!options.dryRun) await this.cluster.commit(events);
+    if (!options.dryRun) await this.cluster.commit(events, options.cause);
     return object;
   }
 
@@ -337,7 +340,7 @@ export class ResourceService {
     // The API server offers no deletecollection of namespaces: each goes through its own lifecycle.
     if (definition.kind === NAMESPACE_KIND) throw apiErrors.methodNotAllowed('namespaces are deleted one at a time');
     const deleted = this.list(definition, namespace, selector).filter(filter);
-    if (!options.dryRun) await this.cluster.commit(deleted.flatMap((object) => this.deletionEvents(object)));
+    if (!options.dryRun) await this.cluster.commit(deleted.flatMap((object) => this.deletionEvents(object)), options.cause);
     return deleted;
   }
 
@@ -367,10 +370,10 @@ export class ResourceService {
       // Owners and what they own are all in the namespace: each object is deleted on its own.
       for (const object of this.cluster.readModel.list(definition.kind, name)) events.push(...this.ownDeletion(object));
     }
-    const committed = this.cluster.commit(events);
+    const committed = this.cluster.commit(events, options.cause);
     // Applied already: the namespace goes in the same transaction when nothing is left terminating.
     const finalization = this.namespaceFinalization(name);
-    await Promise.all([committed, finalization && this.cluster.commit([finalization])]);
+    await Promise.all([committed, finalization && this.cluster.commit([finalization], options.cause)]);
     return terminating;
   }
 
@@ -461,7 +464,7 @@ export class ResourceService {
             object: stripDerivedStatus(definition, next),
           });
     if (options.dryRun) return next;
-    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name));
+    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name), options.cause);
   }
 
   private applyPatch(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
+import type { Cause } from '../log/cause.js';
 import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
@@ -91,11 +92,12 @@ export class Store {
 
   /**
    * Appends events: the read model moves at once (so the next decision sees it) and the promise
-   * resolves when the events are durable. Answer clients only after it resolves.
+   * resolves when the events are durable. Answer clients only after it resolves. `cause` is
+   * recorded with them: what `fleetsim explain` follows back.
    */
-  commit(events: readonly NewEvent[]): Promise<void> {
+  commit(events: readonly NewEvent[], cause?: Cause): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    const { records, committed } = this.log.append(events, this.clock.now());
+    const { records, committed } = this.log.append(events, this.clock.now(), cause);
     // Everything applied until the transaction commits is released together, once it is durable.
     const batch = (this.pendingBatch ??= this.newBatch());
     this.committing++;
@@ -118,8 +120,8 @@ export class Store {
    * durable once the commit resolves, while the read model may by then hold newer, uncommitted
    * events of other writers that a crash could take back.
    */
-  async commitAndRead<T>(events: readonly NewEvent[], read: () => T): Promise<T> {
-    const committed = this.commit(events);
+  async commitAndRead<T>(events: readonly NewEvent[], read: () => T, cause?: Cause): Promise<T> {
+    const committed = this.commit(events, cause);
     const value = read();
     await committed;
     return value;

@@ -32,7 +32,7 @@ async function setup(options: { gates?: string; db?: string } = {}) {
   const gs = defaultLocalGameServer({ uid: '1234', now: clock.now(), gates });
   await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);
   const recorder = new ConformanceRecorder([]);
-  const sidecar = new Sidecar(cluster, 'default', 'local', recorder);
+  const sidecar = new Sidecar(cluster, 'default', 'local', { recorder });
   const state = () => cluster.gameServers.get('default', 'local')!.status.state;
   return { cluster, clock, sidecar, recorder, state };
 }

@@ -17,6 +17,8 @@ import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
 import { jsonEqual } from '../kinds/common.js';
 import { objectKey } from '../kinds/meta.js';
+import type { Cause } from '../log/cause.js';
+import type { NewEvent } from '../log/event-log.js';
 import type { ConformanceRecorder } from './conformance.js';
 import { sdkErrors } from './errors.js';
 
@@ -48,12 +50,19 @@ export const LIST_FIELDS = ['name', 'capacity', 'values'] as const;
  * these, so each SDK behaviour is written once. Mutations resolve after their events commit.
  */
 export class Sidecar {
+  private readonly recorder: ConformanceRecorder | undefined;
+  /** The SDK call being answered: recorded as the cause of what it changes. */
+  private readonly cause: Cause | undefined;
+
   constructor(
     private readonly cluster: Cluster,
     readonly namespace: string,
     readonly name: string,
-    private readonly recorder?: ConformanceRecorder,
-  ) {}
+    options: { recorder?: ConformanceRecorder; cause?: Cause } = {},
+  ) {
+    this.recorder = options.recorder;
+    this.cause = options.cause;
+  }
 
   // -- lifecycle ---------------------------------------------------------------------------------
 
@@ -140,7 +149,7 @@ export class Sidecar {
     const storedErrors = isQualifiedName(stored);
     if (storedErrors.length) throw sdkErrors.invalidLabelKey(stored, storedErrors);
     if (value === epochSeconds(gs)) this.recorder?.record('setlabel');
-    await this.cluster.commit([
+    await this.commit([
       gameServerEvent('GameServerMetadataPatched', this.namespace, this.name, { labels: { [stored]: value } }),
     ]);
   }
@@ -153,7 +162,7 @@ export class Sidecar {
       if (errors.length) throw sdkErrors.invalidAnnotationKey(candidate, errors);
     }
     if (value === gs.metadata.uid) this.recorder?.record('setannotation');
-    await this.cluster.commit([
+    await this.commit([
       gameServerEvent('GameServerMetadataPatched', this.namespace, this.name, { annotations: { [stored]: value } }),
     ]);
   }
@@ -196,7 +205,7 @@ export class Sidecar {
     }
     count = minInt64(maxInt64(count, 0), capacity);
     if (count !== current.count || capacity !== current.capacity) {
-      await this.cluster.commit([
+      await this.commit([
         gameServerEvent('GameServerCounterSet', this.namespace, this.name, { counter: update.name, count, capacity }),
       ]);
     } else {
@@ -352,7 +361,11 @@ export class Sidecar {
   private async lifecycle(command: GameServerCommand): Promise<void> {
     // A GameServer being deleted keeps its state: Agones's SDK server skips the update.
     if (this.current().metadata.deletionTimestamp !== undefined) return;
-    await this.cluster.actors.send(this.namespace, this.name, command);
+    await this.cluster.actors.send(this.namespace, this.name, command, this.cause);
+  }
+
+  private commit(events: NewEvent[]): Promise<void> {
+    return this.cluster.commit(events, this.cause);
   }
 
   private requireGate(gate: 'CountsAndLists' | 'PlayerTracking'): void {
@@ -373,7 +386,7 @@ export class Sidecar {
 
   private async setList(name: string, current: ListStatus, next: ListStatus): Promise<void> {
     if (current.capacity === next.capacity && jsonEqual(current.values, next.values)) return this.cluster.settled();
-    await this.cluster.commit([
+    await this.commit([
       gameServerEvent('GameServerListSet', this.namespace, this.name, { list: name, ...next }),
     ]);
   }
@@ -384,7 +397,7 @@ export class Sidecar {
   }
 
   private async setPlayers(players: PlayerStatus): Promise<void> {
-    await this.cluster.commit([gameServerEvent('GameServerPlayersSet', this.namespace, this.name, players)]);
+    await this.commit([gameServerEvent('GameServerPlayersSet', this.namespace, this.name, players)]);
   }
 }
 

@@ -42,7 +42,7 @@ export async function ensureNodes(cluster: Cluster, count: number): Promise<void
     if (cluster.get('Node', '', nodeName(i))) continue;
     events.push(resourceEvent('ResourceCreated', 'Node', '', nodeName(i), { object: nodeObject(i, cluster.rng.uid(), cluster.clock.now()) }));
   }
-  await cluster.commit(events);
+  await cluster.commit(events, { type: 'startup', detail: `the simulated cluster starts with ${count} nodes` });
 }
 
 /** The address Agones picks from a node: ExternalDNS, ExternalIP, InternalDNS, then InternalIP. */

@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
 import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { processCause } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { terminationGraceMs } from '../kinds/pod/pod.js';
@@ -99,7 +100,8 @@ export class SimulatedProcesses {
       this.cluster.clock.clearTimeout(network.shutdownTimer);
       network.shutdownTimer = this.cluster.clock.setTimeout(() => {
         this.podLog(key, 'Moving Game Server to Shutdown');
-        void new Sidecar(this.cluster, gs.metadata.namespace, gs.metadata.name).shutdown().catch(() => undefined);
+        const cause = processCause(gs, `-automaticShutdownDelaySec ${network.config.automaticShutdownDelaySec} passed after allocation: the process called Shutdown()`);
+        void new Sidecar(this.cluster, gs.metadata.namespace, gs.metadata.name, { cause }).shutdown().catch(() => undefined);
       }, network.config.automaticShutdownDelaySec * 1000);
     }
     if (process.state === state) return;
@@ -136,7 +138,7 @@ export class SimulatedProcesses {
         restartCount: 0,
       });
       this.end(key);
-      void this.cluster.finishTermination(key);
+      void this.cluster.finishTermination(key, processCause(gs, 'the process exited after SIGTERM'));
     }, delayMs);
   }
 
@@ -148,7 +150,9 @@ export class SimulatedProcesses {
   }
 
   private async act(key: string, gs: GameServer, action: ProcessAction, seconds: number | undefined): Promise<void> {
-    const sidecar = new Sidecar(this.cluster, gs.metadata.namespace, gs.metadata.name);
+    const profile = this.processes.get(key)?.profile.name ?? '';
+    const cause = processCause(gs, `the simulated process (profile ${profile}) acted: ${action}${seconds === undefined ? '' : ` ${seconds}s`}`);
+    const sidecar = new Sidecar(this.cluster, gs.metadata.namespace, gs.metadata.name, { cause });
     switch (action) {
       case 'ready':
         return sidecar.ready();
@@ -160,10 +164,12 @@ export class SimulatedProcesses {
         return sidecar.shutdown();
       case 'crash':
         // The container exits with an error: the pod fails and the GameServer is Unhealthy.
-        await this.cluster.actors.send(gs.metadata.namespace, gs.metadata.name, {
-          type: 'controller.unhealthy',
-          message: 'Issue with Gameserver pod',
-        });
+        await this.cluster.actors.send(
+          gs.metadata.namespace,
+          gs.metadata.name,
+          { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
+          cause,
+        );
         return;
       case 'stopPinging': {
         const process = this.processes.get(key);
@@ -194,9 +200,10 @@ export class SimulatedProcesses {
       void this.cluster.actors.sendByKey(
         key,
         completed ? { type: 'controller.shutdown', message: 'Pod is in Succeeded state' } : { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
+        processCause(gs, `the process exited with code ${exitCode}: ${reason}`),
       );
     };
-    const sidecar = new Sidecar(this.cluster, namespace, name);
+    const sidecar = new Sidecar(this.cluster, namespace, name, { cause: processCause(gs, 'the simple-game-server acted on a command from a client') });
     const listener = new SimpleGameServerListener({
       sidecar,
       crash,
@@ -249,3 +256,4 @@ function pickWeighted<T extends { weight: number }>(choices: T[], r: number): T 
   }
   return choices[choices.length - 1]!;
 }
+

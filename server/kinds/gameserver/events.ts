@@ -1,3 +1,4 @@
+import type { ProcessCause } from '../../log/cause.js';
 import type { StoredEvent } from '../../log/event-log.js';
 import { type ObjectMeta, patchMap } from '../meta.js';
 import type { Int64 } from '../../int64.js';
@@ -135,6 +136,11 @@ export function gameServerEvent<T extends GameServerEventType>(
 const isAllocated = (port: GameServerPort) => port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
 
 /** Fills the allocated host ports into the Dynamic and Passthrough ports, in order, and splits those that are TCPUDP. */
+/** What a GameServer's process (simulated or real) did, as the cause of what it changes. */
+export function processCause(gs: GameServer, detail: string): ProcessCause {
+  return { type: 'process', object: { kind: 'GameServer', namespace: gs.metadata.namespace, name: gs.metadata.name }, detail };
+}
+
 export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
   let next = 0;
   const filled = ports.map((port) => {

@@ -1,0 +1,277 @@
+import { existsSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetManifest } from './helpers/manifests.js';
+import { killAll } from './helpers/process.js';
+import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { waitFor } from './helpers/wait.js';
+
+/**
+ * The dashboard at / on a real `fleetsim serve`: its HTTP surface (the page for browsers only,
+ * its assets, the log and time-travel reads and their refusals), then the page itself in Debian's
+ * headless Chromium, driven by puppeteer-core: the counts it shows against the resource API's, a
+ * fleet scaling live, the timeline moved back and forth, an event's explanation.
+ */
+
+const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
+const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
+
+/** Debian's package (`apt-get install chromium`), or the browser CHROMIUM_PATH names. */
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path));
+
+afterAll(() => killAll());
+
+interface Status {
+  code: number;
+  reason: string;
+  message: string;
+}
+
+describe('dashboard over HTTP', () => {
+  let serve: ServeProcess;
+  const get = (path: string, headers: Record<string, string> = {}) => apiRequest(serve.baseUrl, 'GET', path, { headers });
+  const lastSeq = async () => ((await get('/fleetsim/v1/log?limit=1')).json as { last: { seq: number } | null }).last?.seq ?? 0;
+
+  beforeAll(async () => {
+    serve = await startServe();
+  });
+
+  it('answers / with the page for a browser, and as before (the API server 404) for kubectl and client libraries', async () => {
+    const page = await get('/', { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<script type="module" src="/dashboard/app.js"></script>');
+    for (const accept of ['application/json, */*', 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json']) {
+      const api = await get('/', { accept });
+      expect(api.status).toBe(404);
+      expect((api.json as Status).reason).toBe('NotFound');
+    }
+  });
+
+  it('serves its assets from the server itself, with their types (ECharts from node_modules: no CDN)', async () => {
+    const types: Record<string, string> = {
+      '/dashboard/app.js': 'text/javascript; charset=utf-8',
+      '/dashboard/summary.js': 'text/javascript; charset=utf-8',
+      '/dashboard/dashboard.css': 'text/css; charset=utf-8',
+      '/dashboard/echarts.min.js': 'text/javascript; charset=utf-8',
+    };
+    for (const [path, type] of Object.entries(types)) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toBe(type);
+    }
+    expect((await get('/dashboard/echarts.min.js')).text).toContain('echarts');
+    const page = (await get('/', { accept: 'text/html' })).text;
+    expect(page).not.toMatch(/https?:\/\//);
+    expect((await get('/dashboard/nothing.js')).status).toBe(404);
+  });
+
+  it('lists the log a page at a time: newest, before a point, from one, of one kind', async () => {
+    const last = await lastSeq();
+    expect(last).toBeGreaterThan(3);
+    const page = (query: string) => get(`/fleetsim/v1/log?${query}`).then((r) => r.json as { first: { seq: number }; items: Array<{ seq: number; kind: string; time: string }> });
+    const newest = await page('limit=2');
+    expect(newest.first.seq).toBe(1);
+    expect(newest.items.map((e) => e.seq)).toEqual([last - 1, last]);
+    expect(Number.isNaN(Date.parse(newest.items[0]!.time))).toBe(false);
+    expect((await page('limit=2&beforeSeq=3')).items.map((e) => e.seq)).toEqual([1, 2]);
+    expect((await page('limit=2&fromSeq=2')).items.map((e) => e.seq)).toEqual([2, 3]);
+    expect((await page('kind=Node')).items.every((e) => e.kind === 'Node')).toBe(true);
+  });
+
+  it('refuses bad log and state queries with a 400 naming the parameter, and appends nothing', async () => {
+    const before = await lastSeq();
+    const refusals: Array<[string, string]> = [
+      ['/fleetsim/v1/log?limit=0', 'limit'],
+      ['/fleetsim/v1/log?limit=1001', 'limit'],
+      ['/fleetsim/v1/log?limit=ten', 'limit'],
+      ['/fleetsim/v1/log?fromSeq=-1', 'fromSeq'],
+      ['/fleetsim/v1/log?fromSeq=1.5', 'fromSeq'],
+      ['/fleetsim/v1/log?beforeSeq=x', 'beforeSeq'],
+      ['/fleetsim/v1/log?fromSeq=1&beforeSeq=3', 'fromSeq, beforeSeq'],
+      ['/fleetsim/v1/log?limit=1&limit=2', 'limit'],
+      ['/fleetsim/v1/log?kind=', 'kind'],
+      ['/fleetsim/v1/state?seq=abc', 'seq'],
+      ['/fleetsim/v1/state?seq=-3', 'seq'],
+      [`/fleetsim/v1/state?seq=${before + 1000}`, 'seq'],
+      ['/fleetsim/v1/state?seq=99999999999999999999', 'seq'],
+    ];
+    for (const [path, parameter] of refusals) {
+      const res = await get(path);
+      expect(res.status, path).toBe(400);
+      expect((res.json as Status).reason, path).toBe('BadRequest');
+      expect((res.json as Status).message.startsWith(`${parameter}: `), `${path}: ${(res.json as Status).message}`).toBe(true);
+    }
+    expect(await lastSeq()).toBe(before);
+  });
+
+  it('replays the cluster at any event: before the first it is empty, at the last it is the cluster now', async () => {
+    const state = (query: string) => get(`/fleetsim/v1/state${query}`).then((r) => r.json as { seq: number; live: boolean; summary: { nodes: unknown[] } });
+    const last = await lastSeq();
+    const empty = await state('?seq=0');
+    expect(empty.seq).toBe(0);
+    expect(empty.summary.nodes).toEqual([]);
+    const now = await state('');
+    expect(now.live).toBe(true);
+    const replayed = await state(`?seq=${last}`);
+    expect(replayed.live).toBe(false);
+    expect(replayed.seq).toBe(last);
+    expect(replayed.summary).toEqual(now.summary);
+    expect(now.summary.nodes).toHaveLength(4);
+  });
+});
+
+/** What the page shows for one fleet: GameServers by state, the total, and spec.replicas. */
+interface ShownFleet {
+  desired: number;
+  total: number;
+  states: Record<string, number>;
+}
+
+/** Reads the fleet rows of the page's table (numbers are shown with thousands separators). */
+function shownFleets(page: Page): Promise<Record<string, ShownFleet>> {
+  return page.$$eval('tr[data-fleet]', (rows) => {
+    const number = (text: string | null | undefined) => Number((text ?? '').replace(/[^\d]/g, '') || 0);
+    const fleets: Record<string, ShownFleet> = {};
+    for (const row of rows) {
+      const states: Record<string, number> = {};
+      for (const cell of row.querySelectorAll<HTMLElement>('td[data-state]')) if (cell.textContent) states[cell.dataset.state!] = number(cell.textContent);
+      fleets[(row as HTMLElement).dataset.fleet!] = {
+        desired: number(row.querySelector('[data-col=desired]')?.textContent),
+        total: number(row.querySelector('[data-col=total]')?.textContent),
+        states,
+      };
+    }
+    return fleets;
+  });
+}
+
+describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
+  let serve: ServeProcess;
+  let browser: Browser;
+  let page: Page;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+    apiRequest(serve.baseUrl, method, path, { body, headers, timeoutMs: 15_000 });
+
+  /** The resource API's GameServers, counted by fleet and state, and each fleet's spec.replicas. */
+  async function apiFleets(): Promise<Record<string, ShownFleet>> {
+    const [fleets, gameServers] = await Promise.all([call('GET', FLEETS), call('GET', '/apis/agones.dev/v1/gameservers')]);
+    const out: Record<string, ShownFleet> = {};
+    for (const fleet of (fleets.json as { items: Array<{ metadata: { name: string }; spec: { replicas: number } }> }).items) {
+      out[`default/${fleet.metadata.name}`] = { desired: fleet.spec.replicas, total: 0, states: {} };
+    }
+    const items = (gameServers.json as { items: Array<{ metadata: { namespace: string; labels: Record<string, string> }; status: { state: string } }> }).items;
+    for (const gs of items) {
+      const fleet = out[`${gs.metadata.namespace}/${gs.metadata.labels['agones.dev/fleet']}`];
+      if (!fleet) continue;
+      fleet.total++;
+      fleet.states[gs.status.state] = (fleet.states[gs.status.state] ?? 0) + 1;
+    }
+    return out;
+  }
+
+  /** Waits until the page and the resource API agree, with `expected` true of them; returns what both show. */
+  async function agreed(expected: (fleets: Record<string, ShownFleet>) => boolean, what: string): Promise<Record<string, ShownFleet>> {
+    return waitFor(
+      async () => {
+        const [shown, api] = await Promise.all([shownFleets(page), apiFleets()]);
+        return isDeepStrictEqual(shown, api) && expected(api) ? shown : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, what },
+    );
+  }
+
+  const lastSeq = async () => ((await call('GET', '/fleetsim/v1/log?limit=1')).json as { last: { seq: number } }).last.seq;
+  const allReady = (fleet: ShownFleet | undefined, n: number) => fleet?.total === n && (fleet.states.Ready ?? 0) + (fleet.states.Allocated ?? 0) === n;
+
+  beforeAll(async () => {
+    serve = await startServe();
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // Root in a container has no user namespaces for Chromium's sandbox.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 1000 });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('shows the counts the resource API has after a fleet is created, scaled and allocated from', async () => {
+    expect((await call('POST', FLEETS, fleetManifest('alpha', 2))).status).toBe(201);
+    expect((await call('POST', FLEETS, fleetManifest('beta', 2))).status).toBe(201);
+    await call('PATCH', `${FLEETS}/alpha`, { spec: { replicas: 3 } }, { 'content-type': 'application/merge-patch+json' });
+    await waitFor(async () => allReady((await apiFleets())['default/alpha'], 3), { timeoutMs: 20_000, intervalMs: 100, what: 'alpha Ready' });
+    const allocation = await call('POST', ALLOCATIONS, {
+      apiVersion: 'allocation.agones.dev/v1',
+      kind: 'GameServerAllocation',
+      spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'alpha' } }] },
+    });
+    expect((allocation.json as { status: { state: string } }).status.state).toBe('Allocated');
+
+    await page.goto(serve.baseUrl, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('body[data-loaded=true]', { timeout: 20_000 });
+    const shown = await agreed((f) => allReady(f['default/alpha'], 3) && allReady(f['default/beta'], 2), 'the page to show what the API has');
+    expect(shown['default/alpha']).toEqual({ desired: 3, total: 3, states: { Ready: 2, Allocated: 1 } });
+    const total = await page.$eval('#total-gameservers', (e) => e.textContent);
+    expect(total).toBe('5');
+  });
+
+  it('follows a fleet scaling live, then replays an earlier event on the timeline and comes back to live', async () => {
+    const beforeScaling = await lastSeq();
+    await call('PATCH', `${FLEETS}/alpha`, { spec: { replicas: 6 } }, { 'content-type': 'application/merge-patch+json' });
+    const live = await agreed((f) => allReady(f['default/alpha'], 6), 'the page to follow alpha to 6');
+    expect(live['default/alpha']).toMatchObject({ desired: 6, total: 6 });
+    expect(await page.$eval('body', (b) => b.dataset.view)).toBe('live');
+
+    // Drag the timeline back to the event before the scaling.
+    await page.$eval(
+      '#timeline',
+      (slider, seq) => {
+        (slider as HTMLInputElement).value = String(seq);
+        slider.dispatchEvent(new Event('input', { bubbles: true }));
+      },
+      beforeScaling,
+    );
+    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling);
+    const past = await shownFleets(page);
+    expect(past['default/alpha']).toEqual({ desired: 3, total: 3, states: { Ready: 2, Allocated: 1 } });
+    expect(past['default/beta']).toEqual(live['default/beta']);
+    const replayed = (await call('GET', `/fleetsim/v1/state?seq=${beforeScaling}`)).json as { summary: { gameServers: { total: number } } };
+    expect(await page.$eval('#total-gameservers', (e) => e.textContent)).toBe(String(replayed.summary.gameServers.total));
+
+    // One event on, one event back: the timeline moves both ways.
+    await page.click('#step-forward');
+    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling + 1);
+    await page.click('#step-back');
+    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling);
+    expect((await shownFleets(page))['default/alpha']!.total).toBe(3);
+
+    await page.click('#go-live');
+    await page.waitForFunction(() => document.body.dataset.view === 'live', { timeout: 10_000 });
+    expect((await agreed((f) => allReady(f['default/alpha'], 6), 'live again'))['default/alpha']!.total).toBe(6);
+  });
+
+  it("opens an event's explanation with a click: the log's summary and causes, or that there is none", async () => {
+    await page.waitForSelector('#event-list li[data-seq]');
+    const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
+    await page.click(`#event-list li[data-seq="${seq}"]`);
+    await page.waitForSelector('#explanation [data-explanation]');
+    const api = await call('GET', `/fleetsim/v1/log/${seq}/explain`);
+    if (api.status === 404) {
+      expect(await page.$eval('#explanation', (e) => e.textContent)).toContain(`No explanation available for event #${seq}`);
+    } else {
+      expect(api.status).toBe(200);
+      const explanation = api.json as { summary: string; because: Array<{ text: string }> };
+      expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(explanation.summary);
+      const causes = await page.$$eval('#explanation ol.because li', (items) => items.length);
+      expect(causes).toBe(explanation.because.length);
+    }
+  });
+});
+
+if (!CHROMIUM) console.warn('dashboard.e2e: no Chromium at /usr/bin/chromium (apt-get install chromium, or set CHROMIUM_PATH): the browser tests are skipped');

@@ -44,12 +44,12 @@ function chartIn(element: HTMLElement): ECharts.ECharts {
 /** Stacked bars of GameServers by state, one bar per category. */
 function stackedStates(chart: ECharts.ECharts, names: string[], rows: Array<{ states: StateCounts }>, horizontal: boolean, extra: ECharts.SeriesOption[] = []): void {
   const states = statesIn(rows);
-  const categoryAxis = { type: 'category' as const, data: names, ...AXIS, axisLabel: { ...TEXT, interval: 0, overflow: 'truncate' as const, width: 140 } };
+  const categoryAxis = { type: 'category' as const, data: names, ...AXIS, axisLabel: { ...TEXT, interval: 0, overflow: 'truncate' as const, width: 180 } };
   const valueAxis = { type: 'value' as const, minInterval: 1, ...AXIS };
   chart.setOption(
     {
       animation: false,
-      grid: { left: horizontal ? 150 : 40, right: 16, top: 32, bottom: horizontal ? 24 : 48 },
+      grid: { left: horizontal ? 190 : 40, right: 16, top: 32, bottom: horizontal ? 24 : 48 },
       legend: { top: 0, textStyle: TEXT, data: states },
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
       xAxis: horizontal ? valueAxis : { ...categoryAxis, axisLabel: { ...categoryAxis.axisLabel, rotate: names.length > 12 ? 60 : 0 } },

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,20 +60,23 @@ interface Asset {
   type: string;
   body: Buffer;
   gzipped: Buffer;
+  /** The file's modification time when read: a rebuilt file is read again. */
+  mtimeMs: number;
 }
 
-/** Serves the assets from memory, gzipped for a client that takes it; each is read once, on first request. */
+/** Serves the assets from memory, gzipped for a client that takes it; a file is read again only when it changed. */
 function assets(): express.RequestHandler {
   const files = assetFiles();
   const loaded = new Map<string, Asset>();
   return (req, res, next) => {
     const file = files.get(req.path);
     if (!file || (req.path === '/' && !wantsHtml(req))) return next();
+    const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+    if (mtimeMs === undefined) return sendError(res, apiErrors.notFound('dashboard', '', `${req.path} (run npm run build)`));
     let asset = loaded.get(req.path);
-    if (!asset) {
-      if (!existsSync(file)) return sendError(res, apiErrors.notFound('dashboard', '', `${req.path} (run npm run build)`));
+    if (asset?.mtimeMs !== mtimeMs) {
       const body = readFileSync(file);
-      asset = { type: CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body, gzipped: gzipSync(body) };
+      asset = { type: CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body, gzipped: gzipSync(body), mtimeMs };
       loaded.set(req.path, asset);
     }
     res.setHeader('Content-Type', asset.type);

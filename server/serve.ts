@@ -32,6 +32,7 @@ import type { AllocatorModel } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
+import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 
 export interface ServeOptions {
@@ -142,6 +143,7 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
+    app.use(explainRoutes(this.cluster.log));
     app.use(resourceApi(this.cluster, this.service));
     // Last: an error no route answered is a Status, never Express's HTML page (the sidecar routes
     // answer their own in the gateway's format).

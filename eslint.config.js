@@ -21,7 +21,11 @@ const floors = [
     { name: 'server/api', files: ['server/api/**/*.ts'], refs: ['**/api/**'] },
     { name: 'server/grpc', files: ['server/grpc/**/*.ts'], refs: ['**/grpc/**'] },
   ],
-  [{ name: 'server/controllers', files: ['server/controllers/**/*.ts'], refs: ['**/controllers/**'] }],
+  [
+    { name: 'server/controllers', files: ['server/controllers/**/*.ts'], refs: ['**/controllers/**'] },
+    // Reading the log back: explanations of what happened and why.
+    { name: 'server/history', files: ['server/history/**/*.ts'], refs: ['**/history/**'] },
+  ],
   // The simulated world and the autoscaler's webhook client serve the controllers (a GameServer is
   // placed on a simulated node; a FleetAutoscaler asks its webhook), so they sit just below them.
   [

@@ -33,6 +33,7 @@ import type { AllocatorModel } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
+import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 
 export interface ServeOptions {
@@ -143,6 +144,7 @@ export class FleetsimServer {
     app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
+    app.use(explainRoutes(this.cluster.log));
     // The dashboard's page answers / only for a browser (Accept: text/html); other clients reach the resource API.
     app.use(dashboardRoutes(this.cluster));
     app.use(resourceApi(this.cluster, this.service));

@@ -1,4 +1,5 @@
 import { FlagError } from '../flags.js';
+import { EXPLAIN_USAGE, explainCommand } from './explain-command.js';
 import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { reportCommand } from '../../reports/report-command.js';
 import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
@@ -10,13 +11,16 @@ Commands:
   serve     run the simulated cluster (the main job)
   sidecar   run one GameServer's sidecar (REST, WebSocket, gRPC), like sdk-server --local
   replay    rebuild state from an event log file
+  explain   an object's history from the log, and why each change happened (fleetsim explain fleet/NAME)
   bench     run a k6 load-test scenario against a fresh fleetsim and write a report (fleetsim bench --help)
 
 ${SERVE_USAGE}
 
 ${SIDECAR_USAGE}
 
-${REPLAY_USAGE}`;
+${REPLAY_USAGE}
+
+${EXPLAIN_USAGE}`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -28,6 +32,8 @@ export async function main(argv: string[]): Promise<number> {
         return await sidecarCommand(rest);
       case 'replay':
         return replayCommand(rest);
+      case 'explain':
+        return await explainCommand(rest);
       case 'bench':
         return await (await import('../../loadtest/bench-command.js')).benchCommand(rest);
       case 'report': return await reportCommand(rest);

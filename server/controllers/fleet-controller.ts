@@ -67,7 +67,7 @@ export class FleetController extends KeyedController {
         if (event.kind === GAMESERVERSET_KIND) this.indexSet(objectKey(event.namespace, event.name));
       }),
       this.cluster.changesOf(FLEET_KIND).subscribe((change) => {
-        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name), change.seq, true);
+        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name), change.seq, !change.derived);
       }),
       this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => {
         const key = objectKey(change.namespace, change.name);

@@ -228,7 +228,7 @@ export class GameServerSetController extends KeyedController {
         }
       }),
       // A deletion too: the sync then forgets what it kept for the set.
-      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => this.queue.add(objectKey(change.namespace, change.name), change.seq, true)),
+      this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => this.queue.add(objectKey(change.namespace, change.name), change.seq, !change.derived)),
     );
     for (const [key] of this.cluster.readModel.store(GAMESERVERSET_KIND)?.entries() ?? []) this.queue.add(key);
   }

@@ -95,13 +95,36 @@ const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'paylo
 // No index by object: it would cost several times the insert itself, and only the replay tool's
 // per-object listing reads that way (a scan of the file).
 
+/** Rows per multi-row INSERT. */
+const ROWS_PER_STATEMENT = 64;
+
+/**
+ * Inserts rows 64 at a time through one multi-row statement (one native call per 64 rows), the
+ * rest one by one. `fill(i, params, at)` writes row i's values into `params` from index `at`.
+ */
+function rowInserter(db: Database.Database, into: string, width: number) {
+  const row = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+  const one = db.prepare(`INSERT INTO ${into} VALUES ${row}`);
+  const many = db.prepare(`INSERT INTO ${into} VALUES ${Array.from({ length: ROWS_PER_STATEMENT }, () => row).join(', ')}`);
+  const manyParams: unknown[] = new Array(ROWS_PER_STATEMENT * width);
+  const oneParams: unknown[] = new Array(width);
+  return (count: number, fill: (i: number, params: unknown[], at: number) => void): void => {
+    let i = 0;
+    for (; i + ROWS_PER_STATEMENT <= count; i += ROWS_PER_STATEMENT) {
+      for (let j = 0; j < ROWS_PER_STATEMENT; j++) fill(i + j, manyParams, j * width);
+      many.run(manyParams);
+    }
+    for (; i < count; i++) {
+      fill(i, oneParams, 0);
+      one.run(oneParams);
+    }
+  };
+}
+
 interface PendingCause {
   id: number;
   text: string;
 }
-
-/** Rows per multi-row INSERT. */
-const ROWS_PER_STATEMENT = 64;
 
 /** Most events one transaction takes before it is flushed without waiting for the loop to turn. */
 const MAX_BATCH = 4096;
@@ -175,35 +198,25 @@ export class EventLog {
 
   /** The transaction that writes a batch: its causes, then its events. */
   private prepareInsertBatch(): (events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => void {
-    const insert = this.db.prepare(`INSERT INTO events ${COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    const insertCause = this.db.prepare('INSERT INTO causes (id, cause) VALUES (?, ?)');
-    // Rows go in 64 at a time through one multi-row statement: one native call per 64 rows.
-    const row = `(${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`;
-    const insertMany = this.db.prepare(`INSERT INTO events ${COLUMNS} VALUES ${Array.from({ length: ROWS_PER_STATEMENT }, () => row).join(', ')}`);
+    const insertCauses = rowInserter(this.db, 'causes (id, cause)', 2);
+    const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
     return this.db.transaction((events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => {
-      for (const cause of causes) insertCause.run(cause.id, cause.text);
-      let i = 0;
-      const params: unknown[] = new Array(ROWS_PER_STATEMENT * PARAMS_PER_ROW);
-      for (; i + ROWS_PER_STATEMENT <= events.length; i += ROWS_PER_STATEMENT) {
-        for (let j = 0; j < ROWS_PER_STATEMENT; j++) {
-          const e = events[i + j]!;
-          const p = j * PARAMS_PER_ROW;
-          params[p] = e.seq;
-          params[p + 1] = e.time;
-          params[p + 2] = e.type;
-          params[p + 3] = e.kind;
-          params[p + 4] = e.namespace;
-          params[p + 5] = e.name;
-          params[p + 6] = stringifyJsonExact(e.payload);
-          params[p + 7] = e.schemaVersion;
-          params[p + 8] = causeIds[i + j];
-        }
-        insertMany.run(params);
-      }
-      for (; i < events.length; i++) {
+      insertCauses(causes.length, (i, params, p) => {
+        params[p] = causes[i]!.id;
+        params[p + 1] = causes[i]!.text;
+      });
+      insertEvents(events.length, (i, params, p) => {
         const e = events[i]!;
-        insert.run(e.seq, e.time, e.type, e.kind, e.namespace, e.name, stringifyJsonExact(e.payload), e.schemaVersion, causeIds[i]);
-      }
+        params[p] = e.seq;
+        params[p + 1] = e.time;
+        params[p + 2] = e.type;
+        params[p + 3] = e.kind;
+        params[p + 4] = e.namespace;
+        params[p + 5] = e.name;
+        params[p + 6] = stringifyJsonExact(e.payload);
+        params[p + 7] = e.schemaVersion;
+        params[p + 8] = causeIds[i];
+      });
     });
   }
 

@@ -23,6 +23,8 @@ export interface Change {
   type: WatchEventType;
   /** For DELETED: the object as it last was. */
   last?: unknown;
+  /** A set's or fleet's status moved with one of its GameServers (`seq` is that GameServer's event). */
+  derived?: boolean;
 }
 
 /** Where `apply` reports what an event changed (the commit gathering its notifications). */

@@ -172,7 +172,7 @@ export class Store {
       derived: (key, kind, namespace, name, seq) => {
         const known = batch.derived.get(key);
         if (known) known.seq = seq;
-        else batch.derived.set(key, { kind, namespace, name, seq, type: 'MODIFIED' });
+        else batch.derived.set(key, { kind, namespace, name, seq, type: 'MODIFIED', derived: true });
       },
     };
     return batch;

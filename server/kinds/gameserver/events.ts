@@ -131,16 +131,16 @@ export function gameServerEvent<T extends GameServerEventType>(
   return { type, kind: GAMESERVER_KIND, namespace, name, payload };
 }
 
-// Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
-
-const isAllocated = (port: GameServerPort) => port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
-
-/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order, and splits those that are TCPUDP. */
 /** What a GameServer's process (simulated or real) did, as the cause of what it changes. */
 export function processCause(gs: GameServer, detail: string): ProcessCause {
   return { type: 'process', object: { kind: 'GameServer', namespace: gs.metadata.namespace, name: gs.metadata.name }, detail };
 }
 
+// Reducer: pure, (object, event) -> object. `undefined` means the object does not exist.
+
+const isAllocated = (port: GameServerPort) => port.portPolicy === 'Dynamic' || port.portPolicy === 'Passthrough';
+
+/** Fills the allocated host ports into the Dynamic and Passthrough ports, in order, and splits those that are TCPUDP. */
 export function withHostPorts(ports: GameServerPort[], hostPorts: readonly number[]): GameServerPort[] {
   let next = 0;
   const filled = ports.map((port) => {

@@ -1,0 +1,300 @@
+import { type Cause, causeAfter } from '../log/cause.js';
+import type { EventLog, StoredEvent } from '../log/event-log.js';
+import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import type { Resource } from '../kinds/resource.js';
+import { jsonEqual } from '../kinds/common.js';
+
+/**
+ * `fleetsim explain`: an object's history read from the log, and for each change the chain of
+ * causes back to the request, the timer or the start that began it, in words. Every commit
+ * records its cause (server/log/cause.ts); a cause that followed from an earlier event names it,
+ * so the chain is walked event by event. Logs written before causes were kept explain nothing
+ * beyond the change itself.
+ */
+
+/** One link of a chain: a cause in words, or the earlier event it followed from (with its seq). */
+export interface Because {
+  text: string;
+  seq?: number;
+  time?: string;
+  cause?: Cause;
+}
+
+export interface ExplainedChange {
+  seq: number;
+  time: string;
+  type: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** The change in words (`Ready → Allocated`, `replicas 10 → 5`). */
+  summary: string;
+  /** Nearest cause first. */
+  because: Because[];
+}
+
+export interface ObjectHistory {
+  object: { kind: string; namespace: string; name: string };
+  changes: ExplainedChange[];
+}
+
+/** Links followed at most: a guard, should a log ever name a cause that loops. */
+const MAX_CHAIN = 40;
+
+/** A kind by any name kubectl takes: `fleet`, `fleets`, `flt`, `gs`, `gameserver.agones.dev`… */
+export function kindByName(name: string): { kind: string; namespaced: boolean } | undefined {
+  const wanted = name.toLowerCase();
+  for (const definition of KIND_DEFINITIONS) {
+    const names = [definition.plural, definition.singular, definition.kind.toLowerCase(), ...definition.shortNames];
+    const qualified = definition.group ? names.map((n) => `${n}.${definition.group}`) : [];
+    if (names.includes(wanted) || qualified.includes(wanted)) return { kind: definition.kind, namespaced: definition.namespaced };
+  }
+  return undefined;
+}
+
+/**
+ * Explains from one log. Each object's history is read once per explainer (a scan of the log:
+ * it keeps no index by object), so make one per question on a log that is still growing.
+ */
+export class LogExplainer {
+  private readonly histories = new Map<string, Versions>();
+
+  constructor(private readonly log: EventLog) {}
+
+  /** One event and the chain of its causes; undefined when the log has no such event. */
+  explainEvent(seq: number): ExplainedChange | undefined {
+    const event = this.event(seq);
+    return event && this.explained(event, this.versionsOf(event.kind, event.namespace, event.name));
+  }
+
+  /** Every change of one object, in order, each with the chain of its causes. */
+  explainObject(kind: string, namespace: string, name: string): ObjectHistory {
+    const versions = this.versionsOf(kind, namespace, name);
+    return { object: { kind, namespace, name }, changes: [...versions.values()].map(({ event }) => this.explained(event, versions)) };
+  }
+
+  private explained(event: StoredEvent, versions: Versions): ExplainedChange {
+    return {
+      seq: event.seq,
+      time: new Date(event.time).toISOString(),
+      type: event.type,
+      kind: event.kind,
+      namespace: event.namespace,
+      name: event.name,
+      summary: describeChange(event, versions),
+      because: this.chain(event),
+    };
+  }
+
+  /**
+   * The causes behind `event`, nearest first: each cause, then the event it followed, then that
+   * one's cause… down to a request, a timer or the start.
+   */
+  private chain(event: StoredEvent): Because[] {
+    const links: Because[] = [];
+    let cause = event.cause;
+    let before = event.seq;
+    while (cause && links.length < MAX_CHAIN) {
+      links.push({ text: describeCause(cause), cause });
+      const after = causeAfter(cause);
+      if (cause.type === 'autoscaler' && cause.trigger.type === 'timer') links.push({ text: describeCause(cause.trigger) });
+      // A cause names an earlier event; anything else would be a loop.
+      if (after === undefined || after >= before) break;
+      const earlier = this.event(after);
+      if (!earlier) break;
+      // A batch of new GameServers is written under no name: the cause names the one meant.
+      const subject = earlier.name === '' && 'object' in cause && cause.object ? cause.object.name : earlier.name;
+      const versions = this.versionsOf(earlier.kind, earlier.namespace, subject);
+      links.push({
+        text: `${objectName(earlier.kind, earlier.namespace, subject)}: ${describeChange(earlier, versions)}`,
+        seq: earlier.seq,
+        time: new Date(earlier.time).toISOString(),
+      });
+      cause = earlier.cause;
+      before = earlier.seq;
+    }
+    if (!event.cause) links.push({ text: 'no cause recorded (a log written before causes were kept)' });
+    return links;
+  }
+
+  private event(seq: number): StoredEvent | undefined {
+    for (const event of this.log.read({ fromSeq: seq, toSeq: seq })) return event;
+    return undefined;
+  }
+
+  /** The object's events, each with the object as it was before and after it. */
+  private versionsOf(kind: string, namespace: string, name: string): Versions {
+    const key = `${kind}/${namespace}/${name}`;
+    const known = this.histories.get(key);
+    if (known) return known;
+    const events = [...this.log.read({ kind, namespace, name })];
+    // A set creates its GameServers in batches, written under no name: find the one holding this one.
+    if (kind === GAMESERVER_KIND) {
+      const batches = [...this.log.read({ kind, namespace, name: '' })].filter((e) => e.type === 'GameServersCreated');
+      events.push(...batches.filter((e) => gameServersOfBatch(e).some((gs) => gs.metadata.name === name)));
+      events.sort((a, b) => a.seq - b.seq);
+    }
+    const versions: Versions = new Map();
+    let object: unknown;
+    for (const event of events) {
+      const before = object;
+      object = kind === GAMESERVER_KIND ? evolveGameServerOf(object as GameServer | undefined, event, name) : evolveResource(object as Resource | undefined, event);
+      versions.set(event.seq, { event, before, after: object });
+    }
+    this.histories.set(key, versions);
+    return versions;
+  }
+}
+
+type Versions = Map<number, { event: StoredEvent; before: unknown; after: unknown }>;
+
+function evolveGameServerOf(gs: GameServer | undefined, event: StoredEvent, name: string): GameServer | undefined {
+  if (event.type === 'GameServersCreated') return gameServersOfBatch(event).find((g) => g.metadata.name === name);
+  return evolveGameServer(gs, event);
+}
+
+/** Other kinds: their events carry the whole object, or its status. */
+function evolveResource(object: Resource | undefined, event: StoredEvent): Resource | undefined {
+  const payload = event.payload as { object?: Resource; status?: unknown };
+  if (event.type === 'ResourceCreated' || event.type === 'ResourceUpdated') return payload.object;
+  if (event.type === 'ResourceDeleted') return undefined;
+  if (event.type === 'ResourceStatusSet' && object) return { ...object, status: payload.status };
+  return object;
+}
+
+function objectName(kind: string, namespace: string, name: string): string {
+  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+/** A change in words, from the object before and after it. */
+export function describeChange(event: StoredEvent, versions: Versions): string {
+  const version = versions.get(event.seq);
+  const before = version?.before as Record<string, unknown> | undefined;
+  const after = version?.after as Record<string, unknown> | undefined;
+  if (event.kind === GAMESERVER_KIND) return describeGameServerChange(event, before as GameServer | undefined, after as GameServer | undefined);
+  switch (event.type) {
+    case 'ResourceCreated':
+      return `created${replicasText(after) === undefined ? '' : ` with replicas ${replicasText(after)}`}`;
+    case 'ResourceDeleted':
+      return 'deleted';
+    case 'ResourceStatusSet':
+      return `status set: ${shortJson((event.payload as { status?: unknown }).status)}`;
+    case 'ResourceUpdated': {
+      const parts: string[] = [];
+      const from = replicasText(before);
+      const to = replicasText(after);
+      if (from !== to) parts.push(`replicas ${from ?? 0} → ${to ?? 0}`);
+      const spec = (o: Record<string, unknown> | undefined) => {
+        const { replicas: _replicas, ...rest } = (o?.spec ?? {}) as Record<string, unknown>;
+        return rest;
+      };
+      if (!jsonEqual(spec(before), spec(after))) parts.push(templateChanged(before, after) ? 'template changed' : 'spec changed');
+      const meta = (o: Record<string, unknown> | undefined) => (o?.metadata ?? {}) as Record<string, unknown>;
+      if (meta(after).deletionTimestamp !== undefined && meta(before).deletionTimestamp === undefined) parts.push('terminating');
+      if (!jsonEqual(meta(before).labels, meta(after).labels) || !jsonEqual(meta(before).annotations, meta(after).annotations)) parts.push('metadata changed');
+      return parts.length > 0 ? parts.join(', ') : 'updated';
+    }
+    default:
+      return event.type;
+  }
+}
+
+function describeGameServerChange(event: StoredEvent, before: GameServer | undefined, after: GameServer | undefined): string {
+  const from = before?.status.state;
+  const to = after?.status.state;
+  const moved = from && to && from !== to ? `${from} → ${to}` : undefined;
+  switch (event.type) {
+    case 'GameServerCreated':
+    case 'GameServersCreated':
+      return `created (${to ?? 'unknown state'})`;
+    case 'GameServerReloaded':
+      return 'replaced from its manifest';
+    case 'GameServerDeleted':
+      return 'deleted';
+    case 'GameServerTerminating':
+      return 'terminating: its process was sent SIGTERM';
+    case 'GameServerAllocated': {
+      const { source } = event.payload as { source?: string };
+      return `allocated${moved ? ` (${moved})` : ''}${source && source !== 'local' ? ` by ${source}` : ''}`;
+    }
+    case 'GameServerStateChanged': {
+      const { message } = event.payload as GameServerStateChanged;
+      return `${moved ?? `→ ${to}`}${message ? ` (${message})` : ''}`;
+    }
+    case 'GameServerSpecUpdated':
+      return `updated${moved ? ` (${moved})` : ''}`;
+    case 'GameServerMetadataPatched':
+      return `metadata set: ${shortJson(event.payload)}`;
+    case 'GameServerCounterSet':
+    case 'GameServerListSet':
+    case 'GameServerPlayersSet':
+      return `${event.type.replace(/^GameServer/, '').replace(/Set$/, '').toLowerCase()} set: ${shortJson(event.payload)}`;
+    default:
+      return event.type;
+  }
+}
+
+function replicasText(object: Record<string, unknown> | undefined): number | undefined {
+  const replicas = (object?.spec as { replicas?: unknown } | undefined)?.replicas;
+  return typeof replicas === 'number' ? replicas : undefined;
+}
+
+function templateChanged(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): boolean {
+  const template = (o: Record<string, unknown> | undefined) => (o?.spec as { template?: unknown } | undefined)?.template;
+  return template(before) !== undefined && !jsonEqual(template(before), template(after));
+}
+
+function shortJson(value: unknown): string {
+  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? '';
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+function figures(inputs: Record<string, number | string | boolean> | undefined): string {
+  if (!inputs) return '';
+  const parts = Object.entries(inputs).map(([key, value]) => `${key} ${String(value)}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** A cause in words. */
+export function describeCause(cause: Cause): string {
+  switch (cause.type) {
+    case 'request':
+      return `request ${cause.method} ${cause.path} from ${cause.client} (request id ${cause.requestId})`;
+    case 'sync': {
+      const { kind, namespace, name } = cause.object;
+      return `the ${kind} controller reconciled ${namespace ? `${namespace}/` : ''}${name}${figures(cause.inputs)}`;
+    }
+    case 'timer': {
+      const on = cause.object ? ` of ${cause.object.kind} ${cause.object.namespace}/${cause.object.name}` : '';
+      return `timer ${cause.timer}${on}${figures(cause.inputs)}`;
+    }
+    case 'autoscaler': {
+      const { namespace, name } = cause.autoscaler;
+      return `FleetAutoscaler ${namespace}/${name} (${cause.policy}) decided fleet ${cause.fleet} should have ${cause.desired}, had ${cause.current}${figures(cause.inputs)}`;
+    }
+    case 'process':
+      return `the process of ${cause.object.kind} ${cause.object.namespace}/${cause.object.name}: ${cause.detail}`;
+    case 'startup':
+      return `start-up: ${cause.detail}`;
+  }
+}
+
+/** A history for people: each change on a line, its causes below it, nearest first. */
+export function formatHistory(history: ObjectHistory): string {
+  const { kind, namespace, name } = history.object;
+  if (history.changes.length === 0) return `No events of ${kind} ${namespace ? `${namespace}/` : ''}${name} in the log.`;
+  const lines: string[] = [];
+  const listed = new Set(history.changes.map((change) => change.seq));
+  for (const change of history.changes) {
+    lines.push(`#${change.seq} ${change.time}  ${change.summary}`);
+    for (const link of change.because) {
+      // A chain that reaches a change listed above stops there: its causes are printed already.
+      const above = link.seq !== undefined && listed.has(link.seq);
+      lines.push(`    ← ${link.seq === undefined ? '' : `#${link.seq} `}${link.text}${above ? ' (see above)' : ''}`);
+      if (above) break;
+    }
+  }
+  return lines.join('\n');
+}

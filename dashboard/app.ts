@@ -251,10 +251,10 @@ async function refreshLog(): Promise<void> {
   }
 }
 
-interface Explanation {
-  event: LogHeader;
+/** `GET /fleetsim/v1/log/{seq}/explain`: the event (its header fields), what it did, and why, nearest cause first. */
+interface Explanation extends LogHeader {
   summary: string;
-  because: Array<{ text: string; seq?: number }>;
+  because: Array<{ text: string; seq?: number; time?: string }>;
 }
 
 /** Shows why event `seq` happened: the log's explanation, its chain of causes nearest first. */
@@ -262,26 +262,30 @@ async function explain(seq: number): Promise<void> {
   const panel = element('explanation');
   panel.dataset.seq = String(seq);
   panel.innerHTML = `<p class="muted">Explaining event #${seq}…</p>`;
-  let res: Response;
+  const travelButton = `<button type="button" data-travel="${seq}">Show the cluster after this event</button>`;
+  const unavailable = (why: string) => `<p class="unavailable" data-explanation="none">${escapeHtml(why)} for event #${seq}.</p>${travelButton}`;
+  let body: Explanation;
   try {
-    res = await fetch(`/fleetsim/v1/log/${seq}/explain`);
+    const res = await fetch(`/fleetsim/v1/log/${seq}/explain`);
+    if (panel.dataset.seq !== String(seq)) return;
+    if (!res.ok) {
+      panel.innerHTML = unavailable(res.status === 404 ? 'No explanation available' : `No explanation (HTTP ${res.status})`);
+      return;
+    }
+    body = (await res.json()) as Explanation;
   } catch {
-    panel.innerHTML = `<p class="muted">Could not reach the server to explain event #${seq}.</p>`;
+    panel.innerHTML = unavailable('Could not reach the server for an explanation');
     return;
   }
   if (panel.dataset.seq !== String(seq)) return;
-  const travelButton = `<button type="button" data-travel="${seq}">Show the cluster after this event</button>`;
-  if (!res.ok) {
-    const why = res.status === 404 ? 'No explanation available' : `No explanation (HTTP ${res.status})`;
-    panel.innerHTML = `<p class="unavailable" data-explanation="none">${why} for event #${seq}.</p>${travelButton}`;
-    return;
-  }
-  const body = (await res.json()) as Explanation;
-  const e = body.event;
-  const causes = body.because
-    .map((b) => `<li>${escapeHtml(b.text)}${b.seq !== undefined ? ` <a href="#" data-explain="${b.seq}">#${b.seq}</a>` : ''}</li>`)
+  const causes = (body.because ?? [])
+    .map(
+      (b) =>
+        `<li>${escapeHtml(b.text)}${b.seq !== undefined ? ` <a href="#" data-explain="${b.seq}" title="Explain this event">#${b.seq}</a>` : ''}${b.time ? ` <span class="time">${formatTime(b.time)}</span>` : ''}</li>`,
+    )
     .join('');
-  panel.innerHTML = `<p class="event-head"><span class="seq">#${e.seq}</span> ${escapeHtml(e.type)} · ${escapeHtml(e.kind)} ${escapeHtml(e.namespace ? `${e.namespace}/${e.name}` : e.name)} · ${formatTime(e.time)}</p>
+  const object = body.namespace ? `${body.namespace}/${body.name}` : body.name;
+  panel.innerHTML = `<p class="event-head"><span class="seq">#${seq}</span> ${escapeHtml(body.type)} · ${escapeHtml(body.kind)} ${escapeHtml(object)} · ${formatTime(body.time)}</p>
     <p class="summary" data-explanation="summary">${escapeHtml(body.summary)}</p>
     ${causes ? `<h3>Because</h3><ol class="because">${causes}</ol>` : '<p class="muted">No recorded cause.</p>'}${travelButton}`;
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
@@ -256,21 +256,44 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     expect((await agreed((f) => allReady(f['default/alpha'], 6), 'live again'))['default/alpha']!.total).toBe(6);
   });
 
-  it("opens an event's explanation with a click: the log's summary and causes, or that there is none", async () => {
-    await page.waitForSelector('#event-list li[data-seq]');
+  it("opens an event's explanation with a click: the log's summary and its causes, each cause's event a click further", async () => {
+    // The scale-up to 6: a GameServerSet change whose causes lead back to the PATCH.
+    await page.select('#event-kind', 'GameServerSet');
+    await page.waitForFunction(() => document.querySelector('#event-list li[data-seq] .object')?.textContent?.startsWith('GameServerSet'), { timeout: 10_000 });
     const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
     await page.click(`#event-list li[data-seq="${seq}"]`);
-    await page.waitForSelector('#explanation [data-explanation]');
+    await page.waitForSelector('#explanation [data-explanation=summary]', { timeout: 10_000 });
     const api = await call('GET', `/fleetsim/v1/log/${seq}/explain`);
-    if (api.status === 404) {
+    expect(api.status).toBe(200);
+    const explanation = api.json as { summary: string; because: Array<{ text: string; seq?: number }> };
+    expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(explanation.summary);
+    expect(await page.$$eval('#explanation ol.because li', (items) => items.map((li) => li.textContent ?? ''))).toHaveLength(explanation.because.length);
+    expect(explanation.because.some((b) => b.text.includes('PATCH'))).toBe(true);
+
+    // A cause with an event of its own explains that event when clicked.
+    const cause = explanation.because.find((b) => b.seq !== undefined)!;
+    await page.click(`#explanation a[data-explain="${cause.seq}"]`);
+    await page.waitForFunction((s) => document.getElementById('explanation')?.dataset.seq === String(s) && document.querySelector('#explanation [data-explanation]'), { timeout: 10_000 }, cause.seq);
+    const causeApi = (await call('GET', `/fleetsim/v1/log/${cause.seq}/explain`)).json as { summary: string };
+    expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(causeApi.summary);
+    await page.select('#event-kind', '');
+  });
+
+  it('says no explanation is available when the server has none (404), and stays usable', async () => {
+    await page.setRequestInterception(true);
+    const refuse = (request: HTTPRequest) =>
+      /\/explain$/.test(request.url()) ? void request.respond({ status: 404, contentType: 'application/json', body: '{}' }) : void request.continue();
+    page.on('request', refuse);
+    try {
+      const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
+      await page.click(`#event-list li[data-seq="${seq}"]`);
+      await page.waitForFunction((s) => document.querySelector('#explanation [data-explanation=none]')?.textContent?.includes(`#${s}`), { timeout: 10_000 }, seq);
       expect(await page.$eval('#explanation', (e) => e.textContent)).toContain(`No explanation available for event #${seq}`);
-    } else {
-      expect(api.status).toBe(200);
-      const explanation = api.json as { summary: string; because: Array<{ text: string }> };
-      expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(explanation.summary);
-      const causes = await page.$$eval('#explanation ol.because li', (items) => items.length);
-      expect(causes).toBe(explanation.because.length);
+    } finally {
+      page.off('request', refuse);
+      await page.setRequestInterception(false);
     }
+    expect(await page.$eval('body', (b) => b.dataset.view)).toBe('live');
   });
 });
 

@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { barsOf, chartsOf, linesOf, plottedStrokes, textsOf } from '../test/helpers/chart-svg.js';
 import { type ComparisonRow, compareRuns, compareSummaries, defaultCompareDir, formatDelta, verdict } from './compare.js';
+import { RUN_A_COLOR, RUN_B_COLOR } from './page.js';
 import { reportCommand } from './report-command.js';
 import type { RunData } from './run-data.js';
 import { sampleRun } from './run-fixture.js';
@@ -88,13 +90,26 @@ describe('compareRuns', () => {
     expect(markdown).toContain('| result | **PASS** | **FAIL** |');
 
     const html = readFileSync(join(out, 'index.html'), 'utf8');
-    expect(html.match(/<svg\b/g)).toHaveLength(7);
-    expect(html).toContain('data-series="A" d="M');
-    expect(html).toContain('data-series="B" d="M');
-    for (const name of ['A p50', 'A p95', 'A p99', 'B p50', 'B p95', 'B p99']) expect(html).toContain(`data-series="${name}"`);
+    const charts = chartsOf(html);
+    expect(charts.size).toBe(7);
+    // A solid, B dashed, in their colours, on every chart over time.
+    const rate = charts.get('Request rate over time')!;
+    expect(linesOf(rate).map((line) => [line.color, line.dash])).toEqual([[RUN_A_COLOR, ''], [RUN_B_COLOR, '7,4']]);
+    expect(textsOf(rate)).toEqual(expect.arrayContaining(['A', 'B', 'requests / s']));
+    const latency = charts.get('Request latency percentiles over time')!;
+    expect(textsOf(latency)).toEqual(expect.arrayContaining(['A p50', 'A p95', 'A p99', 'B p50', 'B p95', 'B p99']));
+    expect(linesOf(latency).map((line) => line.dash)).toEqual(['', '', '', '7,4', '7,4', '7,4']);
+    // B saw an outcome A did not: both runs' bars for every outcome.
+    const outcomes = charts.get('Outcomes')!;
+    expect(barsOf(outcomes).map((bar) => bar.color)).toEqual([...Array(4).fill(RUN_A_COLOR), ...Array(4).fill(RUN_B_COLOR)]);
+    expect(textsOf(outcomes)).toContain('Timeout');
+    // Histograms overlay both runs; percentile markers belong to one run's page only.
+    const watch = charts.get('Watch delivery latency distribution')!;
+    expect(new Set(barsOf(watch).map((bar) => bar.color))).toEqual(new Set([RUN_A_COLOR, RUN_B_COLOR]));
+    expect(plottedStrokes(watch).filter((stroke) => stroke.dash === '4,3')).toEqual([]);
     expect(html).toContain('<td class="num good">+200/s (+20.0%)</td>');
     expect(html).toContain('<td class="num bad">+18 (+150.0%)</td>');
-    expect(html).not.toMatch(/<script|\bsrc=|\bhref=/i);
+    expect(html).not.toMatch(/<script|<link|\bsrc=|\bhref=|url\((?!#)/i);
   });
 
   it('writes beside run A when no folder is given', async () => {

@@ -5,9 +5,9 @@
  */
 import { byteUnit, formatMs, formatSignificant } from './format.js';
 import type { FleetSample, LatencySummary, Series, TargetResult } from './run-data.js';
-import { barChart } from './charts/bar-chart.js';
-import { type Bucket, type Marker, histogram } from './charts/histogram.js';
-import { type LineChartSpec, type LineSeries, lineChart } from './charts/line-chart.js';
+import type { Bucket, Marker } from './charts/histogram.js';
+import type { LineChartSpec, LineSeries } from './charts/line-chart.js';
+import { barChartSvg, histogramSvg, lineChartSvg } from './charts/svg.js';
 import { outcomeNames } from './summary.js';
 
 export interface Side<T> {
@@ -36,7 +36,7 @@ function timeAxis(until: number | undefined): LineChartSpec['x'] {
 
 /** Requests completed per second. */
 export function requestRateChart(sides: ReadonlyArray<Side<TargetResult>>, width: number, until?: number): string {
-  return lineChart({
+  return lineChartSvg({
     label: 'Request rate over time',
     width,
     height: 300,
@@ -48,7 +48,7 @@ export function requestRateChart(sides: ReadonlyArray<Side<TargetResult>>, width
 
 /** p50, p95 and p99 request latency: colour tells the percentile, line style the side. */
 export function latencyChart(sides: ReadonlyArray<Side<TargetResult>>, width: number, until?: number): string {
-  return lineChart({
+  return lineChartSvg({
     label: 'Request latency percentiles over time',
     width,
     height: 320,
@@ -63,7 +63,7 @@ export function latencyChart(sides: ReadonlyArray<Side<TargetResult>>, width: nu
 /** Allocation outcomes by status, one bar per side. */
 export function outcomesChart(sides: ReadonlyArray<Side<Record<string, number>>>, width: number): string {
   const categories = outcomeNames(...sides.map((s) => s.data));
-  return barChart({
+  return barChartSvg({
     label: 'Outcomes',
     width,
     height: 300,
@@ -84,14 +84,14 @@ export function fleetChart(sides: ReadonlyArray<Side<readonly FleetSample[]>>, w
       points: s.data.map((sample) => [sample.t, sample[line.field]] as const),
     })),
   );
-  return lineChart({ label: 'Fleet size over time', width, height: 300, x: timeAxis(until), y: { label: 'game servers' }, series });
+  return lineChartSvg({ label: 'Fleet size over time', width, height: 300, x: timeAxis(until), y: { label: 'game servers' }, series });
 }
 
 /** Resident memory of the server, in the binary unit that suits its peak. */
 export function memoryChart(sides: ReadonlyArray<Side<Series>>, width: number, until?: number): string {
   const peak = Math.max(0, ...sides.flatMap((s) => s.data.map(([, bytes]) => bytes)).filter(Number.isFinite));
   const { unit, scale } = byteUnit(peak);
-  return lineChart({
+  return lineChartSvg({
     label: 'Server memory over time',
     width,
     height: 300,
@@ -116,7 +116,7 @@ export function latencyHistogramChart(
 ): string {
   const summary = sides.length === 1 ? sides[0]!.data.summary : undefined;
   const markers: Marker[] = summary ? PERCENTILES.map((p) => ({ label: p.name, value: summary[p.name], color: p.color })) : [];
-  return histogram({
+  return histogramSvg({
     label,
     width,
     height: 300,

@@ -34,7 +34,9 @@ async function bench(scenario: string, args: string[]): Promise<{ dir: string; d
   expect(data.server!.memory.length).toBeGreaterThan(0);
   expect(data.fleet.length).toBeGreaterThan(0);
   const html = readFileSync(join(dir, 'index.html'), 'utf8');
-  expect(html).toContain('<svg');
+  // Charts drawn into the page itself: inline SVG, no script to run, nothing to fetch.
+  expect(html).toMatch(/<svg class="chart" role="img" aria-label="Request rate over time"/);
+  expect(html).not.toMatch(/<script|<link|\bsrc=|\bhref=/i);
   return { dir, data, stdout: result.stdout };
 }
 

@@ -1,31 +1,8 @@
-import { escapeXml, formatCompact, formatSignificant } from '../format.js';
-import {
-  type Axis,
-  type Box,
-  DEFAULT_HEIGHT,
-  DEFAULT_WIDTH,
-  type LegendItem,
-  type LegendRows,
-  type Scale,
-  TEXT_COLOR,
-  categoryAxisSvg,
-  categoryLabelDepth,
-  dataMax,
-  dataMin,
-  legendSvg,
-  linear,
-  niceTicks,
-  noData,
-  num,
-  plotArea,
-  svgDocument,
-  text,
-  textWidth,
-  tickFormat,
-  valueAxisSvg,
-} from './drawing.js';
+import type { BarSeriesOption, EChartsOption, XAXisComponentOption } from 'echarts';
+import { formatCompact } from '../format.js';
+import { type Axis, baseOption, dataMax, noDataTitle, textWidth, valueAxis, xAxisStyle } from './chart-style.js';
 
-/** A grouped bar chart drawn as one inline `<svg>`, and the category frame the histogram shares. */
+/** A grouped bar chart as an ECharts option, and the category axis the histogram shares. */
 
 export interface BarSeries {
   name: string;
@@ -36,8 +13,8 @@ export interface BarSeries {
 
 export interface BarChartSpec {
   label: string;
-  width?: number;
-  height?: number;
+  width: number;
+  height: number;
   categories: readonly string[];
   /** Names the categories. */
   x: { label: string };
@@ -45,84 +22,59 @@ export interface BarChartSpec {
   series: readonly BarSeries[];
 }
 
-export interface BarLayout {
-  /** Width of one category's band. */
-  band: number;
-  /** Share of the band left empty between neighbouring categories. */
-  padding: number;
+const LABEL_ANGLE = 40;
+
+/** Category labels under their bands, slanted when the widest would not fit its band; the title below. */
+export function categoryAxis(labels: readonly string[], title: string, width: number): XAXisComponentOption {
+  const band = (width - 100) / Math.max(1, labels.length);
+  const rotated = Math.max(0, ...labels.map((l) => textWidth(l))) > band - 6;
+  const style = xAxisStyle(title);
+  return {
+    ...style,
+    type: 'category',
+    data: [...labels],
+    axisTick: { ...style.axisTick, alignWithLabel: true },
+    axisLabel: { ...style.axisLabel, interval: 0, rotate: rotated ? LABEL_ANGLE : 0 },
+  };
 }
 
-/** The bars of every series, side by side within each category's band. */
-export function barsSvg(box: Box, series: readonly BarSeries[], y: Scale, layout: BarLayout, valueLabels: Axis['format']): string[] {
-  const parts: string[] = [];
-  const inner = layout.band * (1 - layout.padding);
-  const barWidth = inner / Math.max(1, series.length);
-  const zero = y(0);
-  series.forEach((s, si) => {
-    s.values.forEach((value, ci) => {
-      if (!Number.isFinite(value)) return;
-      const x = box.left + layout.band * ci + (layout.band - inner) / 2 + barWidth * si;
-      const top = Math.min(y(value), zero);
-      const h = Math.abs(zero - y(value));
-      const tip = `${s.name}: ${formatSignificant(value)}`;
-      parts.push(
-        `<rect class="bar" data-series="${escapeXml(s.name)}" x="${num(x)}" y="${num(top)}" width="${num(Math.max(1, barWidth - 1))}"` +
-          ` height="${num(h)}" fill="${escapeXml(s.color)}"><title>${escapeXml(tip)}</title></rect>`,
-      );
-      if (valueLabels && value !== 0) {
-        const label = valueLabels(value);
-        if (textWidth(label, 11) <= barWidth + 6) {
-          parts.push(text(x + barWidth / 2, top - 5, label, `text-anchor="middle" font-size="11" fill="${TEXT_COLOR}"`));
-        }
-      }
-    });
-  });
-  return parts;
+/** The largest value of the bars, for the value axis's tick labels. */
+export function largestValue(series: readonly BarSeries[]): number {
+  return dataMax(series.flatMap((s) => s.values.map(Math.abs)));
 }
 
-export interface CategoryFrame {
-  box: Box;
-  band: number;
-  rotated: boolean;
-  legend: LegendRows;
-  yTicks: number[];
-  yFormat: (value: number) => string;
-  y: Scale;
+/** A bar's value as its label, or nothing where the label would be wider than (a guess at) the bar. */
+function valueLabel(spec: BarChartSpec): (value: unknown) => string {
+  const barWidth = (((spec.width - 100) / Math.max(1, spec.categories.length)) * 0.7) / Math.max(1, spec.series.length);
+  return (value) => {
+    if (typeof value !== 'number' || value === 0) return '';
+    const label = formatCompact(value);
+    return textWidth(label, 11) <= barWidth + 6 ? label : '';
+  };
 }
 
-/** Lays out a chart whose x axis is categories: legend, y scale, band width, label rotation. */
-export function categoryFrame(
-  width: number,
-  height: number,
-  labels: readonly string[],
-  series: readonly BarSeries[],
-  yFormat: Axis['format'],
-  headroom: number,
-): CategoryFrame {
-  const values = series.flatMap((s) => s.values);
-  const yTicks = niceTicks(dataMin(values), dataMax(values) * headroom);
-  const format = yFormat ?? tickFormat(yTicks);
-  const items: LegendItem[] = series.map((s) => ({ name: s.name, color: s.color, shape: 'box' }));
-  const { box, legend } = plotArea(width, height, items, yTicks.map(format), 48);
-  const band = box.width / Math.max(1, labels.length);
-  const widest = Math.max(0, ...labels.map((l) => textWidth(l)));
-  const rotated = widest > band - 6;
-  if (rotated) box.height = Math.max(40, height - box.top - categoryLabelDepth(labels, true) - 29);
-  const y = linear([yTicks[0]!, yTicks[yTicks.length - 1]!], [box.top + box.height, box.top]);
-  return { box, band, rotated, legend, yTicks, y, yFormat: format };
-}
-
-/** Bars per category, one per series side by side, each labelled with its value. */
-export function barChart(spec: BarChartSpec): string {
-  const width = spec.width ?? DEFAULT_WIDTH;
-  const height = spec.height ?? DEFAULT_HEIGHT;
-  const frame = categoryFrame(width, height, spec.categories, spec.series, spec.y.format, 1.08);
-  const body = [
-    ...legendSvg(frame.legend, 8),
-    ...valueAxisSvg(frame.box, frame.yTicks, frame.y, { ...spec.y, format: frame.yFormat }),
-    ...categoryAxisSvg(frame.box, spec.categories, frame.band, frame.rotated, spec.x.label),
-    ...barsSvg(frame.box, spec.series, frame.y, { band: frame.band, padding: 0.3 }, (value) => formatCompact(value)),
-  ];
-  if (spec.categories.length === 0 || spec.series.length === 0) body.push(noData(frame.box));
-  return svgDocument(width, height, spec.label, body);
+/** Bars per category, one per series side by side, each labelled with its value where it fits. */
+export function barChartOption(spec: BarChartSpec): EChartsOption {
+  const label = valueLabel(spec);
+  const bars: BarSeriesOption[] = spec.series.map((s) => ({
+    type: 'bar',
+    name: s.name,
+    color: s.color,
+    data: s.values.map((v) => (Number.isFinite(v) ? v : null)),
+    barGap: '4%',
+    barCategoryGap: '30%',
+    label: {
+      show: true,
+      position: 'top',
+      fontSize: 11,
+      formatter: ({ value }) => label(value),
+    },
+  }));
+  return {
+    ...baseOption(spec.width, spec.series.map((s) => ({ name: s.name, swatch: 'box' }))),
+    title: noDataTitle(spec.categories.length === 0 || spec.series.length === 0),
+    xAxis: categoryAxis(spec.categories, spec.x.label, spec.width),
+    yAxis: valueAxis(spec.y, largestValue(spec.series)),
+    series: bars,
+  };
 }

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   escapeXml,
@@ -12,20 +13,14 @@ import {
   markdownCode,
   markdownText,
 } from '../format.js';
-import { barChart } from './bar-chart.js';
-import { niceTicks, timeTicks } from './drawing.js';
-import { histogram } from './histogram.js';
-import { lineChart } from './line-chart.js';
+import { barsOf, linesOf, plottedStrokes, textsOf } from '../../test/helpers/chart-svg.js';
+import { echartsBrowserBundlePath } from './browser-bundle.js';
+import { timeTicks } from './chart-style.js';
+import { bucketPosition } from './histogram.js';
+import { type LineChartSpec, lineChartOption } from './line-chart.js';
+import { barChartSvg, histogramSvg, lineChartSvg } from './svg.js';
 
 describe('ticks', () => {
-  it('picks round steps that cover the data', () => {
-    expect(niceTicks(0, 87)).toEqual([0, 20, 40, 60, 80, 100]);
-    expect(niceTicks(0, 1.3)).toEqual([0, 0.5, 1, 1.5]);
-    expect(niceTicks(0, 0)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
-    expect(niceTicks(-12, 30)).toEqual([-20, -10, 0, 10, 20, 30]);
-    expect(niceTicks(0, 0.3)).toEqual([0, 0.1, 0.2, 0.3]);
-  });
-
   it('steps time on what a clock reads well', () => {
     expect(timeTicks(180)).toEqual([0, 30, 60, 90, 120, 150, 180]);
     expect(timeTicks(45)).toEqual([0, 10, 20, 30, 40]);
@@ -33,73 +28,123 @@ describe('ticks', () => {
   });
 });
 
-describe('lineChart', () => {
-  it('draws a path per series, broken at gaps, with a legend entry each', () => {
-    const svg = lineChart({
-      label: 'Rate <per> second',
-      x: { label: 'time', time: true },
-      y: { label: 'requests / s' },
-      series: [
-        { name: 'a & b', color: '#123456', points: [[0, 1], [1, 2], [2, Number.NaN], [3, 4], [4, 5]] },
-        { name: 'c', color: '#654321', dashed: true, points: [[0, 3]] },
-      ],
-    });
-    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
-    expect(svg).toContain('aria-label="Rate &lt;per&gt; second"');
-    const path = svg.match(/data-series="a &amp; b" d="([^"]*)"/)![1]!;
-    expect(path.match(/M/g)).toHaveLength(2);
-    expect(path.match(/L/g)).toHaveLength(2);
-    expect(svg).toContain('>a &amp; b</text>');
-    expect(svg).toContain('data-series="c"');
-    expect(svg).toContain('<circle'); // a single point still shows
-    expect(svg).toContain('stroke-dasharray="7 4"');
-    expect(svg).toContain('>requests / s</text>');
+const rateSpec: LineChartSpec = {
+  label: 'Rate <per> second',
+  width: 800,
+  height: 300,
+  x: { label: 'time since start', time: true, end: 180 },
+  y: { label: 'requests / s' },
+  series: [
+    { name: 'a & b', color: '#123456', points: [[0, 1], [1, 2], [2, Number.NaN], [3, 4], [4, 5]] },
+    { name: 'c', color: '#654321', dashed: true, points: [[0, 3]] },
+  ],
+};
+
+describe('lineChartSvg', () => {
+  it('draws a line per series, broken at gaps, dashed where asked, with a legend entry each', () => {
+    const svg = lineChartSvg(rateSpec);
+    expect(svg.startsWith('<svg class="chart" role="img" aria-label="Rate &lt;per&gt; second"')).toBe(true);
+    expect(svg).toContain('<title>Rate &lt;per&gt; second</title>');
+    expect(linesOf(svg)).toEqual([
+      { color: '#123456', width: 2, dash: '', pieces: 2 },
+      { color: '#654321', width: 2, dash: '7,4', pieces: 1 },
+    ]);
+    expect(svg).toMatch(/<path [^>]*fill="#654321"[^>]*ecmeta_ssr_type="chart"/); // a lone point still shows, as a dot
+    const texts = textsOf(svg);
+    expect(texts).toEqual(expect.arrayContaining(['a & b', 'c', 'requests / s', 'time since start']));
+    // Time ticks on clock steps, written as durations, up to the run's end.
+    expect(texts).toEqual(expect.arrayContaining(['0s', '30s', '1m', '1m 30s', '3m']));
   });
 
   it('says so when there is nothing to draw', () => {
-    expect(lineChart({ label: 'empty', x: { label: 't' }, y: { label: 'v' }, series: [] })).toContain('>no data</text>');
+    expect(textsOf(lineChartSvg({ ...rateSpec, series: [] }))).toContain('no data');
+    expect(textsOf(lineChartSvg(rateSpec))).not.toContain('no data');
   });
 
   it('labels large y values with a unit suffix on every tick', () => {
-    const svg = lineChart({ label: 'big', x: { label: 't' }, y: { label: 'v' }, series: [{ name: 's', color: '#000', points: [[0, 0], [10, 24_000]] }] });
-    expect(svg).toContain('>5k</text>');
-    expect(svg).toContain('>25k</text>');
+    const texts = textsOf(lineChartSvg({ ...rateSpec, series: [{ name: 's', color: '#000', points: [[0, 0], [10, 24_000]] }] }));
+    expect(texts).toEqual(expect.arrayContaining(['5k', '10k', '25k']));
+  });
+
+  it('renders the same chart to the same text, and different charts under different ids', () => {
+    const svg = lineChartSvg(rateSpec);
+    expect(lineChartSvg(rateSpec)).toBe(svg);
+    expect(svg).not.toMatch(/zr\d+-/);
+    const ids = (chart: string) => [...chart.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1]);
+    const other = lineChartSvg({ ...rateSpec, label: 'other', series: rateSpec.series.slice(0, 1) });
+    expect(ids(svg).length).toBeGreaterThan(0);
+    expect(ids(svg).filter((id) => ids(other).includes(id))).toEqual([]);
   });
 });
 
-describe('barChart', () => {
+describe('lineChartOption', () => {
+  it('is plain data a browser page can hand to ECharts: series, gaps as null, the time axis', () => {
+    const option = lineChartOption(rateSpec);
+    expect(option.series).toMatchObject([
+      { type: 'line', name: 'a & b', color: '#123456', data: [[0, 1], [1, 2], [2, null], [3, 4], [4, 5]], lineStyle: { type: 'solid' } },
+      { type: 'line', name: 'c', color: '#654321', data: [[0, 3]], lineStyle: { type: [7, 4] }, symbol: 'circle' },
+    ]);
+    expect(option.xAxis).toMatchObject({ type: 'value', min: 0, max: 180, name: 'time since start', axisLabel: { customValues: [0, 30, 60, 90, 120, 150, 180] } });
+    expect(JSON.parse(JSON.stringify(option.legend))).toMatchObject({ data: [{ name: 'a & b' }, { name: 'c' }] });
+  });
+});
+
+describe('barChartSvg', () => {
   it('draws a bar per series and category, with value labels', () => {
-    const svg = barChart({
+    const svg = barChartSvg({
       label: 'Outcomes',
+      width: 540,
+      height: 300,
       categories: ['Allocated', 'error'],
       x: { label: 'outcome' },
       y: { label: 'allocations' },
       series: [
-        { name: 'one', color: '#111', values: [120_000, 3] },
-        { name: 'two', color: '#222', values: [90_000, 0] },
+        { name: 'one', color: '#111111', values: [120_000, 3] },
+        { name: 'two', color: '#222222', values: [90_000, 0] },
       ],
     });
-    expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
-    expect(svg).toContain('>120k</text>');
-    expect(svg).toContain('>Allocated</text>');
-    expect(svg).toContain('<title>one: 120,000</title>');
+    expect(barsOf(svg)).toEqual([
+      { series: 0, color: '#111111' },
+      { series: 0, color: '#111111' },
+      { series: 1, color: '#222222' },
+      { series: 1, color: '#222222' },
+    ]);
+    expect(textsOf(svg)).toEqual(expect.arrayContaining(['one', 'two', 'Allocated', 'error', 'outcome', 'allocations', '120k', '90k', '3']));
   });
 });
 
-describe('histogram', () => {
+describe('histogramSvg', () => {
   it('draws buckets in order, the overflow bucket last, with markers inside their bucket', () => {
-    const svg = histogram({
+    const svg = histogramSvg({
       label: 'Latency',
+      width: 540,
+      height: 300,
       x: { label: 'ms', format: (v) => formatSignificant(v) },
       y: { label: 'count' },
-      series: [{ name: 'h', color: '#333', buckets: [{ le: null, count: 1 }, { le: 1, count: 5 }, { le: 5, count: 9 }] }],
-      markers: [{ label: 'p50', value: 3, color: '#f00' }],
+      series: [{ name: 'h', color: '#333333', buckets: [{ le: null, count: 1 }, { le: 1, count: 5 }, { le: 5, count: 9 }] }],
+      markers: [{ label: 'p50', value: 3, color: '#ff0000' }],
       markerFormat: formatMs,
     });
-    const labels = [...svg.matchAll(/>(≤[^<]*|&gt;[^<]*)<\/text>/g)].map((m) => m[1]);
-    expect(labels).toEqual(['≤1', '≤5', '&gt;5']);
-    expect(svg.match(/<rect class="bar"/g)).toHaveLength(3);
-    expect(svg).toContain('>p50 3 ms</text>');
+    expect(textsOf(svg).filter((t) => /^[≤>]/.test(t))).toEqual(['≤1', '≤5', '>5']);
+    expect(barsOf(svg)).toHaveLength(3);
+    expect(plottedStrokes(svg)).toContainEqual({ color: '#ff0000', width: 1.5, dash: '4,3', pieces: 1 });
+    expect(textsOf(svg)).toContain('p50 3 ms');
+  });
+
+  it('places a marker between its bucket\'s bounds', () => {
+    const bounds = [1, 5, Infinity];
+    expect(bucketPosition(0.5, bounds)).toBe(0.5);
+    expect(bucketPosition(3, bounds)).toBe(1.5);
+    expect(bucketPosition(50, bounds)).toBe(2.5); // in the overflow bucket: its middle
+  });
+});
+
+describe('echartsBrowserBundlePath', () => {
+  it("is ECharts's one-file browser build, for a server to serve", () => {
+    const path = echartsBrowserBundlePath();
+    expect(path).toMatch(/echarts[\\/]dist[\\/]echarts\.min\.js$/);
+    expect(existsSync(path)).toBe(true);
+    expect(readFileSync(path, 'utf8').slice(0, 2000)).toMatch(/echarts/i);
   });
 });
 

@@ -1,21 +1,8 @@
-import { escapeXml } from '../format.js';
-import { type BarSeries, barsSvg, categoryFrame } from './bar-chart.js';
-import {
-  type Axis,
-  type Box,
-  DEFAULT_HEIGHT,
-  DEFAULT_WIDTH,
-  categoryAxisSvg,
-  legendSvg,
-  noData,
-  num,
-  svgDocument,
-  text,
-  textWidth,
-  valueAxisSvg,
-} from './drawing.js';
+import type { BarSeriesOption, EChartsOption, LineSeriesOption, MarkLineComponentOption } from 'echarts';
+import { type BarSeries, categoryAxis, largestValue } from './bar-chart.js';
+import { type Axis, baseOption, noDataTitle, valueAxis } from './chart-style.js';
 
-/** A histogram drawn as one inline `<svg>`: counts per bucket as adjoining bars, with markers. */
+/** A histogram as an ECharts option: counts per bucket as adjoining bars, with markers. */
 
 export interface Bucket {
   /** Upper bound of the bucket; null or Infinity for the overflow bucket. */
@@ -38,8 +25,8 @@ export interface Marker {
 
 export interface HistogramSpec {
   label: string;
-  width?: number;
-  height?: number;
+  width: number;
+  height: number;
   /** Formats the bucket bounds. */
   x: Required<Axis>;
   y: Axis;
@@ -61,20 +48,60 @@ function bucketBounds(series: readonly HistogramSeries[]): number[] {
   return [...bounds].sort((a, b) => a - b);
 }
 
-/** Where `value` falls on the bucket axis: its bucket's band, in proportion between the bounds. */
-function bucketPosition(value: number, bounds: readonly number[], box: Box, band: number): number {
+/**
+ * Where `value` falls on the bucket axis, in buckets from the left edge: its bucket's index plus
+ * how far between that bucket's bounds it lies.
+ */
+export function bucketPosition(value: number, bounds: readonly number[]): number {
   const index = bounds.findIndex((le) => value <= le);
-  if (index < 0) return box.left + box.width;
+  if (index < 0) return bounds.length;
   const upper = bounds[index]!;
   const lower = index === 0 ? Math.min(0, upper) : bounds[index - 1]!;
   const fraction = Number.isFinite(upper) && upper > lower ? (value - lower) / (upper - lower) : 0.5;
-  return box.left + band * (index + Math.min(1, Math.max(0, fraction)));
+  return index + Math.min(1, Math.max(0, fraction));
+}
+
+const MARKER_ROW = 14;
+
+/**
+ * The markers as dashed vertical lines with their labels at the top, one row lower each so that
+ * no label covers another. They ride on a series of their own, placed on a hidden value axis that
+ * spans the buckets (0 to their count), since a category axis knows only whole buckets.
+ */
+function markerSeries(spec: HistogramSpec, bounds: readonly number[]): LineSeriesOption {
+  const format = spec.markerFormat ?? spec.x.format;
+  const markers = (spec.markers ?? []).filter((m) => Number.isFinite(m.value) && bounds.length > 0);
+  const data: MarkLineComponentOption['data'] = markers.map((marker, i) => {
+    const at = bucketPosition(marker.value, bounds);
+    // Labels near the right edge go left of their line, the others right of it.
+    const flip = at > bounds.length * 0.8;
+    return {
+      name: marker.label,
+      xAxis: at,
+      lineStyle: { color: marker.color, type: [4, 3], width: 1.5 },
+      label: {
+        formatter: `${marker.label} ${format(marker.value)}`,
+        color: marker.color,
+        fontSize: 11,
+        position: 'insideEndBottom',
+        rotate: 0,
+        align: flip ? 'right' : 'left',
+        offset: [flip ? -4 : 4, i * MARKER_ROW],
+        textBorderColor: '#fff',
+        textBorderWidth: 3,
+      },
+    };
+  });
+  return {
+    type: 'line',
+    xAxisIndex: 1,
+    data: [],
+    markLine: { symbol: 'none', silent: true, animation: false, data },
+  };
 }
 
 /** Counts per bucket as adjoining bars (series side by side), with optional value markers. */
-export function histogram(spec: HistogramSpec): string {
-  const width = spec.width ?? DEFAULT_WIDTH;
-  const height = spec.height ?? DEFAULT_HEIGHT;
+export function histogramOption(spec: HistogramSpec): EChartsOption {
   const bounds = bucketBounds(spec.series);
   const labels = bounds.map((le, i) =>
     Number.isFinite(le) ? `≤${spec.x.format(le)}` : i > 0 ? `>${spec.x.format(bounds[i - 1]!)}` : 'all',
@@ -87,32 +114,15 @@ export function histogram(spec: HistogramSpec): string {
     }
     return { name: s.name, color: s.color, values: bounds.map((le) => counts.get(le) ?? 0) };
   });
-  const markers = spec.markers ?? [];
-  const frame = categoryFrame(width, height, labels, bars, spec.y.format, markers.length > 0 ? 1.12 : 1.08);
-  const { box, band } = frame;
-  const body = [
-    ...legendSvg(frame.legend, 8),
-    ...valueAxisSvg(box, frame.yTicks, frame.y, { ...spec.y, format: frame.yFormat }),
-    ...categoryAxisSvg(box, labels, band, frame.rotated, spec.x.label),
-    ...barsSvg(box, bars, frame.y, { band, padding: spec.series.length > 1 ? 0.12 : 0.04 }, undefined),
-  ];
-  // Lines first, then labels, so that no marker's line crosses another's label.
-  const placed = markers
-    .filter((marker) => Number.isFinite(marker.value) && bounds.length > 0)
-    .map((marker) => ({ marker, at: bucketPosition(marker.value, bounds, box, band), color: escapeXml(marker.color) }));
-  for (const { at, color } of placed) {
-    body.push(
-      `<line class="marker" x1="${num(at)}" x2="${num(at)}" y1="${num(box.top)}" y2="${num(box.top + box.height)}" stroke="${color}"` +
-        ' stroke-width="1.5" stroke-dasharray="4 3"/>',
-    );
-  }
-  placed.forEach(({ marker, at, color }, i) => {
-    const label = `${marker.label} ${(spec.markerFormat ?? spec.x.format)(marker.value)}`;
-    const flip = at + 4 + textWidth(label, 11) > box.left + box.width;
-    const anchor = flip ? ' text-anchor="end"' : '';
-    const halo = 'stroke="#fff" stroke-width="3" paint-order="stroke"';
-    body.push(text(flip ? at - 4 : at + 4, box.top + 11 + i * 14, label, `font-size="11" fill="${color}" ${halo}${anchor}`));
-  });
-  if (bounds.length === 0) body.push(noData(box));
-  return svgDocument(width, height, spec.label, body);
+  const gap = spec.series.length > 1 ? '12%' : '4%';
+  const barSeries: BarSeriesOption[] = bars.map((s) => ({ type: 'bar', name: s.name, color: s.color, data: [...s.values], barGap: '4%', barCategoryGap: gap }));
+  const hasMarkers = (spec.markers ?? []).length > 0;
+  return {
+    ...baseOption(spec.width, spec.series.map((s) => ({ name: s.name, swatch: 'box' }))),
+    title: noDataTitle(bounds.length === 0),
+    xAxis: [categoryAxis(labels, spec.x.label, spec.width), { type: 'value', min: 0, max: Math.max(1, bounds.length), show: false }],
+    // Headroom above the tallest bar for the marker labels.
+    yAxis: valueAxis(spec.y, largestValue(bars), hasMarkers ? '12%' : undefined),
+    series: [...barSeries, ...(hasMarkers ? [markerSeries(spec, bounds)] : [])],
+  };
 }

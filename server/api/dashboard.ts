@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -13,6 +12,7 @@ import type { ReadModel } from '../runtime/read-model.js';
 import type { Store } from '../runtime/store.js';
 import { Timeline } from '../runtime/timeline.js';
 import { type ClusterInput, summarize } from '../../dashboard/summary.js';
+import { echartsBrowserBundlePath } from '../../reports/charts/browser-bundle.js';
 import { type Query, queryText } from './request-options.js';
 import { sendError, sendJson } from './responses.js';
 
@@ -48,7 +48,7 @@ function assetFiles(): Map<string, string> {
     ['/', join(root, 'dashboard', 'index.html')],
     ['/dashboard/', join(root, 'dashboard', 'index.html')],
     ['/dashboard/dashboard.css', join(root, 'dashboard', 'dashboard.css')],
-    ['/dashboard/echarts.min.js', createRequire(import.meta.url).resolve('echarts/dist/echarts.min.js')],
+    ['/dashboard/echarts.min.js', echartsBrowserBundlePath()],
   ]);
   for (const name of ['app', 'summary', 'charts', 'watch', 'metrics', 'format']) {
     files.set(`/dashboard/${name}.js`, join(built, `${name}.js`));

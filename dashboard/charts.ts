@@ -1,6 +1,7 @@
 import type * as ECharts from 'echarts';
 import type { AllocationRate } from './metrics.js';
-import { type ClusterSummary, GAMESERVER_STATES, type StateCounts } from './summary.js';
+import { GAMESERVER_STATES } from './states.js';
+import type { ClusterSummary, StateCounts } from './summary.js';
 
 /**
  * The page's charts, drawn by ECharts from the bundle the server hands out at
@@ -24,7 +25,7 @@ export const STATE_COLORS: Record<string, string> = {
   Unknown: '#bdbdbd',
 };
 
-/** The states any row counts, in lifecycle order (unknown ones last). */
+/** The states any row counts, in the GameServer kind's order (unknown ones last). */
 export function statesIn(rows: Array<{ states: StateCounts }>): string[] {
   const seen = new Set<string>();
   for (const row of rows) for (const state of Object.keys(row.states)) seen.add(state);

@@ -98,21 +98,6 @@ export interface ClusterSummary {
   autoscalers: AutoscalerRow[];
 }
 
-/** Agones's GameServer states in lifecycle order: the order counts are shown in. */
-export const GAMESERVER_STATES = [
-  'PortAllocation',
-  'Creating',
-  'Starting',
-  'Scheduled',
-  'RequestReady',
-  'Ready',
-  'Reserved',
-  'Allocated',
-  'Shutdown',
-  'Error',
-  'Unhealthy',
-] as const;
-
 const SET_LABEL = 'agones.dev/gameserverset';
 const FLEET_LABEL = 'agones.dev/fleet';
 

@@ -53,6 +53,7 @@ describe('dashboard over HTTP', () => {
     const types: Record<string, string> = {
       '/dashboard/app.js': 'text/javascript; charset=utf-8',
       '/dashboard/summary.js': 'text/javascript; charset=utf-8',
+      '/dashboard/states.js': 'text/javascript; charset=utf-8',
       '/dashboard/dashboard.css': 'text/css; charset=utf-8',
       '/dashboard/echarts.min.js': 'text/javascript; charset=utf-8',
     };
@@ -62,6 +63,7 @@ describe('dashboard over HTTP', () => {
       expect(res.headers.get('content-type'), path).toBe(type);
     }
     expect((await get('/dashboard/echarts.min.js')).text).toContain('echarts');
+    expect((await get('/dashboard/states.js')).text).toMatch(/^export const GAMESERVER_STATES = \[.*"Ready".*\];$/m);
     const page = (await get('/', { accept: 'text/html' })).text;
     expect(page).not.toMatch(/https?:\/\//);
     expect((await get('/dashboard/nothing.js')).status).toBe(404);

@@ -6,6 +6,7 @@ import express, { type Request, type Response } from 'express';
 import { apiErrors } from '../k8s/status.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import { FLEETAUTOSCALER_KIND } from '../kinds/fleetautoscaler/fleetautoscaler.js';
+import { GAMESERVER_STATES } from '../kinds/gameserver/gameserver.js';
 import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import { NODE_DEFINITION } from '../kinds/node/definition.js';
 import type { ReadModel } from '../runtime/read-model.js';
@@ -135,6 +136,11 @@ export function dashboardRoutes(store: Store): express.Router {
   const router = express.Router();
   const timeline = new Timeline(store);
   router.use(assets());
+  router.get('/dashboard/states.js', (_req: Request, res: Response) => {
+    res.setHeader('Content-Type', CONTENT_TYPES['.js']!);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.end(`export const GAMESERVER_STATES = ${JSON.stringify(GAMESERVER_STATES)};\n`);
+  });
 
   /**
    * `GET /fleetsim/v1/log`: committed events' headers in sequence order — the newest `limit`, or

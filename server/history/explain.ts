@@ -1,5 +1,5 @@
 import { type Cause, causeAfter } from '../log/cause.js';
-import type { EventLog, StoredEvent } from '../log/event-log.js';
+import type { EventHeader, EventLog, StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
@@ -22,13 +22,8 @@ export interface Because {
   cause?: Cause;
 }
 
-export interface ExplainedChange {
-  seq: number;
+export interface ExplainedChange extends Omit<EventHeader, 'time'> {
   time: string;
-  type: string;
-  kind: string;
-  namespace: string;
-  name: string;
   /** The change in words (`Ready → Allocated`, `replicas 10 → 5`). */
   summary: string;
   /** Nearest cause first. */

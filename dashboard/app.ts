@@ -161,11 +161,17 @@ const slider = element<HTMLInputElement>('timeline');
 let travelRequest = 0;
 let travelTimer: ReturnType<typeof setTimeout> | undefined;
 
+/** The newest event the page knows of: from the log's last poll, or newer from a watch. */
+function latestSeq(): number {
+  return Math.max(logBounds.last?.seq ?? 0, ...allWatches.map((w) => w.resourceVersion));
+}
+
 function renderTimeline(): void {
-  const last = logBounds.last?.seq ?? 0;
+  const last = latestSeq();
   slider.min = String(logBounds.first ? Math.min(logBounds.first.seq, 1) : 0);
   slider.max = String(last);
-  if (view.mode === 'live') slider.value = String(last);
+  // Live, the thumb follows the newest event, unless the user has just moved it.
+  if (view.mode === 'live' && travelTimer === undefined) slider.value = String(last);
   const banner = element('history-banner');
   banner.hidden = view.mode === 'live';
   element('go-live').classList.toggle('active', view.mode === 'live');
@@ -181,8 +187,7 @@ function renderTimeline(): void {
 /** Shows the cluster as it was after event `seq` (the newest event, or past it: live again). */
 async function travel(seq: number): Promise<void> {
   const request = ++travelRequest;
-  const last = logBounds.last?.seq ?? 0;
-  if (seq >= last) return goLive();
+  if (seq >= latestSeq()) return goLive();
   element('timeline-label').textContent = `replaying to event #${seq}…`;
   const res = await fetch(`/fleetsim/v1/state?seq=${seq}`);
   if (request !== travelRequest) return;
@@ -206,11 +211,15 @@ function goLive(): void {
 }
 
 slider.addEventListener('input', () => {
-  element('timeline-label').textContent = `event #${slider.value}`;
+  const seq = Number(slider.value);
+  element('timeline-label').textContent = `event #${seq}`;
   clearTimeout(travelTimer);
-  travelTimer = setTimeout(() => void travel(Number(slider.value)), 150);
+  travelTimer = setTimeout(() => {
+    travelTimer = undefined;
+    void travel(seq);
+  }, 150);
 });
-const currentSeq = () => (view.mode === 'history' ? view.seq : (logBounds.last?.seq ?? 0));
+const currentSeq = () => (view.mode === 'history' ? view.seq : latestSeq());
 element('step-back').addEventListener('click', () => void travel(Math.max(currentSeq() - 1, 0)));
 element('step-forward').addEventListener('click', () => void travel(currentSeq() + 1));
 element('go-live').addEventListener('click', goLive);

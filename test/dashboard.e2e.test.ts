@@ -230,7 +230,8 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     expect(live['default/alpha']).toMatchObject({ desired: 6, total: 6 });
     expect(await page.$eval('body', (b) => b.dataset.view)).toBe('live');
 
-    // Drag the timeline back to the event before the scaling.
+    // Drag the timeline back to the event before the scaling (once the timeline reaches it: the page polls the log).
+    await page.waitForFunction((seq) => Number((document.getElementById('timeline') as HTMLInputElement).max) >= seq, { timeout: 10_000 }, beforeScaling);
     await page.$eval(
       '#timeline',
       (slider, seq) => {

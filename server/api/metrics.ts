@@ -284,12 +284,17 @@ export class ClusterMetrics {
 
   /** `GET /metrics`: the Prometheus text exposition. */
   async serve(res: ServerResponse): Promise<void> {
+    const text = await this.scrape();
+    res.writeHead(200, { 'Content-Type': this.registry.contentType });
+    res.end(text);
+  }
+
+  /** One scrape: the exposition text (observation starts with the first). */
+  async scrape(): Promise<string> {
     this.activate();
     // Both node metrics read the same per-node counts: counted once per scrape.
     this.nodeCounts = undefined;
-    const text = await this.registry.metrics();
-    res.writeHead(200, { 'Content-Type': this.registry.contentType });
-    res.end(text);
+    return this.registry.metrics();
   }
 
   close(): void {

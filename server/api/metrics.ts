@@ -6,6 +6,7 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
+import { TalliedCounter, TalliedHistogram } from './metric-tallies.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
@@ -39,8 +40,6 @@ interface AggregatedCount {
   capacity?: number | bigint;
 }
 
-type HistogramSeries = ReturnType<client.Histogram['labels']>;
-type CounterSeries = ReturnType<client.Counter['labels']>;
 
 export class ClusterMetrics {
   readonly registry = new client.Registry();
@@ -51,16 +50,14 @@ export class ClusterMetrics {
   onActivate: (() => void) | undefined;
   /** When each GameServer entered its state (ms), for the state-duration histogram. */
   private readonly enteredAt = new Map<string, number>();
-  private readonly gameServersTotal: client.Counter;
-  private readonly stateDuration: client.Histogram;
-  private readonly allocations: client.Histogram;
-  private readonly requests: client.Counter;
-  private readonly requestDuration: client.Histogram;
-  /** Label sets resolved once: prom-client hashes a label object on every observation otherwise. */
-  private readonly allocationSeries = new Map<string, HistogramSeries>();
-  private readonly requestSeries = new Map<string, { duration: HistogramSeries; codes: Map<number, CounterSeries> }>();
-  /** Per state, fleet and namespace: the state-change counter and the state-duration histogram. */
-  private readonly stateSeries = new Map<string, { total: CounterSeries; duration: HistogramSeries }>();
+  // Followed on the hot paths: tallied in plain numbers, handed to the registry when scraped.
+  private readonly gameServersTotal: TalliedCounter;
+  private readonly stateDuration: TalliedHistogram;
+  private readonly allocations: TalliedHistogram;
+  private readonly requests: TalliedCounter;
+  private readonly requestDuration: TalliedHistogram;
+  /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
+  private readonly requestTargets = new Map<string, RequestLabels | null>();
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
@@ -86,13 +83,13 @@ export class ClusterMetrics {
         for (const { labels, n } of counts.values()) this.set(labels, n);
       },
     });
-    this.gameServersTotal = new client.Counter({
+    this.gameServersTotal = new TalliedCounter({
       name: 'agones_gameservers_total',
       help: 'The total of gameservers per fleet and status',
       labelNames: ['type', 'fleet_name', 'namespace'],
       registers,
     });
-    this.stateDuration = new client.Histogram({
+    this.stateDuration = new TalliedHistogram({
       name: 'agones_gameserver_state_duration',
       help: 'The time gameserver exists in the current state in seconds',
       labelNames: ['type', 'fleet_name', 'namespace'],
@@ -202,23 +199,23 @@ export class ClusterMetrics {
         },
       });
     }
-    this.allocations = new client.Histogram({
+    this.allocations = new TalliedHistogram({
       name: 'agones_gameserver_allocations_duration_seconds',
       help: 'The distribution of gameserver allocation requests latencies.',
       labelNames: ['fleet_name', 'cluster_name', 'is_multicluster', 'status', 'scheduling_strategy'],
       buckets: ALLOCATION_BUCKETS,
       registers,
     });
-    this.requests = new client.Counter({
+    this.requests = new TalliedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-      labelNames: ['code', 'component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      labelNames: [...REQUEST_LABELS, 'code'],
       registers,
     });
-    this.requestDuration = new client.Histogram({
+    this.requestDuration = new TalliedHistogram({
       name: 'apiserver_request_duration_seconds',
       help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-      labelNames: ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      labelNames: REQUEST_LABELS,
       buckets: REQUEST_BUCKETS,
       registers,
     });
@@ -239,9 +236,11 @@ export class ClusterMetrics {
       const state = object.status.state;
       if (previous?.status.state === state) return;
       const at = this.cluster.clock.now();
-      this.stateSeriesOf(state, object).total.inc();
+      const fleet = fleetOf(object);
+      const namespace = object.metadata.namespace;
+      this.gameServersTotal.series(state, fleet, namespace).value++;
       const entered = this.enteredAt.get(key);
-      if (previous && entered !== undefined) this.stateSeriesOf(previous.status.state, object).duration.observe((at - entered) / 1000);
+      if (previous && entered !== undefined) this.stateDuration.series(previous.status.state, fleet, namespace).observe((at - entered) / 1000);
       this.enteredAt.set(key, at);
     });
   }
@@ -249,19 +248,7 @@ export class ClusterMetrics {
   /** An allocation's outcome (AllocationService's observer); on the allocation path, so kept cheap. */
   observeAllocation(outcome: AllocationOutcome): void {
     const fleet = outcome.gameServer ? fleetOf(outcome.gameServer) : '';
-    const key = `${fleet}\0${outcome.status}\0${outcome.strategy}\0${outcome.multicluster}`;
-    let series = this.allocationSeries.get(key);
-    if (!series) {
-      series = this.allocations.labels({
-        fleet_name: fleet,
-        cluster_name: '',
-        is_multicluster: String(outcome.multicluster),
-        status: outcome.status,
-        scheduling_strategy: outcome.strategy,
-      });
-      this.allocationSeries.set(key, series);
-    }
-    series.observe(outcome.seconds);
+    this.allocations.series(fleet, '', outcome.multicluster ? 'true' : 'false', outcome.status, outcome.strategy).observe(outcome.seconds);
   }
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */
@@ -270,15 +257,11 @@ export class ClusterMetrics {
     if (!this.subscription || !req.url?.startsWith('/api')) return;
     const started = performance.now();
     res.once('finish', () => {
-      const request = describeRequest(req);
-      if (!request) return;
-      const key = Object.values(request).join('\0');
-      let series = this.requestSeries.get(key);
-      if (!series) this.requestSeries.set(key, (series = { duration: this.requestDuration.labels(request), codes: new Map() }));
-      let counter = series.codes.get(res.statusCode);
-      if (!counter) series.codes.set(res.statusCode, (counter = this.requests.labels({ ...request, code: String(res.statusCode) })));
-      counter.inc();
-      series.duration.observe((performance.now() - started) / 1000);
+      const labels = this.requestLabels(req);
+      if (!labels) return;
+      const [component, dryRun, group, resource, scope, subresource, verb, version] = labels;
+      this.requests.series(component, dryRun, group, resource, scope, subresource, verb, version, statusText(res.statusCode)).value++;
+      this.requestDuration.series(component, dryRun, group, resource, scope, subresource, verb, version).observe((performance.now() - started) / 1000);
     });
   }
 
@@ -359,17 +342,18 @@ export class ClusterMetrics {
     });
   }
 
-  /** The series of one state of a fleet's GameServers; every state change counts, so kept cheap. */
-  private stateSeriesOf(state: string, gs: GameServer): { total: CounterSeries; duration: HistogramSeries } {
-    const fleet = fleetOf(gs);
-    const key = `${state}\0${fleet}\0${gs.metadata.namespace}`;
-    let series = this.stateSeries.get(key);
-    if (!series) {
-      const labels = { type: state, fleet_name: fleet, namespace: gs.metadata.namespace };
-      series = { total: this.gameServersTotal.labels(labels), duration: this.stateDuration.labels(labels) };
-      this.stateSeries.set(key, series);
+  /** A request's labels, from the parse of its method and target kept since the last time they were seen. */
+  private requestLabels(req: IncomingMessage): RequestLabels | undefined {
+    const target = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const key = method === 'GET' ? target : `${method} ${target}`;
+    let labels = this.requestTargets.get(key);
+    if (labels === undefined) {
+      // Objects' names make targets many: the parses kept are bounded.
+      if (this.requestTargets.size >= REQUEST_TARGETS) this.requestTargets.clear();
+      this.requestTargets.set(key, (labels = describeRequest(method, target) ?? null));
     }
-    return series;
+    return labels ?? undefined;
   }
 
   /** GameServers scheduled on each node (every node, including empty ones). */
@@ -390,9 +374,22 @@ function fleetOf(gs: GameServer): string {
 
 const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
 
-/** A resource-API request's labels, as the API server's request metrics name them; undefined for other paths. */
-function describeRequest(req: IncomingMessage): Record<string, string> | undefined {
-  const target = req.url ?? '/';
+/** The API server's request labels, in the order `describeRequest` gives their values. */
+const REQUEST_LABELS = ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'] as const;
+type RequestLabels = readonly [string, string, string, string, string, string, string, string];
+/** Parsed request targets kept at most. */
+const REQUEST_TARGETS = 1024;
+
+/** Status codes as label values, made once each. */
+const STATUS_TEXT = new Map<number, string>();
+function statusText(code: number): string {
+  let text = STATUS_TEXT.get(code);
+  if (text === undefined) STATUS_TEXT.set(code, (text = String(code)));
+  return text;
+}
+
+/** A resource-API request's label values (REQUEST_LABELS), as the API server's request metrics name them; undefined for other paths. */
+function describeRequest(method: string, target: string): RequestLabels | undefined {
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
@@ -407,7 +404,6 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
   if (resource === '') return undefined;
   // The API server's scopes: one object, a namespace's collection, or the cluster's.
   const scope = name !== undefined ? 'resource' : namespaced ? 'namespace' : 'cluster';
-  const method = req.method ?? 'GET';
   const watch = query.get('watch');
   const verb =
     method === 'GET'
@@ -421,5 +417,5 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
           ? 'DELETECOLLECTION'
           : 'DELETE'
         : (VERBS[method] ?? method).toUpperCase();
-  return { component: 'apiserver', dry_run: query.has('dryRun') ? 'All' : '', group, version, resource, subresource, scope, verb };
+  return ['apiserver', query.has('dryRun') ? 'All' : '', group, resource, scope, subresource, verb, version];
 }

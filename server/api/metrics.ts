@@ -6,7 +6,8 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
-import { TalliedCounter, TalliedHistogram } from './metric-tallies.js';
+import { TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
+import type { WorkQueueObserver } from '../controllers/work-queue.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
@@ -16,7 +17,7 @@ import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleeta
  * Agones records a label value, fleetsim uses the same words (`type="ready"`, `empty="true"`…).
  */
 
-/** Agones's buckets for the allocation latency, in seconds. */
+/** Agones's buckets for the allocation latency and its client's work queues, in seconds. */
 const ALLOCATION_BUCKETS = [0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3];
 /** Agones's buckets for the time a GameServer spends in a state, in seconds. */
 const STATE_DURATION_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
@@ -56,6 +57,13 @@ export class ClusterMetrics {
   private readonly allocations: TalliedHistogram;
   private readonly requests: TalliedCounter;
   private readonly requestDuration: TalliedHistogram;
+  private readonly queueDepth: TalliedGauge;
+  private readonly queueAdds: TalliedCounter;
+  private readonly queueLatency: TalliedHistogram;
+  private readonly queueWork: TalliedHistogram;
+  private readonly queueRetries: TalliedCounter;
+  /** Liveness checks by name: Agones reports each as `agones_healthcheck_status{check}`. */
+  private readonly healthChecks = new Map<string, () => boolean>();
   /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
   private readonly requestTargets = new Map<string, RequestLabels | null>();
 
@@ -206,6 +214,34 @@ export class ClusterMetrics {
       buckets: ALLOCATION_BUCKETS,
       registers,
     });
+    const checks = this.healthChecks;
+    new client.Gauge({
+      name: 'agones_healthcheck_status',
+      help: 'Current check status (0 indicates success, 1 indicates failure)',
+      labelNames: ['check'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [check, healthy] of checks) this.set({ check }, healthy() ? 0 : 1);
+      },
+    });
+    // Agones's controller records client-go's work-queue metrics under these names (its view names, prefixed agones_).
+    const queue = { labelNames: ['queue_name'], registers };
+    this.queueDepth = new TalliedGauge({ name: 'agones_k8s_client_workqueue_depth', help: 'Current depth of the work queue.', ...queue });
+    this.queueAdds = new TalliedCounter({ name: 'agones_k8s_client_workqueue_items_total', help: 'Total number of items added to the work queue.', ...queue });
+    this.queueLatency = new TalliedHistogram({
+      name: 'agones_k8s_client_workqueue_latency_seconds',
+      help: 'How long an item stays in the work queue.',
+      buckets: ALLOCATION_BUCKETS,
+      ...queue,
+    });
+    this.queueWork = new TalliedHistogram({
+      name: 'agones_k8s_client_workqueue_work_duration_seconds',
+      help: 'How long processing an item from the work queue takes.',
+      buckets: ALLOCATION_BUCKETS,
+      ...queue,
+    });
+    this.queueRetries = new TalliedCounter({ name: 'agones_k8s_client_workqueue_retries_total', help: 'Total number of items retried to the work queue.', ...queue });
     this.requests = new TalliedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
@@ -249,6 +285,30 @@ export class ClusterMetrics {
   observeAllocation(outcome: AllocationOutcome): void {
     const fleet = outcome.gameServer ? fleetOf(outcome.gameServer) : '';
     this.allocations.series(fleet, '', outcome.multicluster ? 'true' : 'false', outcome.status, outcome.strategy).observe(outcome.seconds);
+  }
+
+  /**
+   * An observer for one controller's work queue, under the name Agones gives that queue
+   * (`agones.dev.FleetController`…): what it counts goes to the `agones_k8s_client_workqueue_*` series.
+   */
+  workQueue(name: string): WorkQueueObserver {
+    const depth = this.queueDepth.series(name);
+    const adds = this.queueAdds.series(name);
+    const latency = this.queueLatency.series(name);
+    const work = this.queueWork.series(name);
+    const retries = this.queueRetries.series(name);
+    return {
+      added: () => void adds.value++,
+      depth: (waiting) => void (depth.value = waiting),
+      started: (waitedMs) => latency.observe(waitedMs / 1000),
+      finished: (workedMs) => work.observe(workedMs / 1000),
+      retried: () => void retries.value++,
+    };
+  }
+
+  /** A liveness check, reported at each scrape under `check` as Agones reports its own (0 healthy, 1 failing). */
+  addHealthCheck(check: string, healthy: () => boolean): void {
+    this.healthChecks.set(check, healthy);
   }
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */

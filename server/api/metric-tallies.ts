@@ -31,8 +31,8 @@ export class HistogramTally {
   }
 }
 
-/** One counter series. */
-export class CounterTally {
+/** One counter or gauge series. */
+export class ValueTally {
   value = 0;
 }
 
@@ -104,13 +104,15 @@ abstract class TalliedMetric<S> {
   }
 }
 
-export class TalliedCounter extends TalliedMetric<CounterTally> {
-  constructor(options: { name: string; help: string; labelNames: readonly string[]; registers: readonly client.Registry[] }) {
-    super(options.name, options.help, 'counter', options.labelNames, options.registers);
+type ValueOptions = { name: string; help: string; labelNames: readonly string[]; registers: readonly client.Registry[] };
+
+export class TalliedCounter extends TalliedMetric<ValueTally> {
+  constructor(options: ValueOptions, type: 'counter' | 'gauge' = 'counter') {
+    super(options.name, options.help, type, options.labelNames, options.registers);
   }
 
-  protected create(): CounterTally {
-    return new CounterTally();
+  protected create(): ValueTally {
+    return new ValueTally();
   }
 
   protected values(): Sample[] {
@@ -119,17 +121,9 @@ export class TalliedCounter extends TalliedMetric<CounterTally> {
 }
 
 /** A gauge whose series are set on the hot path (a queue's depth), read at the scrape. */
-export class TalliedGauge extends TalliedMetric<CounterTally> {
-  constructor(options: { name: string; help: string; labelNames: readonly string[]; registers: readonly client.Registry[] }) {
-    super(options.name, options.help, 'gauge', options.labelNames, options.registers);
-  }
-
-  protected create(): CounterTally {
-    return new CounterTally();
-  }
-
-  protected values(): Sample[] {
-    return this.entries.map(({ labels, tally }) => ({ labels, value: tally.value, metricName: this.name }));
+export class TalliedGauge extends TalliedCounter {
+  constructor(options: ValueOptions) {
+    super(options, 'gauge');
   }
 }
 

@@ -13,7 +13,7 @@ function settingsOf(...argv: string[]) {
 describe('fleetsim bench flags', () => {
   it("fills in the scenario's defaults and a timestamped run folder under reports/out", () => {
     const { settings, out } = settingsOf('allocation-throughput');
-    expect(settings).toMatchObject({ scenario: 'allocation-throughput', duration: '30s', durationSeconds: 30, rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50, baseline: false });
+    expect(settings).toMatchObject({ scenario: 'allocation-throughput', duration: '30s', durationSeconds: 30, rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50, baseline: false, scrapeSeconds: 5 });
     expect(out.startsWith(REPORTS_OUT)).toBe(true);
     expect(out).toMatch(/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ-allocation-throughput$/);
   });
@@ -23,6 +23,7 @@ describe('fleetsim bench flags', () => {
     expect(settings).toMatchObject({ duration: '3s', durationSeconds: 3, rate: 5, vus: 40, fleetSize: 10, baseline: true });
     expect(out).toBe('/tmp/x');
     expect(settingsOf('allocation-throughput').settings.allocatorModel).toBe('exact');
+    expect(settingsOf('allocation-throughput', '--scrape-metrics', '0').settings.scrapeSeconds).toBe(0);
     expect(settingsOf('agones-scenario', '--allocator-model', 'agones-batch').settings.allocatorModel).toBe('agones-batch');
   });
 

@@ -10,7 +10,7 @@ import { type K6Summary, type SeriesFigures, counterTotal, readSamples, readSumm
 import { REPO_ROOT } from './paths.js';
 import { ProcessSampler, readMachineBusySeconds } from './proc-stats.js';
 import { type BenchSettings, SCENARIOS, type ScenarioDefinition, scriptPath } from './scenarios.js';
-import { type RunningFleetsim, gameServerNames, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
+import { type RunningFleetsim, gameServerNames, request, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
 
 /**
  * One `fleetsim bench` run: a fresh fleetsim with the scenario's fixture, the real k6 against
@@ -39,6 +39,36 @@ export interface BenchResult {
   report: string[];
 }
 
+/** GET /metrics every `seconds` while the load runs, one scrape at a time and 10 s at most, as Prometheus does. */
+class MetricsScraper {
+  scrapes = 0;
+  failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly seconds: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.inFlight) return;
+      this.inFlight = request(this.baseUrl, 'GET', '/metrics', undefined, 10_000)
+        .then(
+          (answer) => void (answer.status === 200 ? this.scrapes++ : this.failures++),
+          () => void this.failures++,
+        )
+        .finally(() => (this.inFlight = undefined));
+    }, this.seconds * 1000);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.inFlight;
+  }
+}
+
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 async function runTarget(
@@ -57,10 +87,13 @@ async function runTarget(
   const env: Record<string, string> = { BASE_URL: baseUrl, TARGET: target, ...definition.k6Env(settings) };
   if (namesFile) env.NAMES_FILE = namesFile;
   log(`  k6 → ${target} (${baseUrl})`);
+  // Prometheus scrapes fleetsim, not the baseline: what fleetsim's metrics cost shows in the ratio.
+  const scraper = target === 'fleetsim' && settings.scrapeSeconds > 0 ? new MetricsScraper(baseUrl, settings.scrapeSeconds) : undefined;
   const serverSampler = new ProcessSampler(server.pid);
   let k6Sampler: ProcessSampler | undefined;
   const machineAtStart = readMachineBusySeconds();
   serverSampler.start();
+  scraper?.start();
   let outcome: K6Outcome;
   let serverFigures: { cpuSeconds: number; memory: Series };
   let k6Cpu: number;
@@ -80,10 +113,12 @@ async function runTarget(
       },
     });
   } finally {
+    await scraper?.stop();
     serverFigures = serverSampler.stop();
     k6Cpu = k6Sampler?.stop().cpuSeconds ?? 0;
   }
   const machineBusy = readMachineBusySeconds() - machineAtStart;
+  if (scraper) log(`  scraped ${baseUrl}/metrics ${scraper.scrapes} times (every ${settings.scrapeSeconds} s)${scraper.failures ? `, ${scraper.failures} failed` : ''}`);
   const cpu = {
     server: round(serverFigures.cpuSeconds, 2),
     k6: round(k6Cpu, 2),
@@ -173,6 +208,8 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
         namesFile = writeText(join(dir, 'gameservers.txt'), names.join('\n'));
       }
     }
+    // Scraped once before the load, as a running Prometheus would have: metrics are followed from then on.
+    if (settings.scrapeSeconds > 0) await request(fleetsim.baseUrl, 'GET', '/metrics');
     if (settings.baseline) {
       // Recorded before the run, so the baseline answers exactly what fleetsim answers to a fresh fleet.
       const config = await definition.capture(fleetsim.baseUrl, settings, names);
@@ -235,6 +272,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       nodes,
       featureGates: gates,
       allocatorModel: settings.allocatorModel,
+      scrapeMetricsSeconds: settings.scrapeSeconds,
       k6: version,
       cpus: cpus().length,
       baselineRatioMeaning: definition.ratioMeaning,

@@ -35,6 +35,12 @@ export interface BenchSettings {
   p99Ms: number;
   baseline: boolean;
   keepRaw: boolean;
+  /**
+   * Seconds between scrapes of fleetsim's GET /metrics during its run, as Prometheus would
+   * (Agones's own setup scrapes every 30 s); 0 for none. A scrape turns the metrics' observation
+   * of state changes, allocations and requests on, so the run measures what that costs.
+   */
+  scrapeSeconds: number;
   /** `fleetsim serve --allocator-model`. */
   allocatorModel: AllocatorModel;
   /** agones-scenario: the file and the factor its durations are scaled by. */

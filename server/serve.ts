@@ -103,18 +103,33 @@ export class FleetsimServer {
       sdkPorts.start({ address: '127.0.0.1', sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), allowedHosts: options.allowedHosts }),
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
+    const gameServers = new GameServerController(this.cluster, {
+      portRange: options.portRange,
+      maxPodsPerNode: options.maxPodsPerNode,
+      listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
+    });
+    const sets = new GameServerSetController(this.cluster, this.service);
+    const fleets = new FleetController(this.cluster, this.service);
+    // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
+    const autoscalers = new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver });
+    // Each work queue under Agones's queue name and liveness check name.
+    const queues = [
+      [gameServers, 'agones.dev.GameServerController', 'gameserver-workerqueue'],
+      [sets, 'agones.dev.GameServerSetController', 'gameserverset-workerqueue'],
+      [fleets, 'agones.dev.FleetController', 'fleet-workerqueue'],
+      [autoscalers, 'autoscaling.agones.dev.FleetAutoscalerController', 'fleetautoscaler-workerqueue'],
+    ] as const;
     this.metrics = new ClusterMetrics(this.cluster);
-    this.metrics.onActivate = () => (this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome));
+    for (const [controller, , check] of queues) this.metrics.addHealthCheck(check, () => controller.running);
+    this.metrics.onActivate = () => {
+      this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
+      for (const [controller, name] of queues) controller.observeQueue(this.metrics.workQueue(name));
+    };
     this.controllers = [
-      new GameServerController(this.cluster, {
-        portRange: options.portRange,
-        maxPodsPerNode: options.maxPodsPerNode,
-        listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
-      }),
-      new GameServerSetController(this.cluster, this.service),
-      new FleetController(this.cluster, this.service),
-      // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
-      new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver }),
+      gameServers,
+      sets,
+      fleets,
+      autoscalers,
       this.simulated,
       this.processes,
       new EventExpiry(this.cluster),

@@ -6,6 +6,8 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
+import { TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
+import type { WorkQueueObserver } from '../controllers/work-queue.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
@@ -15,7 +17,7 @@ import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleeta
  * Agones records a label value, fleetsim uses the same words (`type="ready"`, `empty="true"`…).
  */
 
-/** Agones's buckets for the allocation latency, in seconds. */
+/** Agones's buckets for the allocation latency and its client's work queues, in seconds. */
 const ALLOCATION_BUCKETS = [0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3];
 /** Agones's buckets for the time a GameServer spends in a state, in seconds. */
 const STATE_DURATION_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
@@ -39,8 +41,6 @@ interface AggregatedCount {
   capacity?: number | bigint;
 }
 
-type HistogramSeries = ReturnType<client.Histogram['labels']>;
-type CounterSeries = ReturnType<client.Counter['labels']>;
 
 export class ClusterMetrics {
   readonly registry = new client.Registry();
@@ -51,16 +51,21 @@ export class ClusterMetrics {
   onActivate: (() => void) | undefined;
   /** When each GameServer entered its state (ms), for the state-duration histogram. */
   private readonly enteredAt = new Map<string, number>();
-  private readonly gameServersTotal: client.Counter;
-  private readonly stateDuration: client.Histogram;
-  private readonly allocations: client.Histogram;
-  private readonly requests: client.Counter;
-  private readonly requestDuration: client.Histogram;
-  /** Label sets resolved once: prom-client hashes a label object on every observation otherwise. */
-  private readonly allocationSeries = new Map<string, HistogramSeries>();
-  private readonly requestSeries = new Map<string, { duration: HistogramSeries; codes: Map<number, CounterSeries> }>();
-  /** Per state, fleet and namespace: the state-change counter and the state-duration histogram. */
-  private readonly stateSeries = new Map<string, { total: CounterSeries; duration: HistogramSeries }>();
+  // Followed on the hot paths: tallied in plain numbers, handed to the registry when scraped.
+  private readonly gameServersTotal: TalliedCounter;
+  private readonly stateDuration: TalliedHistogram;
+  private readonly allocations: TalliedHistogram;
+  private readonly requests: TalliedCounter;
+  private readonly requestDuration: TalliedHistogram;
+  private readonly queueDepth: TalliedGauge;
+  private readonly queueAdds: TalliedCounter;
+  private readonly queueLatency: TalliedHistogram;
+  private readonly queueWork: TalliedHistogram;
+  private readonly queueRetries: TalliedCounter;
+  /** Liveness checks by name: Agones reports each as `agones_healthcheck_status{check}`. */
+  private readonly healthChecks = new Map<string, () => boolean>();
+  /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
+  private readonly requestTargets = new Map<string, RequestLabels | null>();
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
@@ -86,13 +91,13 @@ export class ClusterMetrics {
         for (const { labels, n } of counts.values()) this.set(labels, n);
       },
     });
-    this.gameServersTotal = new client.Counter({
+    this.gameServersTotal = new TalliedCounter({
       name: 'agones_gameservers_total',
       help: 'The total of gameservers per fleet and status',
       labelNames: ['type', 'fleet_name', 'namespace'],
       registers,
     });
-    this.stateDuration = new client.Histogram({
+    this.stateDuration = new TalliedHistogram({
       name: 'agones_gameserver_state_duration',
       help: 'The time gameserver exists in the current state in seconds',
       labelNames: ['type', 'fleet_name', 'namespace'],
@@ -202,23 +207,51 @@ export class ClusterMetrics {
         },
       });
     }
-    this.allocations = new client.Histogram({
+    this.allocations = new TalliedHistogram({
       name: 'agones_gameserver_allocations_duration_seconds',
       help: 'The distribution of gameserver allocation requests latencies.',
       labelNames: ['fleet_name', 'cluster_name', 'is_multicluster', 'status', 'scheduling_strategy'],
       buckets: ALLOCATION_BUCKETS,
       registers,
     });
-    this.requests = new client.Counter({
+    const checks = this.healthChecks;
+    new client.Gauge({
+      name: 'agones_healthcheck_status',
+      help: 'Current check status (0 indicates success, 1 indicates failure)',
+      labelNames: ['check'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [check, healthy] of checks) this.set({ check }, healthy() ? 0 : 1);
+      },
+    });
+    // Agones's controller records client-go's work-queue metrics under these names (its view names, prefixed agones_).
+    const queue = { labelNames: ['queue_name'], registers };
+    this.queueDepth = new TalliedGauge({ name: 'agones_k8s_client_workqueue_depth', help: 'Current depth of the work queue.', ...queue });
+    this.queueAdds = new TalliedCounter({ name: 'agones_k8s_client_workqueue_items_total', help: 'Total number of items added to the work queue.', ...queue });
+    this.queueLatency = new TalliedHistogram({
+      name: 'agones_k8s_client_workqueue_latency_seconds',
+      help: 'How long an item stays in the work queue.',
+      buckets: ALLOCATION_BUCKETS,
+      ...queue,
+    });
+    this.queueWork = new TalliedHistogram({
+      name: 'agones_k8s_client_workqueue_work_duration_seconds',
+      help: 'How long processing an item from the work queue takes.',
+      buckets: ALLOCATION_BUCKETS,
+      ...queue,
+    });
+    this.queueRetries = new TalliedCounter({ name: 'agones_k8s_client_workqueue_retries_total', help: 'Total number of items retried to the work queue.', ...queue });
+    this.requests = new TalliedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
-      labelNames: ['code', 'component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      labelNames: [...REQUEST_LABELS, 'code'],
       registers,
     });
-    this.requestDuration = new client.Histogram({
+    this.requestDuration = new TalliedHistogram({
       name: 'apiserver_request_duration_seconds',
       help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
-      labelNames: ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'],
+      labelNames: REQUEST_LABELS,
       buckets: REQUEST_BUCKETS,
       registers,
     });
@@ -239,9 +272,11 @@ export class ClusterMetrics {
       const state = object.status.state;
       if (previous?.status.state === state) return;
       const at = this.cluster.clock.now();
-      this.stateSeriesOf(state, object).total.inc();
+      const fleet = fleetOf(object);
+      const namespace = object.metadata.namespace;
+      this.gameServersTotal.series(state, fleet, namespace).value++;
       const entered = this.enteredAt.get(key);
-      if (previous && entered !== undefined) this.stateSeriesOf(previous.status.state, object).duration.observe((at - entered) / 1000);
+      if (previous && entered !== undefined) this.stateDuration.series(previous.status.state, fleet, namespace).observe((at - entered) / 1000);
       this.enteredAt.set(key, at);
     });
   }
@@ -249,19 +284,31 @@ export class ClusterMetrics {
   /** An allocation's outcome (AllocationService's observer); on the allocation path, so kept cheap. */
   observeAllocation(outcome: AllocationOutcome): void {
     const fleet = outcome.gameServer ? fleetOf(outcome.gameServer) : '';
-    const key = `${fleet}\0${outcome.status}\0${outcome.strategy}\0${outcome.multicluster}`;
-    let series = this.allocationSeries.get(key);
-    if (!series) {
-      series = this.allocations.labels({
-        fleet_name: fleet,
-        cluster_name: '',
-        is_multicluster: String(outcome.multicluster),
-        status: outcome.status,
-        scheduling_strategy: outcome.strategy,
-      });
-      this.allocationSeries.set(key, series);
-    }
-    series.observe(outcome.seconds);
+    this.allocations.series(fleet, '', outcome.multicluster ? 'true' : 'false', outcome.status, outcome.strategy).observe(outcome.seconds);
+  }
+
+  /**
+   * An observer for one controller's work queue, under the name Agones gives that queue
+   * (`agones.dev.FleetController`…): what it counts goes to the `agones_k8s_client_workqueue_*` series.
+   */
+  workQueue(name: string): WorkQueueObserver {
+    const depth = this.queueDepth.series(name);
+    const adds = this.queueAdds.series(name);
+    const latency = this.queueLatency.series(name);
+    const work = this.queueWork.series(name);
+    const retries = this.queueRetries.series(name);
+    return {
+      added: () => void adds.value++,
+      depth: (waiting) => void (depth.value = waiting),
+      started: (waitedMs) => latency.observe(waitedMs / 1000),
+      finished: (workedMs) => work.observe(workedMs / 1000),
+      retried: () => void retries.value++,
+    };
+  }
+
+  /** A liveness check, reported at each scrape under `check` as Agones reports its own (0 healthy, 1 failing). */
+  addHealthCheck(check: string, healthy: () => boolean): void {
+    this.healthChecks.set(check, healthy);
   }
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */
@@ -270,26 +317,27 @@ export class ClusterMetrics {
     if (!this.subscription || !req.url?.startsWith('/api')) return;
     const started = performance.now();
     res.once('finish', () => {
-      const request = describeRequest(req);
-      if (!request) return;
-      const key = Object.values(request).join('\0');
-      let series = this.requestSeries.get(key);
-      if (!series) this.requestSeries.set(key, (series = { duration: this.requestDuration.labels(request), codes: new Map() }));
-      let counter = series.codes.get(res.statusCode);
-      if (!counter) series.codes.set(res.statusCode, (counter = this.requests.labels({ ...request, code: String(res.statusCode) })));
-      counter.inc();
-      series.duration.observe((performance.now() - started) / 1000);
+      const labels = this.requestLabels(req);
+      if (!labels) return;
+      const [component, dryRun, group, resource, scope, subresource, verb, version] = labels;
+      this.requests.series(component, dryRun, group, resource, scope, subresource, verb, version, statusText(res.statusCode)).value++;
+      this.requestDuration.series(component, dryRun, group, resource, scope, subresource, verb, version).observe((performance.now() - started) / 1000);
     });
   }
 
   /** `GET /metrics`: the Prometheus text exposition. */
   async serve(res: ServerResponse): Promise<void> {
+    const text = await this.scrape();
+    res.writeHead(200, { 'Content-Type': this.registry.contentType });
+    res.end(text);
+  }
+
+  /** One scrape: the exposition text (observation starts with the first). */
+  async scrape(): Promise<string> {
     this.activate();
     // Both node metrics read the same per-node counts: counted once per scrape.
     this.nodeCounts = undefined;
-    const text = await this.registry.metrics();
-    res.writeHead(200, { 'Content-Type': this.registry.contentType });
-    res.end(text);
+    return this.registry.metrics();
   }
 
   close(): void {
@@ -354,17 +402,18 @@ export class ClusterMetrics {
     });
   }
 
-  /** The series of one state of a fleet's GameServers; every state change counts, so kept cheap. */
-  private stateSeriesOf(state: string, gs: GameServer): { total: CounterSeries; duration: HistogramSeries } {
-    const fleet = fleetOf(gs);
-    const key = `${state}\0${fleet}\0${gs.metadata.namespace}`;
-    let series = this.stateSeries.get(key);
-    if (!series) {
-      const labels = { type: state, fleet_name: fleet, namespace: gs.metadata.namespace };
-      series = { total: this.gameServersTotal.labels(labels), duration: this.stateDuration.labels(labels) };
-      this.stateSeries.set(key, series);
+  /** A request's labels, from the parse of its method and target kept since the last time they were seen. */
+  private requestLabels(req: IncomingMessage): RequestLabels | undefined {
+    const target = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const key = method === 'GET' ? target : `${method} ${target}`;
+    let labels = this.requestTargets.get(key);
+    if (labels === undefined) {
+      // Objects' names make targets many: the parses kept are bounded.
+      if (this.requestTargets.size >= REQUEST_TARGETS) this.requestTargets.clear();
+      this.requestTargets.set(key, (labels = describeRequest(method, target) ?? null));
     }
-    return series;
+    return labels ?? undefined;
   }
 
   /** GameServers scheduled on each node (every node, including empty ones). */
@@ -385,9 +434,22 @@ function fleetOf(gs: GameServer): string {
 
 const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
 
-/** A resource-API request's labels, as the API server's request metrics name them; undefined for other paths. */
-function describeRequest(req: IncomingMessage): Record<string, string> | undefined {
-  const target = req.url ?? '/';
+/** The API server's request labels, in the order `describeRequest` gives their values. */
+const REQUEST_LABELS = ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'] as const;
+type RequestLabels = readonly [string, string, string, string, string, string, string, string];
+/** Parsed request targets kept at most. */
+const REQUEST_TARGETS = 1024;
+
+/** Status codes as label values, made once each. */
+const STATUS_TEXT = new Map<number, string>();
+function statusText(code: number): string {
+  let text = STATUS_TEXT.get(code);
+  if (text === undefined) STATUS_TEXT.set(code, (text = String(code)));
+  return text;
+}
+
+/** A resource-API request's label values (REQUEST_LABELS), as the API server's request metrics name them; undefined for other paths. */
+function describeRequest(method: string, target: string): RequestLabels | undefined {
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
@@ -402,7 +464,6 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
   if (resource === '') return undefined;
   // The API server's scopes: one object, a namespace's collection, or the cluster's.
   const scope = name !== undefined ? 'resource' : namespaced ? 'namespace' : 'cluster';
-  const method = req.method ?? 'GET';
   const watch = query.get('watch');
   const verb =
     method === 'GET'
@@ -416,5 +477,5 @@ function describeRequest(req: IncomingMessage): Record<string, string> | undefin
           ? 'DELETECOLLECTION'
           : 'DELETE'
         : (VERBS[method] ?? method).toUpperCase();
-  return { component: 'apiserver', dry_run: query.has('dryRun') ? 'All' : '', group, version, resource, subresource, scope, verb };
+  return ['apiserver', query.has('dryRun') ? 'All' : '', group, resource, scope, subresource, verb, version];
 }

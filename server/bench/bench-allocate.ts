@@ -12,6 +12,7 @@ import { defaultGameServer } from '../kinds/gameserver/rules.js';
 import { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
+import { ClusterMetrics } from '../api/metrics.js';
 import { GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
 
 /**
@@ -24,6 +25,9 @@ import { GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
  * the same fleet size. Each fleet runs ROUNDS rounds and reports its best, as bench:log does:
  * the first round also pays for the JIT's warm-up, and on a shared machine a round that another
  * program slowed says nothing about fleetsim. Every round's rate is printed.
+ *
+ * The cluster's metrics observe allocations and state changes, as under `serve` once Prometheus
+ * scrapes it, so the rate includes what they cost (BENCH_METRICS=0 leaves them out).
  */
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
@@ -31,9 +35,12 @@ const ALLOCATIONS = Number(process.env.BENCH_ALLOCATIONS ?? 100_000);
 const BATCH = 500;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
+/** Whether the cluster's metrics follow allocations and state changes, as once Prometheus scrapes `serve` (BENCH_METRICS=0: not). */
+const METRICS = process.env.BENCH_METRICS !== '0';
+
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService }> {
+async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService; metrics?: ClusterMetrics }> {
   const clock = new VirtualClock();
   const gates = parseFeatureGates('');
   const cluster = new Cluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
@@ -70,7 +77,12 @@ async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; s
     await cluster.commit(events);
   }
   const service = new AllocationService(cluster, new Allocator(cluster));
-  return { cluster, service };
+  if (!METRICS) return { cluster, service };
+  // As `serve` does at its first scrape: allocations and state changes are observed from then on.
+  const metrics = new ClusterMetrics(cluster);
+  metrics.onActivate = () => (service.observer = (outcome) => metrics.observeAllocation(outcome));
+  await metrics.scrape();
+  return { cluster, service, metrics };
 }
 
 const REQUEST: GameServerAllocation = {
@@ -82,9 +94,14 @@ const REQUEST: GameServerAllocation = {
 
 /** The rate of each round. */
 async function measure(size: number, dir: string): Promise<number[]> {
-  const { cluster, service } = await fleetOf(size, dir);
+  const { cluster, service, metrics } = await fleetOf(size, dir);
   const rates: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) rates.push(await round(cluster, service, size));
+  for (let r = 0; r < ROUNDS; r++) {
+    rates.push(await round(cluster, service, size));
+    // A scrape between rounds (untimed), as Prometheus's would fall in a long run.
+    await metrics?.scrape();
+  }
+  metrics?.close();
   cluster.close();
   return rates;
 }
@@ -122,7 +139,8 @@ async function main(): Promise<void> {
       const rate = Math.max(...rounds);
       rates.set(size, rate);
       const each = rounds.map((r) => Math.round(r)).join(', ');
-      console.log(`fleet of ${size} Ready: ${Math.round(rate)} allocations/s, best of ${ROUNDS} rounds of ${ALLOCATIONS} (${each}); one label selector, Packed`);
+      const observed = METRICS ? 'metrics observed' : 'no metrics';
+      console.log(`fleet of ${size} Ready: ${Math.round(rate)} allocations/s, best of ${ROUNDS} rounds of ${ALLOCATIONS} (${each}); one label selector, Packed; ${observed}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
 import { PortAllocator } from '../sim/port-allocator.js';
 import { EventRecorder } from './k8s-events.js';
+import type { WorkQueueObserver } from './work-queue.js';
 
 export interface GameServerControllerOptions {
   /** Dynamic host port range (Agones's default is 7000-8000). */
@@ -51,6 +52,9 @@ export class GameServerController {
   private knownNodes = 0;
   private readonly maxPods: number;
   private readonly deleteShutdown: boolean;
+  /** Metrics' observer of the queue (none: no bookkeeping), and when each queued key was added. */
+  private queueObserver: WorkQueueObserver | undefined;
+  private readonly addedAt = new Map<string, number>();
 
   constructor(
     private readonly cluster: Cluster,
@@ -88,6 +92,16 @@ export class GameServerController {
   stop(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.subscriptions.length = 0;
+  }
+
+  /** Tells `observer` of the queue's work from now on, as a WorkQueue does (its steps never fail, so no retries). */
+  observeQueue(observer: WorkQueueObserver): void {
+    this.queueObserver = observer;
+  }
+
+  /** Started and not stopped: what Agones's liveness check of its work queue reports. */
+  get running(): boolean {
+    return this.subscriptions.length > 0;
   }
 
   private release(key: string): void {
@@ -140,6 +154,11 @@ export class GameServerController {
   private observe(key: string, gs: GameServer): void {
     if (!ACTIONABLE.has(gs.status.state)) return;
     if (gs.status.state === 'Shutdown' && !this.deleteShutdown) return;
+    if (this.queueObserver && !this.queue.has(key)) {
+      this.addedAt.set(key, this.cluster.clock.now());
+      this.queueObserver.added();
+      this.queueObserver.depth(this.queue.size + 1);
+    }
     this.queue.add(key);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -150,9 +169,19 @@ export class GameServerController {
     this.scheduled = false;
     const keys = [...this.queue];
     this.queue.clear();
+    const observer = this.queueObserver;
+    observer?.depth(0);
     for (const key of keys) {
       const gs = this.cluster.gameServers.getByKey(key);
+      if (!observer) {
+        if (gs) this.step(key, gs);
+        continue;
+      }
+      observer.started(this.cluster.clock.now() - (this.addedAt.get(key) ?? this.cluster.clock.now()));
+      this.addedAt.delete(key);
+      const begun = performance.now();
       if (gs) this.step(key, gs);
+      observer.finished(performance.now() - begun);
     }
   }
 

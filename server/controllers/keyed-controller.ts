@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
-import { type Trigger, WorkQueue, type WorkQueueOptions } from './work-queue.js';
+import { type Trigger, WorkQueue, type WorkQueueObserver, type WorkQueueOptions } from './work-queue.js';
 
 /**
  * What the set, fleet and autoscaler controllers share: a work queue of `namespace/name` keys on
@@ -12,6 +12,7 @@ import { type Trigger, WorkQueue, type WorkQueueOptions } from './work-queue.js'
 export abstract class KeyedController {
   protected queue: WorkQueue<string>;
   protected readonly subscriptions: Subscription[] = [];
+  private queueObserver: WorkQueueObserver | undefined;
 
   constructor(
     protected readonly cluster: Cluster,
@@ -49,6 +50,17 @@ export abstract class KeyedController {
     this.queue.shutDown();
   }
 
+  /** Tells `observer` of the queue's work from now on (and of the queues of later starts). */
+  observeQueue(observer: WorkQueueObserver): void {
+    this.queueObserver = observer;
+    this.queue.observer = observer;
+  }
+
+  /** Started and not stopped: what Agones's liveness check of a controller's work queue reports. */
+  get running(): boolean {
+    return this.subscriptions.length > 0;
+  }
+
   /** Nothing queued, running or scheduled. */
   get idle(): boolean {
     return this.queue.idle;
@@ -60,6 +72,8 @@ export abstract class KeyedController {
   }
 
   private newQueue(): WorkQueue<string> {
-    return new WorkQueue(this.cluster.clock, (key, trigger) => this.sync(key, trigger), this.queueOptions);
+    const queue = new WorkQueue(this.cluster.clock, (key, trigger) => this.sync(key, trigger), this.queueOptions);
+    queue.observer = this.queueObserver;
+    return queue;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
-import { WorkQueue } from './work-queue.js';
+import { WorkQueue, type WorkQueueObserver } from './work-queue.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -101,5 +101,55 @@ describe('WorkQueue', () => {
     queue.add('c');
     clock.advance(100);
     expect(seen).toEqual([]);
+  });
+
+  it("tells its observer what client-go's work-queue metrics count: adds, depth, waiting, work and retries", async () => {
+    const clock = new VirtualClock();
+    const seen = { added: 0, depth: [] as number[], waited: [] as number[], worked: 0, retried: 0 };
+    const observer: WorkQueueObserver = {
+      added: () => void seen.added++,
+      depth: (n) => void seen.depth.push(n),
+      started: (ms) => void seen.waited.push(ms),
+      finished: () => void seen.worked++,
+      retried: () => void seen.retried++,
+    };
+    let fail = true;
+    let release: (() => void) | undefined;
+    const queue = new WorkQueue<string>(clock, async (key) => {
+      if (key === 'slow') await new Promise<void>((resolve) => (release = resolve));
+      if (key === 'bad' && fail) throw new Error('no');
+    }, { retry: { fastRetries: 1, fastDelayMs: 100, slowDelayMs: 100 } });
+    queue.observer = observer;
+    queue.add('a');
+    queue.add('a'); // already waiting: not an add
+    queue.add('slow');
+    expect(seen.added).toBe(2);
+    expect(seen.depth.at(-1)).toBe(2);
+    clock.advance(50); // the drain is due at once; virtual time then moves on
+    expect(seen.waited).toEqual([0, 0]);
+    expect(seen.depth.at(-1)).toBe(0);
+    queue.add('slow'); // added while its handler runs: counted, waits for the run to end
+    queue.add('slow');
+    expect(seen.added).toBe(3);
+    expect(seen.depth.at(-1)).toBe(1);
+    clock.advance(30);
+    release!();
+    await flush();
+    clock.advance(0);
+    expect(seen.waited).toEqual([0, 0, 30]);
+    release!();
+    await flush();
+    expect(seen.worked).toBe(3);
+
+    queue.add('bad');
+    clock.advance(0);
+    await flush();
+    expect(seen.retried).toBe(1);
+    fail = false;
+    clock.advance(100);
+    await flush();
+    expect(seen.added).toBe(5); // the retry is added again once its delay has passed
+    expect(seen.waited.at(-1)).toBe(0);
+    expect(queue.idle).toBe(true);
   });
 });

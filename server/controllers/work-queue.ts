@@ -31,6 +31,23 @@ export interface Trigger {
 export type WorkHandler<K> = (key: K, trigger: Trigger | undefined) => void | Promise<void>;
 
 /**
+ * Told of a queue's work, as client-go's work-queue metrics count it (Agones's
+ * `agones_k8s_client_workqueue_*`). A queue without one does none of this bookkeeping.
+ */
+export interface WorkQueueObserver {
+  /** A key was queued that was not waiting already (one added while its handler runs counts). */
+  added(): void;
+  /** Keys now waiting to be processed (those added while their handler runs included). */
+  depth(waiting: number): void;
+  /** A key's handler starts, the key having waited `waitedMs` on the queue's clock since it was added. */
+  started(waitedMs: number): void;
+  /** A key's handler ended (its promise settled) after `workedMs` of real time. */
+  finished(workedMs: number): void;
+  /** A key whose handler failed was queued again after its retry delay. */
+  retried(): void;
+}
+
+/**
  * A keyed work queue on the cluster's clock, the way Kubernetes controllers queue work:
  * a key waiting to be processed is held once however often it is added; a key added while its
  * handler runs is processed again once that run ends (never twice at the same time); different
@@ -48,6 +65,9 @@ export class WorkQueue<K = string> {
   private drainHandle: TimerHandle | undefined;
   private stopped = false;
   private readonly retry: RetryPolicy | false;
+  /** Metrics' observer (none: no bookkeeping); `addedAt` holds when each waiting key was added. */
+  observer: WorkQueueObserver | undefined;
+  private readonly addedAt = new Map<K, number>();
 
   constructor(
     private readonly clock: Clock,
@@ -69,10 +89,12 @@ export class WorkQueue<K = string> {
       if (!known || (own && !known.own)) this.triggers.set(key, { seq, own });
     }
     if (this.processing.has(key)) {
+      if (this.observer && !this.dirty.has(key)) this.observeAdd(key);
       this.dirty.add(key);
       return;
     }
     if (this.waiting.has(key)) return;
+    if (this.observer && !this.addedAt.has(key)) this.observeAdd(key);
     this.waiting.add(key);
     if (this.drainHandle === undefined) this.drainHandle = this.clock.setTimeout(() => this.drain(), 0);
   }
@@ -115,12 +137,22 @@ export class WorkQueue<K = string> {
     this.waiting.clear();
     this.dirty.clear();
     this.triggers.clear();
+    this.addedAt.clear();
+    this.observer?.depth(0);
+  }
+
+  /** A key counted as added (client-go counts an add once until the key is processed); it is about to wait. */
+  private observeAdd(key: K): void {
+    this.addedAt.set(key, this.clock.now());
+    this.observer!.added();
+    this.observer!.depth(this.waiting.size + this.dirty.size + 1);
   }
 
   private drain(): void {
     this.drainHandle = undefined;
     const keys = [...this.waiting];
     this.waiting.clear();
+    this.observer?.depth(this.dirty.size);
     for (const key of keys) this.process(key);
   }
 
@@ -128,24 +160,33 @@ export class WorkQueue<K = string> {
     this.processing.add(key);
     const trigger = this.triggers.get(key);
     if (trigger) this.triggers.delete(key);
+    const observer = this.observer;
+    let begun = 0;
+    if (observer) {
+      const added = this.addedAt.get(key);
+      this.addedAt.delete(key);
+      observer.started(added === undefined ? 0 : this.clock.now() - added);
+      begun = performance.now();
+    }
     let result: void | Promise<void>;
     try {
       result = this.handler(key, trigger);
     } catch (error) {
-      this.finish(key, error, true);
+      this.finish(key, error, true, begun);
       return;
     }
     if (result instanceof Promise) {
       result.then(
-        () => this.finish(key, undefined, false),
-        (error: unknown) => this.finish(key, error, true),
+        () => this.finish(key, undefined, false, begun),
+        (error: unknown) => this.finish(key, error, true, begun),
       );
     } else {
-      this.finish(key, undefined, false);
+      this.finish(key, undefined, false, begun);
     }
   }
 
-  private finish(key: K, error: unknown, failed: boolean): void {
+  private finish(key: K, error: unknown, failed: boolean, begun = 0): void {
+    if (begun > 0) this.observer?.finished(performance.now() - begun);
     this.processing.delete(key);
     const again = this.dirty.delete(key);
     if (this.stopped) return;
@@ -159,6 +200,7 @@ export class WorkQueue<K = string> {
     this.failures.set(key, count);
     if (again) this.add(key);
     else if (this.retry) {
+      this.observer?.retried();
       this.addAfter(key, count <= this.retry.fastRetries ? this.retry.fastDelayMs : this.retry.slowDelayMs);
     }
   }

@@ -185,6 +185,11 @@ describe('Prometheus metrics at /metrics', () => {
     );
     expect(allocated?.value).toBe(1);
     expect(allocated?.labels).toMatchObject({ is_multicluster: 'false', scheduling_strategy: 'Packed' });
+    // The allocated GameServer left Ready: how long it was Ready is in the state-duration histogram.
+    const readyFor = samples(families, 'agones_gameserver_state_duration_count').find((m) => m.labels.type === 'Ready' && m.labels.fleet_name === 'arena');
+    expect(readyFor?.value).toBeGreaterThanOrEqual(1);
+    const readySum = samples(families, 'agones_gameserver_state_duration_sum').find((m) => m.labels.type === 'Ready' && m.labels.fleet_name === 'arena');
+    expect(readySum?.value).toBeGreaterThan(0);
     // Each GameServer passed through Ready once at least: the counter of state changes says so.
     expect(value(families, 'agones_gameservers_total', { type: 'Ready', fleet_name: 'arena', namespace: 'default' })).toBeGreaterThanOrEqual(3);
   });

@@ -38,6 +38,12 @@ export class ValueTally {
 
 type Tree<S> = Map<string, Tree<S> | S>;
 
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** A sample as prom-client's registry formats it (its own types for this are not exported). */
 interface Sample {
   labels: Record<string, string | number>;
@@ -50,7 +56,6 @@ abstract class TalliedMetric<S> {
   readonly aggregator = 'sum' as const;
   private readonly root: Tree<S> = new Map();
   private readonly all: Array<{ labels: Record<string, string>; tally: S }> = [];
-  private readonly path: string[] = [];
 
   constructor(
     readonly name: string,
@@ -66,8 +71,20 @@ abstract class TalliedMetric<S> {
 
   protected abstract create(): S;
 
+  /** The series found last, and its label values: a hot path asks for the same one again and again. */
+  private lastValues: string[] = [];
+  private lastTally: S | undefined;
+
   /** The series with these label values (in `labelNames` order), created at its first use. */
   series(...values: string[]): S {
+    if (this.lastTally !== undefined && sameValues(values, this.lastValues)) return this.lastTally;
+    const tally = this.find(values);
+    this.lastValues = values;
+    this.lastTally = tally;
+    return tally;
+  }
+
+  private find(values: string[]): S {
     let node: Tree<S> = this.root;
     const last = this.labelNames.length - 1;
     for (let i = 0; i < last; i++) {
@@ -94,6 +111,7 @@ abstract class TalliedMetric<S> {
   reset(): void {
     this.root.clear();
     this.all.length = 0;
+    this.lastTally = undefined;
   }
 
   protected abstract values(): Sample[];

@@ -8,6 +8,7 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
 import type { WorkQueueObserver } from '../controllers/work-queue.js';
+import { stateEnteredAt } from '../kinds/gameserver/events.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
@@ -49,8 +50,6 @@ export class ClusterMetrics {
   private nodeCounts: Map<string, number> | undefined;
   /** Called at the first scrape: the owner hooks `observeAllocation` in then. */
   onActivate: (() => void) | undefined;
-  /** When each GameServer entered its state (ms), for the state-duration histogram. */
-  private readonly enteredAt = new Map<string, number>();
   // Followed on the hot paths: tallied in plain numbers, handed to the registry when scraped.
   private readonly gameServersTotal: TalliedCounter;
   private readonly stateDuration: TalliedHistogram;
@@ -265,19 +264,17 @@ export class ClusterMetrics {
   private activate(): void {
     if (this.subscription) return;
     this.onActivate?.();
-    const now = this.cluster.clock.now();
-    for (const [key] of this.cluster.gameServers.entries()) this.enteredAt.set(key, now);
-    this.subscription = this.cluster.gameServerChanges$.subscribe(({ key, previous, object }) => {
-      if (!object) return void this.enteredAt.delete(key);
+    this.subscription = this.cluster.gameServerChanges$.subscribe(({ previous, object }) => {
+      if (!object) return;
       const state = object.status.state;
       if (previous?.status.state === state) return;
-      const at = this.cluster.clock.now();
       const fleet = fleetOf(object);
       const namespace = object.metadata.namespace;
       this.gameServersTotal.series(state, fleet, namespace).value++;
-      const entered = this.enteredAt.get(key);
-      if (previous && entered !== undefined) this.stateDuration.series(previous.status.state, fleet, namespace).observe((at - entered) / 1000);
-      this.enteredAt.set(key, at);
+      // The read model stamps each version with when its state was entered: the time in the last one.
+      const left = stateEnteredAt(object);
+      const entered = previous && stateEnteredAt(previous);
+      if (entered !== undefined && left !== undefined) this.stateDuration.series(previous!.status.state, fleet, namespace).observe((left - entered) / 1000);
     });
   }
 

@@ -193,8 +193,26 @@ function withMetadata(metadata: ObjectMeta, labels: Record<string, string>, anno
   return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
 }
 
+/**
+ * When a GameServer entered its current state (ms since the epoch: the time of the event that set
+ * it). The read model keeps it on each version of the object under a symbol, so it is never on
+ * the wire; the state-duration metric reads it without a map of its own.
+ */
+export const STATE_ENTERED_AT: unique symbol = Symbol('stateEnteredAt');
+
+type Stamped = GameServer & { [STATE_ENTERED_AT]?: number };
+
+export function stateEnteredAt(gs: GameServer): number | undefined {
+  return (gs as Stamped)[STATE_ENTERED_AT];
+}
+
+/** The stamp of a new version: the old one's while the state stays, the event's time when it moves. */
+function enteredAt(gs: GameServer, state: GameServer['status']['state'], event: StoredEvent): number | undefined {
+  return gs.status.state === state ? (gs as Stamped)[STATE_ENTERED_AT] : event.time;
+}
+
 /** The next version of a GameServer: fields listed, not spread, so every version has one shape. */
-function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata = gs.metadata): GameServer {
+function touched(gs: GameServer, event: StoredEvent, status: GameServerStatus, metadata = gs.metadata): GameServer {
   return {
     apiVersion: gs.apiVersion,
     kind: gs.kind,
@@ -202,7 +220,7 @@ function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata
       name: metadata.name,
       namespace: metadata.namespace,
       uid: metadata.uid,
-      resourceVersion: String(seq),
+      resourceVersion: String(event.seq),
       generation: metadata.generation,
       creationTimestamp: metadata.creationTimestamp,
       ...(metadata.deletionTimestamp !== undefined && { deletionTimestamp: metadata.deletionTimestamp }),
@@ -214,17 +232,19 @@ function touched(gs: GameServer, seq: number, status: GameServerStatus, metadata
     },
     spec: gs.spec,
     status,
-  };
+    [STATE_ENTERED_AT]: enteredAt(gs, status.state, event),
+  } as GameServer;
 }
 
 /** The objects a batch creation makes, each as its own GameServer sharing the batch's spec. */
 export function gameServersOfBatch(event: StoredEvent): GameServer[] {
   const { spec, objects, template, members } = event.payload as GameServersCreated;
   const resourceVersion = String(event.seq);
+  const at = event.time;
   if (template && members) {
-    return members.map(({ name, uid }) => ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec }) as GameServer);
+    return members.map(({ name, uid }) => ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec, [STATE_ENTERED_AT]: at }) as GameServer);
   }
-  return (objects ?? []).map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec }) as GameServer);
+  return (objects ?? []).map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec, [STATE_ENTERED_AT]: at }) as GameServer);
 }
 
 /** True when `a` and `b` share everything (by reference) but their name and uid. */
@@ -245,7 +265,7 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     case 'GameServerCreated':
     case 'GameServerReloaded': {
       const { object } = event.payload as GameServerCreated;
-      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) } };
+      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) }, [STATE_ENTERED_AT]: event.time } as GameServer;
     }
     case 'GameServerDeleted':
       return undefined;
@@ -263,7 +283,7 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
         ports: p.ports,
       });
       const metadata = withMetadata(gs.metadata, gs.metadata.labels, patchMap(gs.metadata.annotations, p.annotations));
-      const next = touched(gs, event.seq, status, metadata);
+      const next = touched(gs, event, status, metadata);
       if (p.hostPorts) return { ...next, spec: { ...next.spec, ports: withHostPorts(next.spec.ports, p.hostPorts) } };
       // The pod is created: what is left of TCPUDP (Static ports) is split for it.
       if (p.state === 'Starting' && gs.status.state === 'Creating') return { ...next, spec: { ...next.spec, ports: splitTcpUdp(next.spec.ports) } };
@@ -271,36 +291,38 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     }
     case 'GameServerSpecUpdated': {
       const p = event.payload as GameServerSpecUpdated;
-      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec, status: p.status ?? gs.status };
+      const status = p.status ?? gs.status;
+      const stamp = enteredAt(gs, status.state, event);
+      return { ...gs, metadata: { ...p.metadata, resourceVersion: String(event.seq) }, spec: p.spec, status, [STATE_ENTERED_AT]: stamp } as GameServer;
     }
     case 'GameServerAllocated': {
       const p = event.payload as GameServerAllocated;
       const status = withStatus(gs.status, { state: 'Allocated', reservedUntil: null, counters: p.counters, lists: p.lists });
       const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
-      return touched(gs, event.seq, status, metadata);
+      return touched(gs, event, status, metadata);
     }
     case 'GameServerTerminating': {
       const p = event.payload as { deletionTimestamp: string };
-      return touched(gs, event.seq, gs.status, { ...gs.metadata, deletionTimestamp: p.deletionTimestamp });
+      return touched(gs, event, gs.status, { ...gs.metadata, deletionTimestamp: p.deletionTimestamp });
     }
     case 'GameServerMetadataPatched': {
       const p = event.payload as GameServerMetadataPatched;
       const metadata = withMetadata(gs.metadata, patchMap(gs.metadata.labels, p.labels), patchMap(gs.metadata.annotations, p.annotations));
-      return touched(gs, event.seq, gs.status, metadata);
+      return touched(gs, event, gs.status, metadata);
     }
     case 'GameServerCounterSet': {
       const p = event.payload as GameServerCounterSet;
       const counters = { ...gs.status.counters, [p.counter]: { count: p.count, capacity: p.capacity } };
-      return touched(gs, event.seq, withStatus(gs.status, { counters }));
+      return touched(gs, event, withStatus(gs.status, { counters }));
     }
     case 'GameServerListSet': {
       const p = event.payload as GameServerListSet;
       const lists = { ...gs.status.lists, [p.list]: { capacity: p.capacity, values: p.values } };
-      return touched(gs, event.seq, withStatus(gs.status, { lists }));
+      return touched(gs, event, withStatus(gs.status, { lists }));
     }
     case 'GameServerPlayersSet': {
       const p = event.payload as GameServerPlayersSet;
-      return touched(gs, event.seq, withStatus(gs.status, { players: { count: p.count, capacity: p.capacity, ids: p.ids } }));
+      return touched(gs, event, withStatus(gs.status, { players: { count: p.count, capacity: p.capacity, ids: p.ids } }));
     }
     default:
       return gs;

@@ -36,6 +36,8 @@ const DASHBOARD_SERIES: Record<string, string[]> = {
   agones_gameservers_node_count: [],
   agones_gameservers_total: ['fleet_name', 'namespace'],
   agones_healthcheck_status: ['check'],
+  agones_k8s_client_http_request_duration_seconds: ['endpoint', 'verb'],
+  agones_k8s_client_http_request_total: [],
   agones_k8s_client_workqueue_depth: ['queue_name'],
   agones_k8s_client_workqueue_items_total: ['queue_name'],
   agones_k8s_client_workqueue_latency_seconds: ['queue_name'],
@@ -52,12 +54,10 @@ const DASHBOARD_SERIES: Record<string, string[]> = {
 };
 
 /**
- * Dashboard series fleetsim does not produce: its controllers write to the cluster in-process, not
- * through a Kubernetes client over HTTP, so there are no client requests to count (a status code,
- * a URL) — see README's Metrics. `go_*` and `up` are not listed: a Node process has no Go runtime,
- * and `up` is Prometheus's own.
+ * Dashboard series fleetsim does not produce: none now. `go_*` and `up` are not listed: a Node
+ * process has no Go runtime, and `up` is Prometheus's own.
  */
-const NOT_YET = ['agones_k8s_client_http_request_duration_seconds', 'agones_k8s_client_http_request_total'];
+const NOT_YET: string[] = [];
 
 describe('Prometheus metrics at /metrics', () => {
   let serve: ServeProcess;
@@ -192,6 +192,17 @@ describe('Prometheus metrics at /metrics', () => {
     expect(readySum?.value).toBeGreaterThan(0);
     // Each GameServer passed through Ready once at least: the counter of state changes says so.
     expect(value(families, 'agones_gameservers_total', { type: 'Ready', fleet_name: 'arena', namespace: 'default' })).toBeGreaterThanOrEqual(3);
+  });
+
+  it("counts the controllers' writes as the API requests Agones's controllers would make", async () => {
+    const text = await scrapeText();
+    // The set created its GameServers (POST 201) and the GameServer controller moved them (PUT 200).
+    expect(value(text, 'agones_k8s_client_http_request_total', { status_code: '201', verb: 'POST' })).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'agones_k8s_client_http_request_total', { status_code: '200', verb: 'PUT' })).toBeGreaterThanOrEqual(3);
+    const puts = samples(text, 'agones_k8s_client_http_request_duration_seconds_count').find(
+      (m) => m.labels.verb === 'PUT' && m.labels.endpoint === '/apis/agones.dev/v1/namespaces/{namespace}/gameservers/{name}',
+    );
+    expect(puts?.value).toBeGreaterThanOrEqual(3);
   });
 
   it("reports the controllers' work queues and liveness checks under Agones's queue and check names", async () => {

@@ -9,6 +9,9 @@ import type { Resource } from '../kinds/resource.js';
 import { TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
 import type { WorkQueueObserver } from '../controllers/work-queue.js';
 import { stateEnteredAt } from '../kinds/gameserver/events.js';
+import { type ControllerRequest, controllerRequestOf, isControllerWrite } from './controller-requests.js';
+import type { Cause } from '../log/cause.js';
+import type { NewEvent } from '../log/event-log.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
 
 /**
@@ -61,6 +64,10 @@ export class ClusterMetrics {
   private readonly queueLatency: TalliedHistogram;
   private readonly queueWork: TalliedHistogram;
   private readonly queueRetries: TalliedCounter;
+  private readonly clientRequests: TalliedCounter;
+  private readonly clientRequestDuration: TalliedHistogram;
+  /** The controllers' writes waiting for the transaction that holds them. */
+  private pendingWrites: { committed: Promise<void>; requests: Array<{ request: ControllerRequest; started: number }> } | undefined;
   /** Liveness checks by name: Agones reports each as `agones_healthcheck_status{check}`. */
   private readonly healthChecks = new Map<string, () => boolean>();
   /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
@@ -241,6 +248,20 @@ export class ClusterMetrics {
       ...queue,
     });
     this.queueRetries = new TalliedCounter({ name: 'agones_k8s_client_workqueue_retries_total', help: 'Total number of items retried to the work queue.', ...queue });
+    // The controllers' writes, as the API requests they would be (see controller-requests.ts).
+    this.clientRequests = new TalliedCounter({
+      name: 'agones_k8s_client_http_request_total',
+      help: 'The total of HTTP requests.',
+      labelNames: ['status_code', 'verb'],
+      registers,
+    });
+    this.clientRequestDuration = new TalliedHistogram({
+      name: 'agones_k8s_client_http_request_duration_seconds',
+      help: 'The duration of HTTP requests.',
+      labelNames: ['endpoint', 'verb'],
+      buckets: ALLOCATION_BUCKETS,
+      registers,
+    });
     this.requests = new TalliedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
@@ -264,6 +285,7 @@ export class ClusterMetrics {
   private activate(): void {
     if (this.subscription) return;
     this.onActivate?.();
+    this.cluster.commitObserver = (events, cause, committed) => this.observeControllerWrite(events, cause, committed);
     this.subscription = this.cluster.gameServerChanges$.subscribe(({ previous, object }) => {
       if (!object) return;
       const state = object.status.state;
@@ -276,6 +298,37 @@ export class ClusterMetrics {
       const entered = previous && stateEnteredAt(previous);
       if (entered !== undefined && left !== undefined) this.stateDuration.series(previous!.status.state, fleet, namespace).observe((left - entered) / 1000);
     });
+  }
+
+  /**
+   * A commit of a controller's: each event counted as its request, timed until the commit is
+   * durable. Commits of one transaction share its promise: one callback times them all.
+   */
+  private observeControllerWrite(events: readonly NewEvent[], cause: Cause | undefined, committed: Promise<void>): void {
+    if (!isControllerWrite(cause)) return;
+    const started = performance.now();
+    let writes = this.pendingWrites;
+    if (writes?.committed !== committed) {
+      const batch = { committed, requests: [] as Array<{ request: ControllerRequest; started: number }> };
+      writes = this.pendingWrites = batch;
+      committed.then(
+        () => {
+          if (this.pendingWrites === batch) this.pendingWrites = undefined;
+          const now = performance.now();
+          for (const { request, started: at } of batch.requests) {
+            const series = this.clientRequestDuration.series(request.endpoint, request.verb);
+            for (let i = 0; i < request.count; i++) series.observe((now - at) / 1000);
+          }
+        },
+        () => undefined,
+      );
+    }
+    for (const event of events) {
+      const request = controllerRequestOf(event);
+      if (!request) continue;
+      this.clientRequests.series(request.statusCode, request.verb).value += request.count;
+      writes.requests.push({ request, started });
+    }
   }
 
   /** An allocation's outcome (AllocationService's observer); on the allocation path, so kept cheap. */
@@ -339,6 +392,7 @@ export class ClusterMetrics {
 
   close(): void {
     this.subscription?.unsubscribe();
+    if (this.subscription) this.cluster.commitObserver = undefined;
     this.registry.clear();
   }
 

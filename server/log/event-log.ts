@@ -56,7 +56,26 @@ interface Row {
   name: string;
   payload: string;
   schema_version: number;
+  /** As written: the cause's JSON, or `@<seq>` of the event holding it. */
+  caused_by: string | null;
+  /** The cause's JSON, the reference followed. */
   cause: string | null;
+}
+
+/** `caused_by` with a reference followed (by primary key, in the same query). */
+const CAUSE_RESOLVED = `CASE WHEN substr(caused_by, 1, 1) = '@'
+  THEN (SELECT origin.caused_by FROM events AS origin WHERE origin.seq = CAST(substr(events.caused_by, 2) AS INTEGER))
+  ELSE caused_by END`;
+
+/** A cause read back; one referred to by many events is parsed once (`parsed`, by reference). */
+function parseCause(written: string, text: string, parsed: Map<string, Cause>): Cause {
+  if (!written.startsWith('@')) return JSON.parse(text) as Cause;
+  let cause = parsed.get(written);
+  if (cause === undefined) {
+    cause = JSON.parse(text) as Cause;
+    parsed.set(written, cause);
+  }
+  return cause;
 }
 
 const SCHEMA = `
@@ -75,20 +94,16 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
   BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
   BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
-CREATE TABLE IF NOT EXISTS causes (
-  id INTEGER PRIMARY KEY,
-  cause TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS causes_append_only_update BEFORE UPDATE ON causes
-  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS causes_append_only_delete BEFORE DELETE ON causes
-  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 `;
 
-/** Events name their commit's cause by its row in \`causes\`: many events, one cause (a set's scale-down). */
-const CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN cause INTEGER';
+/**
+ * Each event's cause, in its own row: the cause as JSON on the first event that records it, and
+ * `@<seq>` of that event on the others (a set's scale-down: many events, one cause), so a cause is
+ * written once and costs no row of its own.
+ */
+const CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN caused_by TEXT';
 
-const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, cause)';
+const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, caused_by)';
 const PARAMS_PER_ROW = 9;
 const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'payload', 'schema_version'].map((f) => `events.${f}`).join(', ');
 
@@ -121,11 +136,6 @@ function rowInserter(db: Database.Database, into: string, width: number) {
   };
 }
 
-interface PendingCause {
-  id: number;
-  text: string;
-}
-
 /** Most events one transaction takes before it is flushed without waiting for the loop to turn. */
 const MAX_BATCH = 4096;
 
@@ -140,17 +150,15 @@ const MAX_BATCH = 4096;
 export class EventLog {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly insertBatch: (events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => void;
+  private readonly insertBatch: (events: StoredEvent[], causes: Array<string | null>) => void;
   /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
   private readonly keepsCauses: boolean;
   private nextSeq: number;
-  private nextCauseId: number;
   private pending: StoredEvent[] = [];
-  /** The cause row of each pending event, in the same order. */
-  private pendingCauseIds: Array<number | null> = [];
-  private pendingCauses: PendingCause[] = [];
-  /** Rows already given to causes: a cause committed again (one sync, several commits) is stored once. */
-  private readonly causeIds = new WeakMap<Cause, number>();
+  /** The `caused_by` of each pending event, in the same order. */
+  private pendingCauses: Array<string | null> = [];
+  /** Where each cause was written: a cause committed again (one sync, several commits) refers to it. */
+  private readonly causeRefs = new WeakMap<Cause, string>();
   /** The promise every append of the batch being gathered shares (one per transaction). */
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
@@ -192,19 +200,12 @@ export class EventLog {
       : this.prepareInsertBatch();
     const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
     this.nextSeq = (last.seq ?? 0) + 1;
-    const lastCause = this.keepsCauses ? (this.db.prepare('SELECT MAX(id) AS id FROM causes').get() as { id: number | null }) : { id: null };
-    this.nextCauseId = (lastCause.id ?? 0) + 1;
   }
 
-  /** The transaction that writes a batch: its causes, then its events. */
-  private prepareInsertBatch(): (events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => void {
-    const insertCauses = rowInserter(this.db, 'causes (id, cause)', 2);
+  /** The transaction that writes a batch of events. */
+  private prepareInsertBatch(): (events: StoredEvent[], causes: Array<string | null>) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
-    return this.db.transaction((events: StoredEvent[], causeIds: Array<number | null>, causes: PendingCause[]) => {
-      insertCauses(causes.length, (i, params, p) => {
-        params[p] = causes[i]!.id;
-        params[p + 1] = causes[i]!.text;
-      });
+    return this.db.transaction((events: StoredEvent[], causes: Array<string | null>) => {
       insertEvents(events.length, (i, params, p) => {
         const e = events[i]!;
         params[p] = e.seq;
@@ -215,13 +216,13 @@ export class EventLog {
         params[p + 5] = e.name;
         params[p + 6] = stringifyJsonExact(e.payload);
         params[p + 7] = e.schemaVersion;
-        params[p + 8] = causeIds[i];
+        params[p + 8] = causes[i];
       });
     });
   }
 
   private hasCauseColumn(): boolean {
-    return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'cause'").get() !== undefined;
+    return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'caused_by'").get() !== undefined;
   }
 
   /** Sequence number of the last event appended (committed or queued); 0 for an empty log. */
@@ -251,10 +252,9 @@ export class EventLog {
       schemaVersion: SCHEMA_VERSION,
       ...(cause && { cause }),
     }));
-    const causeId = cause ? this.causeId(cause) : null;
     for (const r of records) {
       this.pending.push(r);
-      this.pendingCauseIds.push(causeId);
+      this.pendingCauses.push(cause ? this.causeText(cause, r.seq) : null);
     }
     if (!this.batch) {
       let resolve!: () => void;
@@ -282,15 +282,13 @@ export class EventLog {
     this.flushScheduled = false;
     if (this.pending.length === 0) return;
     const events = this.pending;
-    const causeIds = this.pendingCauseIds;
     const causes = this.pendingCauses;
     const batch = this.batch;
     this.pending = [];
-    this.pendingCauseIds = [];
     this.pendingCauses = [];
     this.batch = undefined;
     try {
-      this.insertBatch(events, causeIds, causes);
+      this.insertBatch(events, causes);
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
@@ -323,9 +321,9 @@ export class EventLog {
         params[key] = value;
       }
     }
-    const from = this.keepsCauses
-      ? `SELECT ${EVENT_FIELDS}, causes.cause AS cause FROM events LEFT JOIN causes ON causes.id = events.cause`
-      : `SELECT ${EVENT_FIELDS}, NULL AS cause FROM events`;
+    const from = this.keepsCauses ? `SELECT ${EVENT_FIELDS}, caused_by, ${CAUSE_RESOLVED} AS cause FROM events` : `SELECT ${EVENT_FIELDS}, NULL AS caused_by, NULL AS cause FROM events`;
+    // A cause written once and referred to by later events is parsed once per read.
+    const parsed = new Map<string, Cause>();
     const statement = this.db.prepare(`${from} WHERE ${where.join(' AND ')} ORDER BY seq`);
     for (const row of statement.iterate(params) as IterableIterator<Row>) {
       yield {
@@ -337,7 +335,7 @@ export class EventLog {
         name: row.name,
         payload: parseJsonExact(row.payload),
         schemaVersion: row.schema_version,
-        ...(row.cause !== null && { cause: JSON.parse(row.cause) as Cause }),
+        ...(row.cause !== null && { cause: parseCause(row.caused_by!, row.cause, parsed) }),
       };
     }
   }
@@ -385,16 +383,14 @@ export class EventLog {
     this.db.close();
   }
 
-  /** The row a cause is stored in, queued for the next transaction when it is new. */
-  private causeId(cause: Cause): number {
-    let id = this.causeIds.get(cause);
-    if (id === undefined) {
-      id = this.nextCauseId++;
-      this.causeIds.set(cause, id);
-      this.pendingCauses.push({ id, text: JSON.stringify(cause) });
-    }
-    return id;
+  /** What event `seq` records of its cause: the cause itself the first time, then where it was written. */
+  private causeText(cause: Cause, seq: number): string {
+    const ref = this.causeRefs.get(cause);
+    if (ref !== undefined) return ref;
+    this.causeRefs.set(cause, `@${seq}`);
+    return JSON.stringify(cause);
   }
+
 
   private scheduleFlush(): void {
     if (this.flushScheduled) return;

@@ -73,6 +73,12 @@ export class Store {
   private committing = 0;
   private committedSeq = 0;
 
+  /**
+   * Told of every commit as it is made (its events, its cause, the promise of its durability):
+   * for the metrics, which count the controllers' writes as the API requests they would be.
+   */
+  commitObserver: ((events: readonly NewEvent[], cause: Cause | undefined, committed: Promise<void>) => void) | undefined;
+
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
@@ -98,6 +104,7 @@ export class Store {
   commit(events: readonly NewEvent[], cause?: Cause): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const { records, committed } = this.log.append(events, this.clock.now(), cause);
+    this.commitObserver?.(events, cause, committed);
     // Everything applied until the transaction commits is released together, once it is durable.
     const batch = (this.pendingBatch ??= this.newBatch());
     this.committing++;

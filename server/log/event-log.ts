@@ -157,8 +157,12 @@ export class EventLog {
   private pending: StoredEvent[] = [];
   /** The `caused_by` of each pending event, in the same order. */
   private pendingCauses: Array<string | null> = [];
-  /** Where each cause was written: a cause committed again (one sync, several commits) refers to it. */
-  private readonly causeRefs = new WeakMap<Cause, string>();
+  /**
+   * The cause written last and where: the events of one commit, and the commits one sync makes in
+   * a row (a set's scale-down), refer to it. (Not a map of every cause: that cost more than it saved.)
+   */
+  private lastCause: Cause | undefined;
+  private lastCauseRef = '';
   /** The promise every append of the batch being gathered shares (one per transaction). */
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
@@ -385,9 +389,9 @@ export class EventLog {
 
   /** What event `seq` records of its cause: the cause itself the first time, then where it was written. */
   private causeText(cause: Cause, seq: number): string {
-    const ref = this.causeRefs.get(cause);
-    if (ref !== undefined) return ref;
-    this.causeRefs.set(cause, `@${seq}`);
+    if (cause === this.lastCause) return this.lastCauseRef;
+    this.lastCause = cause;
+    this.lastCauseRef = `@${seq}`;
     return JSON.stringify(cause);
   }
 

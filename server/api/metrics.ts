@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import client from 'prom-client';
 import type { Subscription } from 'rxjs';
 import type { AllocationOutcome } from '../allocation/allocation-service.js';
@@ -45,6 +46,31 @@ interface AggregatedCount {
   capacity?: number | bigint;
 }
 
+/**
+ * prom-client's default metrics (process_*, nodejs_*) but its GC one: that one observes every
+ * garbage collection through a PerformanceObserver, which cost ~5 % of allocation throughput under
+ * churn, and no Agones dashboard reads it. Each collector is prom-client's own module.
+ */
+const PROCESS_COLLECTORS = [
+  'processCpuTotal',
+  'processStartTime',
+  'osMemoryHeap',
+  'processOpenFileDescriptors',
+  'processMaxFileDescriptors',
+  'eventLoopLag',
+  'processHandles',
+  'processRequests',
+  'heapSizeAndUsed',
+  'heapSpacesSizeAndUsed',
+  'version',
+] as const;
+
+type Collector = (registry: client.Registry, config: { eventLoopMonitoringPrecision: number }) => void;
+const requireFromHere = createRequire(import.meta.url);
+
+function loadCollector(name: (typeof PROCESS_COLLECTORS)[number]): Collector {
+  return requireFromHere(`prom-client/lib/metrics/${name}`) as Collector;
+}
 
 export class ClusterMetrics {
   readonly registry = new client.Registry();
@@ -75,7 +101,6 @@ export class ClusterMetrics {
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
-    client.collectDefaultMetrics({ register: this.registry });
     // prom-client calls `collect` with the metric as `this`: the cluster is reached by closure.
     const perNode = () => (this.nodeCounts ??= this.gameServersPerNode());
 
@@ -286,6 +311,7 @@ export class ClusterMetrics {
     if (this.subscription) return;
     this.onActivate?.();
     this.cluster.commitObserver = (events, cause, committed) => this.observeControllerWrite(events, cause, committed);
+    for (const collector of PROCESS_COLLECTORS) loadCollector(collector)(this.registry, { eventLoopMonitoringPrecision: 10 });
     this.subscription = this.cluster.gameServerChanges$.subscribe(({ previous, object }) => {
       if (!object) return;
       const state = object.status.state;

@@ -52,9 +52,10 @@ export class GameServerController {
   private knownNodes = 0;
   private readonly maxPods: number;
   private readonly deleteShutdown: boolean;
-  /** Metrics' observer of the queue (none: no bookkeeping), and when each queued key was added. */
+  /** Metrics' observer of the queue (none: no bookkeeping). */
   private queueObserver: WorkQueueObserver | undefined;
-  private readonly addedAt = new Map<string, number>();
+  /** When the pending drain was scheduled (for the queue's wait, when observed). */
+  private scheduledAt = 0;
 
   constructor(
     private readonly cluster: Cluster,
@@ -155,13 +156,13 @@ export class GameServerController {
     if (!ACTIONABLE.has(gs.status.state)) return;
     if (gs.status.state === 'Shutdown' && !this.deleteShutdown) return;
     if (this.queueObserver && !this.queue.has(key)) {
-      this.addedAt.set(key, this.cluster.clock.now());
       this.queueObserver.added();
       this.queueObserver.depth(this.queue.size + 1);
     }
     this.queue.add(key);
     if (this.scheduled) return;
     this.scheduled = true;
+    this.scheduledAt = this.cluster.clock.now();
     this.cluster.clock.setTimeout(() => this.drain(), 0);
   }
 
@@ -171,14 +172,16 @@ export class GameServerController {
     this.queue.clear();
     const observer = this.queueObserver;
     observer?.depth(0);
+    // Every key waited since the drain was scheduled at most (one turn of the loop): counted so,
+    // rather than keeping when each was added.
+    const waited = observer ? this.cluster.clock.now() - this.scheduledAt : 0;
     for (const key of keys) {
       const gs = this.cluster.gameServers.getByKey(key);
       if (!observer) {
         if (gs) this.step(key, gs);
         continue;
       }
-      observer.started(this.cluster.clock.now() - (this.addedAt.get(key) ?? this.cluster.clock.now()));
-      this.addedAt.delete(key);
+      observer.started(waited);
       const begun = performance.now();
       if (gs) this.step(key, gs);
       observer.finished(performance.now() - begun);

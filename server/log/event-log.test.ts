@@ -131,4 +131,18 @@ describe('EventLog', () => {
     expect([...writer.read()].map((e) => e.cause?.type ?? null)).toEqual([null, 'timer']);
     writer.close();
   });
+
+  it("writes a controller's step on its own object short, and reads it back whole", async () => {
+    const path = tempDb();
+    const log = new EventLog(path);
+    const own = { type: 'sync', controller: 'Test', object: { kind: 'Test', namespace: 'default', name: 'a' }, after: 7 } as const;
+    const other = { type: 'sync', controller: 'Test', object: { kind: 'Test', namespace: 'default', name: 'b' }, after: 7 } as const;
+    await log.append([event('a', 1)], 1000, own).committed;
+    await log.append([event('a', 2)], 1000, other).committed;
+    log.close();
+    const reader = new EventLog(path, { readonly: true });
+    expect([...reader.read()].map((e) => e.cause)).toEqual([own, other]);
+    expect(reader.database.prepare('SELECT caused_by FROM events ORDER BY seq').pluck().all()).toEqual(['{"type":"sync","after":7}', JSON.stringify(other)]);
+    reader.close();
+  });
 });

@@ -67,9 +67,28 @@ const CAUSE_RESOLVED = `CASE WHEN substr(caused_by, 1, 1) = '@'
   THEN (SELECT origin.caused_by FROM events AS origin WHERE origin.seq = CAST(substr(events.caused_by, 2) AS INTEGER))
   ELSE caused_by END`;
 
+/**
+ * The most frequent cause — a controller acting on one object's own change (the GameServer
+ * controller's steps), committed alone — written short: `{"type":"sync","after":N}`, its
+ * controller and object read back from the event's row. Undefined for any other cause.
+ */
+function ownSyncText(cause: Cause, event: NewEvent): string | undefined {
+  if (cause.type !== 'sync' || cause.inputs !== undefined || cause.controller !== event.kind) return undefined;
+  const { object } = cause;
+  if (object.kind !== event.kind || object.namespace !== event.namespace || object.name !== event.name) return undefined;
+  return cause.after === undefined ? '{"type":"sync"}' : `{"type":"sync","after":${cause.after}}`;
+}
+
 /** A cause read back; one referred to by many events is parsed once (`parsed`, by reference). */
-function parseCause(written: string, text: string, parsed: Map<string, Cause>): Cause {
-  if (!written.startsWith('@')) return JSON.parse(text) as Cause;
+function parseCause(written: string, text: string, parsed: Map<string, Cause>, row: Row): Cause {
+  if (!written.startsWith('@')) {
+    const cause = JSON.parse(text) as Cause;
+    // Written short (see ownSyncText): the controller and the object are the event's own.
+    if (cause.type === 'sync' && cause.object === undefined) {
+      return { type: 'sync', controller: row.kind, object: { kind: row.kind, namespace: row.namespace, name: row.name }, ...(cause.after !== undefined && { after: cause.after }) };
+    }
+    return cause;
+  }
   let cause = parsed.get(written);
   if (cause === undefined) {
     cause = JSON.parse(text) as Cause;
@@ -254,11 +273,17 @@ export class EventLog {
       name: e.name,
       payload: e.payload,
       schemaVersion: SCHEMA_VERSION,
-      ...(cause && { cause }),
+      cause,
     }));
-    for (const r of records) {
-      this.pending.push(r);
-      this.pendingCauses.push(cause ? this.causeText(cause, r.seq) : null);
+    const own = cause && records.length === 1 ? ownSyncText(cause, records[0]!) : undefined;
+    if (own !== undefined) {
+      this.pending.push(records[0]!);
+      this.pendingCauses.push(own);
+    } else {
+      for (const r of records) {
+        this.pending.push(r);
+        this.pendingCauses.push(cause ? this.causeText(cause, r.seq) : null);
+      }
     }
     if (!this.batch) {
       let resolve!: () => void;
@@ -339,7 +364,7 @@ export class EventLog {
         name: row.name,
         payload: parseJsonExact(row.payload),
         schemaVersion: row.schema_version,
-        ...(row.cause !== null && { cause: parseCause(row.caused_by!, row.cause, parsed) }),
+        cause: row.cause === null ? undefined : parseCause(row.caused_by!, row.cause, parsed, row),
       };
     }
   }

@@ -106,25 +106,40 @@ export class AllocationService {
     return gsa;
   }
 
+  private allocationObserver: ((outcome: AllocationOutcome) => void) | undefined;
+
   /** Told of every allocation's outcome and duration (the allocator's metrics). */
-  observer: ((outcome: AllocationOutcome) => void) | undefined;
+  get observer(): ((outcome: AllocationOutcome) => void) | undefined {
+    return this.allocationObserver;
+  }
+
+  set observer(observer: ((outcome: AllocationOutcome) => void) | undefined) {
+    this.allocationObserver = observer;
+    // This cluster's allocations are told where their result is made (no promise more each).
+    this.allocator.onAllocated = observer
+      ? (gsa, result, started) =>
+          observer({
+            seconds: (performance.now() - started) / 1000,
+            multicluster: false,
+            strategy: gsa.spec?.scheduling ?? 'Packed',
+            status: result.status.state ?? '',
+            gameServer: result.gameServer,
+          })
+      : undefined;
+  }
 
   /**
    * Allocates; the result carries the status (Allocated, UnAllocated or Contention). `cause` is
    * the client's request, recorded with the allocation.
    */
   allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult> {
-    const multicluster = gsa.spec?.multiClusterSetting?.enabled === true;
-    let result: Promise<AllocationResult>;
-    if (multicluster) {
-      if (!this.multiCluster) return Promise.reject(apiErrors.internal('multi-cluster allocation is not available in this server'));
-      result = this.multiCluster.allocate(gsa, cause);
-    } else {
-      result = this.allocator.allocate(gsa, cause);
-    }
-    const observer = this.observer;
+    const observer = this.allocationObserver;
+    if (gsa.spec?.multiClusterSetting?.enabled !== true) return this.allocator.allocate(gsa, cause, observer ? performance.now() : undefined);
+    if (!this.multiCluster) return Promise.reject(apiErrors.internal('multi-cluster allocation is not available in this server'));
+    const result = this.multiCluster.allocate(gsa, cause);
     if (!observer) return result;
     const started = performance.now();
+    const multicluster = true;
     const strategy = gsa.spec?.scheduling ?? 'Packed';
     const seconds = () => (performance.now() - started) / 1000;
     return result.then(

@@ -7,7 +7,7 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
-import { TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
+import { type HistogramTally, TalliedCounter, TalliedGauge, TalliedHistogram, type ValueTally } from './metric-tallies.js';
 import type { WorkQueueObserver } from '../controllers/work-queue.js';
 import { stateEnteredAt } from '../kinds/gameserver/events.js';
 import { type ControllerRequest, controllerRequestOf, isControllerWrite } from './controller-requests.js';
@@ -97,7 +97,7 @@ export class ClusterMetrics {
   /** Liveness checks by name: Agones reports each as `agones_healthcheck_status{check}`. */
   private readonly healthChecks = new Map<string, () => boolean>();
   /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
-  private readonly requestTargets = new Map<string, RequestLabels | null>();
+  private readonly requestTargets = new Map<string, RequestSeries | null>();
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
@@ -391,14 +391,11 @@ export class ClusterMetrics {
   observeRequest(req: IncomingMessage, res: ServerResponse): void {
     // Only once scraped, and only the resource API's paths.
     if (!this.subscription || !req.url?.startsWith('/api')) return;
-    const started = performance.now();
-    res.once('finish', () => {
-      const labels = this.requestLabels(req);
-      if (!labels) return;
-      const [component, dryRun, group, resource, scope, subresource, verb, version] = labels;
-      this.requests.series(component, dryRun, group, resource, scope, subresource, verb, version, statusText(res.statusCode)).value++;
-      this.requestDuration.series(component, dryRun, group, resource, scope, subresource, verb, version).observe((performance.now() - started) / 1000);
-    });
+    const series = this.requestSeries(req);
+    if (!series) return;
+    // One listener shared by every response (no closure per request): what it needs rides on the response.
+    (res as ObservedResponse)[OBSERVED] = { series, started: performance.now() };
+    res.on('finish', requestFinished);
   }
 
   /** `GET /metrics`: the Prometheus text exposition. */
@@ -480,17 +477,20 @@ export class ClusterMetrics {
   }
 
   /** A request's labels, from the parse of its method and target kept since the last time they were seen. */
-  private requestLabels(req: IncomingMessage): RequestLabels | undefined {
+  /** A request target's series, found once per target (undefined for a path the API server does not count). */
+  private requestSeries(req: IncomingMessage): RequestSeries | undefined {
     const target = req.url ?? '/';
     const method = req.method ?? 'GET';
     const key = method === 'GET' ? target : `${method} ${target}`;
-    let labels = this.requestTargets.get(key);
-    if (labels === undefined) {
+    let series = this.requestTargets.get(key);
+    if (series === undefined) {
       // Objects' names make targets many: the parses kept are bounded.
       if (this.requestTargets.size >= REQUEST_TARGETS) this.requestTargets.clear();
-      this.requestTargets.set(key, (labels = describeRequest(method, target) ?? null));
+      const labels = describeRequest(method, target);
+      series = labels ? { labels, duration: this.requestDuration.series(...labels), byStatus: new Map(), total: this.requests } : null;
+      this.requestTargets.set(key, series);
     }
-    return labels ?? undefined;
+    return series ?? undefined;
   }
 
   /** GameServers scheduled on each node (every node, including empty ones). */
@@ -519,6 +519,31 @@ const REQUEST_TARGETS = 1024;
 
 /** Status codes as label values, made once each. */
 const STATUS_TEXT = new Map<number, string>();
+/** A request target's label values and its series: the duration's, and the counter's per status code. */
+interface RequestSeries {
+  labels: RequestLabels;
+  duration: HistogramTally;
+  byStatus: Map<number, ValueTally>;
+  total: TalliedCounter;
+}
+
+const OBSERVED = Symbol('observedRequest');
+type ObservedResponse = ServerResponse & { [OBSERVED]?: { series: RequestSeries; started: number } };
+
+/** A response observed by `observeRequest` has been sent: its request is counted and timed. */
+function requestFinished(this: ServerResponse): void {
+  const observed = (this as ObservedResponse)[OBSERVED];
+  if (!observed) return;
+  const { series, started } = observed;
+  series.duration.observe((performance.now() - started) / 1000);
+  let counter = series.byStatus.get(this.statusCode);
+  if (counter === undefined) {
+    counter = series.total.series(...series.labels, statusText(this.statusCode));
+    series.byStatus.set(this.statusCode, counter);
+  }
+  counter.value++;
+}
+
 function statusText(code: number): string {
   let text = STATUS_TEXT.get(code);
   if (text === undefined) STATUS_TEXT.set(code, (text = String(code)));

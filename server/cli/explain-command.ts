@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
 import { EventLog } from '../log/event-log.js';
 import { stringifyJsonExact } from '../log/json.js';
+import { DEFAULT_DB } from './serve-command.js';
 import { LogExplainer, type ObjectHistory, formatHistory, kindByName } from '../history/explain.js';
-
-const DEFAULT_DB = 'data/fleetsim.db';
 
 const FLAGS: FlagSpec[] = [
   { name: 'db', type: 'string', help: `read this event log file (default ${DEFAULT_DB}, serve's)` },

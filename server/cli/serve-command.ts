@@ -3,6 +3,9 @@ import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
+
+/** Where serve keeps its log unless told otherwise (and where `explain` reads by default). */
+export const DEFAULT_DB = 'data/fleetsim.db';
 import { ALLOCATOR_FLAGS, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
 
 const FLAGS: FlagSpec[] = [
@@ -15,7 +18,7 @@ const FLAGS: FlagSpec[] = [
     default: '',
     help: 'Host names answered besides IP addresses, localhost, this machine\'s name and --host (comma-separated; .example.com for a domain, * for any): a guard against DNS rebinding',
   },
-  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: 'data/fleetsim.db', help: 'event log file (":memory:" for none)' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none)' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
   { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node' },

@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
-import type { Cause } from '../log/cause.js';
+import { syncCause } from '../log/cause.js';
 
 import type { Cluster } from '../cluster.js';
 import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
@@ -190,12 +190,7 @@ export class GameServerController {
 
   private step(key: string, gs: GameServer): void {
     // What the controller acts on is the GameServer's state: the event that set it is the cause.
-    const cause: Cause = {
-      type: 'sync',
-      controller: GAMESERVER_KIND,
-      object: { kind: GAMESERVER_KIND, namespace: gs.metadata.namespace, name: gs.metadata.name },
-      after: Number(gs.metadata.resourceVersion),
-    };
+    const cause = syncCause(GAMESERVER_KIND, gs.metadata.namespace, gs.metadata.name, Number(gs.metadata.resourceVersion));
     const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command, cause);
     switch (gs.status.state) {
       case 'PortAllocation': {

@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
-import type { Cause } from '../log/cause.js';
+import { type Cause, syncCause } from '../log/cause.js';
 import { type Trigger, WorkQueue, type WorkQueueObserver, type WorkQueueOptions } from './work-queue.js';
 
 /**
@@ -29,13 +29,7 @@ export abstract class KeyedController {
 
   /** What a sync commits is caused by: this controller reconciling `object`, after `trigger`. */
   protected syncCause(kind: string, namespace: string, name: string, trigger: Trigger | undefined, inputs?: Record<string, number | string | boolean>): Cause {
-    return {
-      type: 'sync',
-      controller: kind,
-      object: { kind, namespace, name },
-      ...(trigger && { after: trigger.seq }),
-      ...(inputs && { inputs }),
-    };
+    return syncCause(kind, namespace, name, trigger?.seq, inputs);
   }
 
   /** A fresh queue, for a controller started again: what the stopped one held is dropped. */

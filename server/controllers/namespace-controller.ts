@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { Cluster } from '../cluster.js';
 import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
 import type { ResourceService } from '../resources/service.js';
-import type { Cause } from '../log/cause.js';
+import { syncCause } from '../log/cause.js';
 
 /**
  * The namespace controller's last step: a Terminating namespace whose GameServers were still
@@ -34,7 +34,6 @@ export class NamespaceController {
   /** `after`: the event that may have emptied the namespace (its last GameServer's deletion). */
   private finalize(namespace: string, after: number): void {
     const event = this.service.namespaceFinalization(namespace);
-    const cause: Cause = { type: 'sync', controller: NAMESPACE_KIND, object: { kind: NAMESPACE_KIND, namespace: '', name: namespace }, after };
-    if (event) this.cluster.commit([event], cause).catch(() => undefined);
+    if (event) this.cluster.commit([event], syncCause(NAMESPACE_KIND, '', namespace, after)).catch(() => undefined);
   }
 }

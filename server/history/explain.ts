@@ -3,7 +3,7 @@ import type { EventHeader, EventLog, StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
-import type { Resource } from '../kinds/resource.js';
+import { type Resource, evolveResource } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
 
 /**
@@ -125,17 +125,23 @@ export class LogExplainer {
     const known = this.histories.get(key);
     if (known) return known;
     const events = [...this.log.read({ kind, namespace, name })];
-    // A set creates its GameServers in batches, written under no name: find the one holding this one.
+    // A set creates its GameServers in batches, written under no name: the one holding this one creates it.
+    const created = new Map<number, GameServer>();
     if (kind === GAMESERVER_KIND) {
-      const batches = [...this.log.read({ kind, namespace, name: '' })].filter((e) => e.type === 'GameServersCreated');
-      events.push(...batches.filter((e) => gameServersOfBatch(e).some((gs) => gs.metadata.name === name)));
+      for (const batch of this.log.read({ kind, namespace, name: '' })) {
+        const gs = batch.type === 'GameServersCreated' ? gameServersOfBatch(batch).find((g) => g.metadata.name === name) : undefined;
+        if (!gs) continue;
+        created.set(batch.seq, gs);
+        events.push(batch);
+      }
       events.sort((a, b) => a.seq - b.seq);
     }
     const versions: Versions = new Map();
     let object: unknown;
     for (const event of events) {
       const before = object;
-      object = kind === GAMESERVER_KIND ? evolveGameServerOf(object as GameServer | undefined, event, name) : evolveResource(object as Resource | undefined, event);
+      if (kind !== GAMESERVER_KIND) object = evolveResource(object as Resource | undefined, event);
+      else object = created.get(event.seq) ?? evolveGameServer(object as GameServer | undefined, event);
       versions.set(event.seq, { event, before, after: object });
     }
     this.histories.set(key, versions);
@@ -144,20 +150,6 @@ export class LogExplainer {
 }
 
 type Versions = Map<number, { event: StoredEvent; before: unknown; after: unknown }>;
-
-function evolveGameServerOf(gs: GameServer | undefined, event: StoredEvent, name: string): GameServer | undefined {
-  if (event.type === 'GameServersCreated') return gameServersOfBatch(event).find((g) => g.metadata.name === name);
-  return evolveGameServer(gs, event);
-}
-
-/** Other kinds: their events carry the whole object, or its status. */
-function evolveResource(object: Resource | undefined, event: StoredEvent): Resource | undefined {
-  const payload = event.payload as { object?: Resource; status?: unknown };
-  if (event.type === 'ResourceCreated' || event.type === 'ResourceUpdated') return payload.object;
-  if (event.type === 'ResourceDeleted') return undefined;
-  if (event.type === 'ResourceStatusSet' && object) return { ...object, status: payload.status };
-  return object;
-}
 
 function objectName(kind: string, namespace: string, name: string): string {
   return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;

@@ -75,6 +75,23 @@ export interface StartupCause {
 
 export type Cause = RequestCause | SyncCause | TimerCause | AutoscalerCause | ProcessCause | StartupCause;
 
+/** A controller (named by the kind it reconciles) reconciling one object of that kind, after event `after`. */
+export function syncCause(
+  kind: string,
+  namespace: string,
+  name: string,
+  after: number | undefined,
+  inputs?: Record<string, number | string | boolean>,
+): SyncCause {
+  return {
+    type: 'sync',
+    controller: kind,
+    object: { kind, namespace, name },
+    ...(after !== undefined && { after }),
+    ...(inputs && { inputs }),
+  };
+}
+
 /** The event sequence number a cause follows from, if any. */
 export function causeAfter(cause: Cause): number | undefined {
   switch (cause.type) {

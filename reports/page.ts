@@ -102,12 +102,13 @@ export function cards(list: readonly Card[]): string {
   return `<div class="cards">\n${items.join('\n')}\n</div>`;
 }
 
-/** A table cell: text (escaped), optionally shown as code, with CSS classes (`num`, `good`, `bad` …). */
-export type Cell = string | { text: string; className?: string; code?: boolean };
+/** A table cell: text (escaped), optionally shown as code or as a link, with CSS classes (`num`, `good`, `bad` …). */
+export type Cell = string | { text: string; className?: string; code?: boolean; href?: string };
 
 function cell(tag: 'td' | 'th', value: Cell): string {
-  const { text, className, code: asCode } = typeof value === 'string' ? { text: value, className: undefined, code: false } : value;
-  const content = asCode ? code(text) : escapeXml(text);
+  const { text, className, code: asCode, href } = typeof value === 'string' ? { text: value, className: undefined, code: false, href: undefined } : value;
+  const shown = asCode ? code(text) : escapeXml(text);
+  const content = href === undefined ? shown : `<a href="${escapeXml(href)}">${shown}</a>`;
   return `<${tag}${className ? ` class="${escapeXml(className)}"` : ''}>${content}</${tag}>`;
 }
 

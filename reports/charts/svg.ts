@@ -11,6 +11,7 @@ import { type BarChartSpec, barChartOption } from './bar-chart.js';
 import { ECHARTS_BROWSER_BUNDLE } from './browser-bundle.js';
 import { type HistogramSpec, histogramOption } from './histogram.js';
 import { type LineChartSpec, lineChartOption } from './line-chart.js';
+import { type ScatterChartSpec, scatterChartOption } from './scatter-chart.js';
 
 let loaded: typeof ECharts | undefined;
 
@@ -80,4 +81,8 @@ export function barChartSvg(spec: BarChartSpec): string {
 
 export function histogramSvg(spec: HistogramSpec): string {
   return renderChartSvg(histogramOption(spec), spec);
+}
+
+export function scatterChartSvg(spec: ScatterChartSpec): string {
+  return renderChartSvg(scatterChartOption(spec), spec);
 }

@@ -11,6 +11,7 @@ import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { SimulatedProcesses } from '../sim/processes.js';
+import { flush, settle } from '../sim/virtual-time.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 
 /**
@@ -24,23 +25,6 @@ const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number)
 
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
-}
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * Runs what is due at the current virtual instant (timers, the commits they cause, the work
- * those trigger) before time moves on, as a discrete-event simulation does — up to a bound, as
- * a controller that requeues itself at once (a set waiting on pending pods) would never let it.
- */
-async function settle(clock: VirtualClock): Promise<void> {
-  await flush();
-  for (let i = 0; i < 100; i++) {
-    const due = clock.nextDue();
-    if (due === undefined || due > clock.now()) return;
-    clock.advance(0);
-    await flush();
-  }
 }
 
 interface Result {

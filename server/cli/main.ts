@@ -4,6 +4,7 @@ import { REPLAY_USAGE, replayCommand } from './replay-command.js';
 import { reportCommand } from '../../reports/report-command.js';
 import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
 import { SERVE_USAGE, serveCommand } from './serve-command.js';
+import { SIMULATE_USAGE, simulateCommand } from './simulate-command.js';
 
 const USAGE = `fleetsim: an event-sourced stand-in for an Agones game-server cluster
 
@@ -12,6 +13,7 @@ Commands:
   sidecar   run one GameServer's sidecar (REST, WebSocket, gRPC), like sdk-server --local
   replay    rebuild state from an event log file
   explain   an object's history from the log, and why each change happened (fleetsim explain fleet/NAME)
+  simulate  a what-if day (or week) on the virtual clock: failures, waiting and cost of a scenario (fleetsim simulate --help)
   bench     run a k6 load-test scenario against a fresh fleetsim and write a report (fleetsim bench --help)
 
 ${SERVE_USAGE}
@@ -20,7 +22,9 @@ ${SIDECAR_USAGE}
 
 ${REPLAY_USAGE}
 
-${EXPLAIN_USAGE}`;
+${EXPLAIN_USAGE}
+
+${SIMULATE_USAGE}`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,6 +38,8 @@ export async function main(argv: string[]): Promise<number> {
         return replayCommand(rest);
       case 'explain':
         return await explainCommand(rest);
+      case 'simulate':
+        return await simulateCommand(rest);
       case 'bench':
         return await (await import('../../loadtest/bench-command.js')).benchCommand(rest);
       case 'report': return await reportCommand(rest);

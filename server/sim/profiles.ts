@@ -54,13 +54,14 @@ export const DEFAULT_PROFILE: ProcessProfile = {
   stages: [{ when: 'Scheduled', delay: { minMs: 1000, maxMs: 3000 }, next: [{ action: 'ready', weight: 1 }] }],
 };
 
-function durationMs(value: unknown, field: string): number {
+/** A duration as profiles and scenarios write it: `500ms`, `2s`, `1m`, `3h`, or a number of seconds. */
+export function durationMs(value: unknown, field: string): number {
   if (typeof value === 'number' && value >= 0) return value * 1000;
   if (typeof value === 'string') {
     const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
     if (m) return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
   }
-  throw new Error(`${field}: "${String(value)}" is not a duration (use 500ms, 2s, 1m or a number of seconds)`);
+  throw new Error(`${field}: "${String(value)}" is not a duration (use 500ms, 2s, 1m, 2h or a number of seconds)`);
 }
 
 function parseDelay(value: unknown, field: string): Delay {

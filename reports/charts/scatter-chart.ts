@@ -1,0 +1,49 @@
+import type { EChartsOption, ScatterSeriesOption } from 'echarts';
+import { type Axis, baseOption, dataMax, noDataTitle, valueAxis, xAxisStyle } from './chart-style.js';
+
+/** Labelled points on two value axes: one point per run, to show a trade-off (cost against failures). */
+
+export interface ScatterPoint {
+  label: string;
+  color: string;
+  x: number;
+  y: number;
+}
+
+export interface ScatterChartSpec {
+  label: string;
+  width: number;
+  height: number;
+  x: Axis;
+  y: Axis;
+  points: readonly ScatterPoint[];
+}
+
+export function scatterChartOption(spec: ScatterChartSpec): EChartsOption {
+  const style = xAxisStyle(spec.x.label);
+  const xMax = dataMax(spec.points.map((p) => p.x));
+  const series: ScatterSeriesOption[] = spec.points.map((p) => ({
+    type: 'scatter',
+    name: p.label,
+    color: p.color,
+    symbolSize: 12,
+    data: [[p.x, p.y]],
+    label: { show: true, position: 'right', formatter: p.label, color: '#1f2937' },
+  }));
+  return {
+    ...baseOption(spec.width, spec.points.map((p) => ({ name: p.label, swatch: 'box' }))),
+    title: noDataTitle(spec.points.length === 0),
+    xAxis: {
+      ...style,
+      type: 'value',
+      // Room on the right for the last point's label.
+      boundaryGap: ['8%', '25%'],
+      scale: true,
+      axisLabel: { ...style.axisLabel, formatter: spec.x.format, hideOverlap: true },
+      splitLine: { show: true, lineStyle: { color: '#f0f1f3' } },
+      max: xMax > 0 ? undefined : 1,
+    },
+    yAxis: valueAxis(spec.y, dataMax(spec.points.map((p) => p.y)), '15%'),
+    series,
+  };
+}

@@ -167,6 +167,7 @@ describe('FleetAutoscalerController: Buffer', () => {
       lastScaleTime: '2026-01-01T00:00:00Z',
       ableToScale: true,
       scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
     });
 
     await h.until(() => h.readyOf('game').length === 2, 60_000, 'two Ready servers');
@@ -192,6 +193,7 @@ describe('FleetAutoscalerController: Buffer', () => {
       lastScaleTime: '2026-01-01T00:00:30Z',
       ableToScale: true,
       scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
     });
   });
 
@@ -256,7 +258,14 @@ describe('FleetAutoscalerController: Buffer', () => {
     await h.createAutoscaler('quiet-fas', { fleetName: 'quiet', policy: buffer(2, 10) });
     await h.settle();
     expect(h.statusWrites('quiet-fas')).toBe(1);
-    expect(h.status('quiet-fas')).toEqual({ currentReplicas: 0, desiredReplicas: 2, lastScaleTime: null, ableToScale: true, scalingLimited: false });
+    expect(h.status('quiet-fas')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 2,
+      lastScaleTime: null,
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
+    });
     await h.advance(5 * 30_000, 1000);
     expect(h.statusWrites('quiet-fas')).toBe(1);
     expect(h.events('quiet-fas')).toEqual([]);
@@ -336,7 +345,15 @@ describe('FleetAutoscalerController: failures', () => {
     await h.createAutoscaler('lost', { fleetName: 'nowhere', policy: buffer(2, 10) });
     await h.createAutoscaler('fine', { fleetName: 'here', policy: buffer(2, 10) });
     await h.settle();
-    expect(h.status('lost')).toEqual({ currentReplicas: 0, desiredReplicas: 0, lastScaleTime: null, ableToScale: false, scalingLimited: false });
+    // Unable to scale: no policy applied.
+    expect(h.status('lost')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 0,
+      lastScaleTime: null,
+      ableToScale: false,
+      scalingLimited: false,
+      lastAppliedPolicy: '',
+    });
     expect(h.events('lost').map((e) => [e.type, e.reason, e.message])).toEqual([['Warning', 'FailedGetFleet', 'could not fetch fleet: nowhere']]);
     expect(h.fleetReplicas('here')).toBe(2);
     expect(h.status('fine')).toMatchObject({ ableToScale: true, desiredReplicas: 2 });
@@ -478,7 +495,14 @@ describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
     await h.settle();
     await waitFor(() => h.fleetReplicas('hooked') === 5, { what: 'the fleet scaled to 5' });
     await waitFor(() => h.status('hook-fas')?.desiredReplicas === 5, { what: 'the status' });
-    expect(h.status('hook-fas')).toEqual({ currentReplicas: 0, desiredReplicas: 5, lastScaleTime: '2026-01-01T00:00:00Z', ableToScale: true, scalingLimited: false });
+    expect(h.status('hook-fas')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 5,
+      lastScaleTime: '2026-01-01T00:00:00Z',
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Webhook',
+    });
     expect(h.events('hook-fas').map((e) => e.message)).toEqual(['Scaling fleet hooked from 1 to 5']);
     const sent = JSON.parse(server.requests[before]!.body) as { request: Record<string, unknown> };
     expect(sent).toEqual({
@@ -502,7 +526,14 @@ describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
     await h.settle();
     await waitFor(() => h.status('no-fas')?.ableToScale === true, { what: 'a status' });
     expect(h.fleetReplicas('steady')).toBe(3);
-    expect(h.status('no-fas')).toEqual({ currentReplicas: 3, desiredReplicas: 3, lastScaleTime: null, ableToScale: true, scalingLimited: false });
+    expect(h.status('no-fas')).toEqual({
+      currentReplicas: 3,
+      desiredReplicas: 3,
+      lastScaleTime: null,
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Webhook',
+    });
     expect(h.events('no-fas')).toEqual([]);
   });
 

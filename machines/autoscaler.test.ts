@@ -3,14 +3,19 @@ import {
   type AggregatedCapacity,
   type AutoscaledFleet,
   AutoscalerError,
+  ChainPolicyError,
+  type ComputeOptions,
   type GameServerCapacity,
   bufferPolicy,
+  chainEntryChanged,
   computeDesiredReplicas,
+  isScheduleActive,
+  lastAppliedPolicy,
   counterOrListPolicy,
   parseBufferSize,
   webhookPolicy,
 } from './autoscaler.js';
-import type { BufferPolicy, CapacityPolicy } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
+import type { AutoscalerPolicy, BufferPolicy, CapacityPolicy, SchedulePolicy } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
 
 function fleetWith(status: AutoscaledFleet['status'], spec: AutoscaledFleet['spec'] = {}): AutoscaledFleet {
   return { spec, status };
@@ -316,31 +321,189 @@ describe('counterOrListPolicy (§7.6)', () => {
 });
 
 describe('computeDesiredReplicas', () => {
-  const on = { countsAndLists: true };
+  const on = { countsAndLists: true, scheduledAutoscaler: true, now: Date.UTC(2026, 0, 1) };
+  const applied = (replicas: number, limited = false) => expect.objectContaining({ outcome: 'applied', replicas, limited }) as unknown;
+
   it('dispatches on the policy type', () => {
-    expect(computeDesiredReplicas({ type: 'Buffer', buffer: { bufferSize: 2, maxReplicas: 10 } }, fleetWith({ allocatedReplicas: 3 }), on)).toEqual({
-      replicas: 5,
-      limited: false,
+    expect(computeDesiredReplicas({ type: 'Buffer', buffer: { bufferSize: 2, maxReplicas: 10 } }, fleetWith({ allocatedReplicas: 3 }), on)).toEqual(applied(5));
+    expect(computeDesiredReplicas({ type: 'Counter', counter: { key: 'rooms', bufferSize: 10, maxCapacity: 100 } }, W2_FLEET, on)).toEqual(applied(4));
+  });
+
+  it('asks for the answer of a webhook it reaches, then applies it', () => {
+    const hook = { url: 'https://hook.example/scale' };
+    expect(computeDesiredReplicas({ type: 'Webhook', webhook: hook }, W2_FLEET, on)).toEqual({ outcome: 'webhook-needed', place: 'spec.policy', webhook: hook });
+    const answered = computeDesiredReplicas({ type: 'Webhook', webhook: hook }, W2_FLEET, {
+      ...on,
+      webhookAnswers: new Map([['spec.policy', { scale: true, replicas: 8 }]]),
     });
-    expect(computeDesiredReplicas({ type: 'Counter', counter: { key: 'rooms', bufferSize: 10, maxCapacity: 100 } }, W2_FLEET, on)).toEqual({
-      replicas: 4,
-      limited: false,
-    });
-    expect(computeDesiredReplicas({ type: 'Webhook', webhook: {} }, W2_FLEET, { ...on, webhook: { scale: true, replicas: 8 } })).toEqual({
-      replicas: 8,
-      limited: false,
-    });
+    expect(answered).toEqual(applied(8));
+    expect(answered.outcome === 'applied' && answered.ruling.webhookAnswer).toEqual({ scale: true, replicas: 8 });
   });
 
   it.each([
     [{ type: 'Counter', counter: { key: 'rooms', bufferSize: 1, maxCapacity: 10 } }, { countsAndLists: false }, 'cannot apply CounterPolicy unless feature flag CountsAndLists is enabled'],
     [{ type: 'List', list: { key: 'rooms', bufferSize: 1, maxCapacity: 10 } }, { countsAndLists: false }, 'cannot apply CounterPolicy unless feature flag CountsAndLists is enabled'],
-    [{ type: 'Buffer' }, on, 'buffer policy config params are missing'],
-    [{ type: 'List' }, on, 'list policy config params are missing'],
-    [{ type: 'Webhook', webhook: {} }, on, 'webhook policy config params are missing'],
-    [{ type: 'Chain' }, on, 'policy type Chain is not supported by fleetsim; use one of: Buffer, Webhook, Counter, List'],
-    [{ type: 'Nope' }, on, 'wrong policy type, should be one of: Buffer, Webhook, Counter, List'],
+    [{ type: 'Buffer' }, {}, 'buffer policy config params are missing'],
+    [{ type: 'List' }, {}, 'list policy config params are missing'],
+    [{ type: 'Webhook' }, {}, 'webhook policy config params are missing'],
+    [{ type: 'Schedule', schedule: {} }, { scheduledAutoscaler: false }, 'cannot apply SchedulePolicy unless feature flag ScheduledAutoscaler is enabled'],
+    [{ type: 'Chain', chain: [] }, { scheduledAutoscaler: false }, 'cannot apply ChainPolicy unless feature flag ScheduledAutoscaler is enabled'],
+    [{ type: 'Wasm' }, {}, 'policy type Wasm is not supported by fleetsim; use one of: Buffer, Webhook, Counter, List, Schedule, Chain'],
+    [{ type: 'Nope' }, {}, 'wrong policy type, should be one of: Buffer, Webhook, Counter, List, Schedule, Chain'],
   ])('rejects %j', (policy, options, message) => {
-    expect(() => computeDesiredReplicas(policy, W2_FLEET, options)).toThrow(new AutoscalerError(message));
+    expect(() => computeDesiredReplicas(policy, W2_FLEET, { ...on, ...options })).toThrow(new AutoscalerError(message));
+  });
+});
+
+/** Agones's isScheduleActive, the expected answers checked against Agones's formulas in Go. */
+describe('isScheduleActive', () => {
+  const at = (iso: string) => Date.parse(iso);
+  const period = (startCron: string, duration: string, timezone?: string): SchedulePolicy => ({
+    activePeriod: { startCron, duration, ...(timezone !== undefined && { timezone }) },
+  });
+
+  it('is active only within between.start and between.end, both included; without startCron always within them', () => {
+    const window: SchedulePolicy = { between: { start: '2026-01-01T00:10:00Z', end: '2026-01-01T00:40:00Z' } };
+    expect(isScheduleActive(window, at('2026-01-01T00:09:59Z'))).toBe(false);
+    expect(isScheduleActive(window, at('2026-01-01T00:10:00Z'))).toBe(true);
+    expect(isScheduleActive(window, at('2026-01-01T00:40:00Z'))).toBe(true);
+    expect(isScheduleActive(window, at('2026-01-01T00:40:00.001Z'))).toBe(false);
+    expect(isScheduleActive({ between: { start: '2026-01-01T00:10:00Z' } }, at('2030-01-01T00:00:00Z'))).toBe(true);
+    expect(isScheduleActive({}, at('2026-01-01T00:00:00Z'))).toBe(true);
+  });
+
+  it('recurs: weekdays from 09:00 for 8 hours, the end excluded', () => {
+    const weekdays = period('0 9 * * 1-5', '8h');
+    expect(isScheduleActive(weekdays, at('2026-01-05T09:00:00Z'))).toBe(true); // Monday
+    expect(isScheduleActive(weekdays, at('2026-01-05T16:59:59Z'))).toBe(true);
+    expect(isScheduleActive(weekdays, at('2026-01-05T17:00:00Z'))).toBe(false);
+    expect(isScheduleActive(weekdays, at('2026-01-03T10:00:00Z'))).toBe(false); // Saturday
+  });
+
+  it('starts 90 s early (strictly after start − 90 s), for clock changes', () => {
+    const weekdays = period('0 9 * * 1-5', '8h');
+    expect(isScheduleActive(weekdays, at('2026-01-05T08:58:31Z'))).toBe(true);
+    expect(isScheduleActive(weekdays, at('2026-01-05T08:58:30Z'))).toBe(false);
+  });
+
+  it('a period may run past midnight', () => {
+    const night = period('0 22 * * *', '4h');
+    expect(isScheduleActive(night, at('2026-01-01T21:00:00Z'))).toBe(false);
+    expect(isScheduleActive(night, at('2026-01-01T23:30:00Z'))).toBe(true);
+    expect(isScheduleActive(night, at('2026-01-02T01:30:00Z'))).toBe(true);
+    expect(isScheduleActive(night, at('2026-01-02T02:30:00Z'))).toBe(false);
+  });
+
+  it('reads startCron on the clocks of its timezone, across a clock change', () => {
+    expect(isScheduleActive(period('0 9 * * 1-5', '8h', 'America/New_York'), at('2026-01-05T14:30:00Z'))).toBe(true);
+    expect(isScheduleActive(period('0 9 * * 1-5', '8h', 'America/New_York'), at('2026-01-05T09:30:00Z'))).toBe(false);
+    expect(isScheduleActive(period('0 9 * * *', '1h', 'Asia/Kolkata'), at('2026-01-01T03:45:00Z'))).toBe(true);
+    expect(isScheduleActive(period('0 9 * * *', '1h', 'Asia/Kolkata'), at('2026-01-01T04:45:00Z'))).toBe(false);
+    // New York moves to EDT on 2026-03-08: 09:00 is 14:00Z the day before, 13:00Z that day.
+    const nineAm = period('0 9 * * *', '1h', 'America/New_York');
+    expect(isScheduleActive(nineAm, at('2026-03-07T14:30:00Z'))).toBe(true);
+    expect(isScheduleActive(nineAm, at('2026-03-08T13:30:00Z'))).toBe(true);
+    expect(isScheduleActive(nineAm, at('2026-03-08T14:30:00Z'))).toBe(false);
+  });
+
+  it('an empty duration never ends (once the cron has ever started); a cron that never starts is never active', () => {
+    expect(isScheduleActive(period('0 0 * * *', ''), at('2026-01-01T12:00:00Z'))).toBe(true);
+    expect(isScheduleActive(period('0 0 30 2 *', ''), at('2026-01-01T12:00:00Z'))).toBe(false);
+  });
+
+  it('takes descriptors, @every included', () => {
+    expect(isScheduleActive(period('@daily', '1h'), at('2026-01-01T00:30:00Z'))).toBe(true);
+    expect(isScheduleActive(period('@daily', '1h'), at('2026-01-01T01:30:00Z'))).toBe(false);
+    expect(isScheduleActive(period('@hourly', '15m'), at('2026-01-01T00:10:00Z'))).toBe(true);
+    expect(isScheduleActive(period('@hourly', '15m'), at('2026-01-01T00:20:00Z'))).toBe(false);
+    // @every counts from the time asked about: active always when the duration outlasts the delay, else never.
+    expect(isScheduleActive(period('@every 1h', '2h'), at('2026-01-01T00:20:00Z'))).toBe(true);
+    expect(isScheduleActive(period('@every 1h', '30m'), at('2026-01-01T00:20:00Z'))).toBe(false);
+  });
+
+  it('day of month or day of week: either when neither is *, both when one is', () => {
+    // 2026-01-02 is a Friday, not the 13th.
+    expect(isScheduleActive(period('0 0 13 * 5', '1h'), at('2026-01-02T00:30:00Z'))).toBe(true);
+    expect(isScheduleActive(period('0 0 13 * ?', '1h'), at('2026-01-02T00:30:00Z'))).toBe(false);
+  });
+});
+
+describe('computeDesiredReplicas: Schedule and Chain', () => {
+  const NOW = Date.parse('2026-01-01T00:20:00Z');
+  const options: ComputeOptions = { countsAndLists: false, scheduledAutoscaler: true, now: NOW };
+  const fleet = fleetWith({ replicas: 3, allocatedReplicas: 1 });
+  const buffer = (bufferSize: number): AutoscalerPolicy => ({ type: 'Buffer', buffer: { bufferSize, maxReplicas: 100 } });
+  const hook = { url: 'https://hook.example/scale' };
+  const webhook: AutoscalerPolicy = { type: 'Webhook', webhook: hook };
+  const activeNow = (policy: AutoscalerPolicy): AutoscalerPolicy => ({
+    type: 'Schedule',
+    schedule: { between: { start: '2026-01-01T00:10:00Z' }, activePeriod: { startCron: '10 0 * * *', duration: '30m' }, policy },
+  });
+  const laterOn = (policy: AutoscalerPolicy): AutoscalerPolicy => ({ type: 'Schedule', schedule: { between: { start: '2026-01-01T01:00:00Z' }, policy } });
+
+  it('a Schedule applies its policy while active', () => {
+    const outcome = computeDesiredReplicas(activeNow(buffer(10)), fleet, options);
+    expect(outcome).toMatchObject({ outcome: 'applied', replicas: 11, ruling: { scheduled: true, policy: buffer(10) } });
+  });
+
+  it('an inactive Schedule is its own outcome, keeping the fleet\'s current total', () => {
+    expect(computeDesiredReplicas(laterOn(buffer(10)), fleet, options)).toEqual({ outcome: 'inactive-schedule', replicas: 3 });
+  });
+
+  it('a Chain: the first entry that applies rules, and the result names it', () => {
+    const chain: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'event', ...activeNow(buffer(10)) }, { id: 'default', ...buffer(2) }] };
+    const outcome = computeDesiredReplicas(chain, fleet, options);
+    expect(outcome).toMatchObject({ outcome: 'applied', replicas: 11, ruling: { chainEntry: { id: 'event', type: 'Schedule' }, scheduled: true, passedOver: [] } });
+    expect(outcome.outcome === 'applied' && lastAppliedPolicy(chain, outcome.ruling)).toBe('Chain:event:Schedule');
+  });
+
+  it('a Chain falls through an inactive schedule to its default', () => {
+    const chain: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'later', ...laterOn(buffer(10)) }, { id: 'default', ...buffer(2) }] };
+    const outcome = computeDesiredReplicas(chain, fleet, options);
+    expect(outcome).toMatchObject({
+      outcome: 'applied',
+      replicas: 3,
+      ruling: { chainEntry: { id: 'default', type: 'Buffer' }, scheduled: false, passedOver: [{ id: 'later', reason: 'inactive schedule' }] },
+    });
+    expect(outcome.outcome === 'applied' && lastAppliedPolicy(chain, outcome.ruling)).toBe('Chain:default:Buffer');
+  });
+
+  it('a webhook is asked only when the chain reaches it, and a failed one hands over to the next entry', () => {
+    const chain: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'later', ...laterOn(buffer(10)) }, { id: 'hook', ...webhook }, { id: 'default', ...buffer(2) }] };
+    expect(computeDesiredReplicas(chain, fleet, options)).toEqual({ outcome: 'webhook-needed', place: 'spec.policy.chain[1]', webhook: hook });
+    const answered = computeDesiredReplicas(chain, fleet, { ...options, webhookAnswers: new Map([['spec.policy.chain[1]', { scale: true, replicas: 7 }]]) });
+    expect(answered).toMatchObject({ outcome: 'applied', replicas: 7, ruling: { chainEntry: { id: 'hook', type: 'Webhook' } } });
+    const failed = computeDesiredReplicas(chain, fleet, { ...options, webhookAnswers: new Map([['spec.policy.chain[1]', new Error('the webhook did not answer')]]) });
+    expect(failed).toMatchObject({
+      outcome: 'applied',
+      replicas: 3,
+      ruling: { chainEntry: { id: 'default', type: 'Buffer' }, passedOver: [{ id: 'later' }, { id: 'hook', reason: 'the webhook did not answer' }] },
+    });
+    // An entry that applies first: no webhook asked.
+    const first: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'default', ...buffer(2) }, { id: 'hook', ...webhook }] };
+    expect(computeDesiredReplicas(first, fleet, options).outcome).toBe('applied');
+  });
+
+  it('a webhook inside a schedule is asked by its place', () => {
+    expect(computeDesiredReplicas(activeNow(webhook), fleet, options)).toEqual({ outcome: 'webhook-needed', place: 'spec.policy.schedule.policy', webhook: hook });
+    expect(computeDesiredReplicas(laterOn(webhook), fleet, options).outcome).toBe('inactive-schedule');
+  });
+
+  it('when no entry applies, the last one tells: inactive, or its error as a ChainPolicyError', () => {
+    const allLater: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'a', ...laterOn(buffer(10)) }, { id: 'b', ...laterOn(buffer(5)) }] };
+    expect(computeDesiredReplicas(allLater, fleet, options)).toEqual({ outcome: 'inactive-schedule', replicas: 3 });
+    const brokenFirst: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'a', type: 'Buffer' }, { id: 'b', ...laterOn(buffer(5)) }] };
+    expect(computeDesiredReplicas(brokenFirst, fleet, options).outcome).toBe('inactive-schedule');
+    const brokenLast: AutoscalerPolicy = { type: 'Chain', chain: [{ id: 'a', ...laterOn(buffer(5)) }, { id: 'b', type: 'Buffer' }] };
+    expect(() => computeDesiredReplicas(brokenLast, fleet, options)).toThrow(new ChainPolicyError('buffer policy config params are missing'));
+  });
+
+  it('lastAppliedPolicy is the policy type, or Chain:<id>:<type>; a chain entry counts as changed as Agones compares them', () => {
+    expect(lastAppliedPolicy(buffer(2), { policy: buffer(2), scheduled: false, passedOver: [] })).toBe('Buffer');
+    expect(chainEntryChanged('', 'Chain:a:Buffer')).toBe(true);
+    expect(chainEntryChanged('Buffer', 'Chain:a:Buffer')).toBe(true);
+    expect(chainEntryChanged('Chain:a:Buffer', 'Chain:a:Buffer')).toBe(false);
+    expect(chainEntryChanged('Chain:a:Buffer', 'Chain:b:Buffer')).toBe(true);
+    expect(chainEntryChanged('Chain:a:Schedule', 'Chain:a:Buffer')).toBe(true);
   });
 });

@@ -1,11 +1,22 @@
 /**
  * The FleetAutoscaler's formulas (Agones's pkg/fleetautoscalers, reference §7.5–§7.7): from a
  * fleet as the read model shows it and a policy, the replicas the fleet should have and whether
- * a limit capped them. Pure: no clock, no I/O; the controller reads, calls these, and commits.
+ * a limit capped them; for Schedule and Chain policies, which policy applies at a given time.
+ * Pure: no clock (the time is passed in), no I/O (a webhook's answer is passed in); the
+ * controller reads, calls these, and commits.
  */
 
 import type { Int64 } from '../server/int64.js';
-import type { AutoscalerPolicy, BufferPolicy, BufferSize, CapacityPolicy } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
+import type {
+  AutoscalerPolicy,
+  BufferPolicy,
+  BufferSize,
+  CapacityPolicy,
+  ChainEntry,
+  SchedulePolicy,
+  WebhookConfiguration,
+} from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
+import { type Parsed, nextCronTime, parseCron, parseDuration, parseRfc3339, timezoneError } from '../server/kinds/fleetautoscaler/schedule.js';
 
 export type CapacityKind = 'Counter' | 'List';
 
@@ -293,40 +304,203 @@ export function counterOrListPolicy(
   return limited && direction === 1 ? scaleUpLimited(state) : scaleDown(state);
 }
 
-export const SUPPORTED_POLICY_TYPES = ['Buffer', 'Webhook', 'Counter', 'List'] as const;
+/** Agones's "2540400h" (about 290 years): the period of a schedule whose duration is empty. */
+const UNENDING_PERIOD_MS = 2_540_400 * 3_600_000;
+/** A period counts as started 90 s before its cron time, so a clock change cannot skip it (Agones). */
+const EARLY_START_MS = 90_000;
+
+function scheduleSetting<T>(parsed: Parsed<T>, field: string): T {
+  // Validation rejects these; a stored object that slipped past still gets a clear error.
+  if ('error' in parsed) throw new AutoscalerError(`invalid ${field}: ${parsed.error}`);
+  return parsed.value;
+}
+
+/**
+ * Agones's isScheduleActive: never before `between.start` or after `between.end`; within them,
+ * always when there is no `startCron`; otherwise within the period that began at the cron's
+ * latest start (on the clocks of `timezone`) and lasts `duration`. That start is found as the
+ * cron's next start after `now − duration`, and the period counts from 90 s before it.
+ */
+export function isScheduleActive(schedule: SchedulePolicy, nowMs: number): boolean {
+  const start = schedule.between?.start ? parseRfc3339(schedule.between.start) : undefined;
+  if (start !== undefined && nowMs < start) return false;
+  const end = schedule.between?.end ? parseRfc3339(schedule.between.end) : undefined;
+  if (end !== undefined && nowMs > end) return false;
+
+  const period = schedule.activePeriod ?? {};
+  if (!period.startCron) return true;
+  const timezone = period.timezone ?? '';
+  const zoneError = timezoneError(timezone);
+  if (zoneError) throw new AutoscalerError(`invalid timezone: ${zoneError}`);
+  const cron = scheduleSetting(parseCron(period.startCron), 'startCron');
+  const durationMs = period.duration ? scheduleSetting(parseDuration(period.duration), 'duration') : UNENDING_PERIOD_MS;
+
+  const periodStart = nextCronTime(cron, nowMs - durationMs, timezone);
+  const periodEnd = periodStart + durationMs;
+  return nowMs > periodStart - EARLY_START_MS && nowMs < periodEnd;
+}
+
+export const SUPPORTED_POLICY_TYPES = ['Buffer', 'Webhook', 'Counter', 'List', 'Schedule', 'Chain'] as const;
 
 export interface ComputeOptions {
   /** The CountsAndLists feature gate. */
   countsAndLists: boolean;
+  /** The ScheduledAutoscaler feature gate (Schedule and Chain policies). */
+  scheduledAutoscaler: boolean;
+  /** When schedules are judged (ms since the epoch, the cluster clock's). */
+  now: number;
   gameServersInDeletionOrder?: DeletionOrder;
-  /** The webhook's answer, for a Webhook policy (the caller makes the call). */
-  webhook?: WebhookAnswer;
+  /**
+   * What the webhooks reached so far answered, by the place of their policy (see
+   * `WebhookNeeded`); an Error where the call failed.
+   */
+  webhookAnswers?: ReadonlyMap<string, WebhookAnswer | Error>;
+}
+
+/** Which policy decided: what the status and the explanation name. */
+export interface RulingPolicy {
+  /** The policy whose formula gave the replicas: Buffer, Webhook, Counter or List. */
+  policy: AutoscalerPolicy;
+  /** The webhook's answer, when that policy is a Webhook. */
+  webhookAnswer?: WebhookAnswer;
+  /** That policy is a Schedule's, and the schedule is active. */
+  scheduled: boolean;
+  /** For a Chain policy: the entry that applied. */
+  chainEntry?: { id: string; type: string };
+  /** For a Chain policy: the entries tried before it, and why each did not apply. */
+  passedOver: Array<{ id: string; reason: string }>;
+}
+
+/** The policy applies: scale to `replicas`. */
+export interface PolicyApplied extends ScaleDecision {
+  outcome: 'applied';
+  ruling: RulingPolicy;
+}
+
+/** Agones's InactiveScheduleError: nothing applies now, which is not a failure; `replicas` is the fleet's current total. */
+export interface ScheduleInactive {
+  outcome: 'inactive-schedule';
+  replicas: number;
 }
 
 /**
- * Agones's computeDesiredFleetSize for the policies fleetsim runs: dispatches on `type` and
- * checks that the matching settings are there. A Webhook policy needs the answer in `options`.
+ * The computation reached a Webhook policy whose answer it does not have: the caller asks the
+ * webhook, adds the answer (or the error) under `place` and computes again. A webhook is thus
+ * called only when the policy walk actually reaches it.
  */
-export function computeDesiredReplicas(policy: AutoscalerPolicy, fleet: AutoscaledFleet, options: ComputeOptions): ScaleDecision {
+export interface WebhookNeeded {
+  outcome: 'webhook-needed';
+  /** Where the policy sits in the spec (`spec.policy.chain[1]`); a key for its answer and its client. */
+  place: string;
+  webhook: WebhookConfiguration;
+}
+
+export type PolicyOutcome = PolicyApplied | ScheduleInactive | WebhookNeeded;
+
+/** No entry of a chain applied, the last one failing; Agones records it as a ChainPolicy Warning too. */
+export class ChainPolicyError extends AutoscalerError {}
+
+function applied(decision: ScaleDecision, policy: AutoscalerPolicy, webhookAnswer?: WebhookAnswer): PolicyApplied {
+  return { outcome: 'applied', ...decision, ruling: { policy, ...(webhookAnswer && { webhookAnswer }), scheduled: false, passedOver: [] } };
+}
+
+function requireScheduledAutoscaler(policyName: string, options: ComputeOptions): void {
+  if (!options.scheduledAutoscaler) throw new AutoscalerError(`cannot apply ${policyName} unless feature flag ScheduledAutoscaler is enabled`);
+}
+
+function applySchedule(schedule: SchedulePolicy | undefined, fleet: AutoscaledFleet, options: ComputeOptions, place: string): PolicyOutcome {
+  requireScheduledAutoscaler('SchedulePolicy', options);
+  if (!schedule) throw new AutoscalerError('schedule policy config params are missing');
+  if (!isScheduleActive(schedule, options.now)) return { outcome: 'inactive-schedule', replicas: fleet.status?.replicas ?? 0 };
+  const outcome = applyPolicy(schedule.policy ?? {}, fleet, options, `${place}.policy`);
+  return outcome.outcome === 'applied' ? { ...outcome, ruling: { ...outcome.ruling, scheduled: true } } : outcome;
+}
+
+/**
+ * Agones's applyChainPolicy: the entries in order, the first that applies rules. An entry whose
+ * schedule is inactive or that fails hands over to the next; when none applies, the last entry
+ * says what happened (inactive, or its error).
+ */
+function applyChain(chain: readonly ChainEntry[] | undefined, fleet: AutoscaledFleet, options: ComputeOptions, place: string): PolicyOutcome {
+  requireScheduledAutoscaler('ChainPolicy', options);
+  if (!chain || chain.length === 0) throw new AutoscalerError('chain policy config params are missing');
+  const passedOver: RulingPolicy['passedOver'] = [];
+  let lastError: unknown;
+  for (const [index, entry] of chain.entries()) {
+    const id = entry.id ?? '';
+    let outcome: PolicyOutcome;
+    try {
+      outcome = applyPolicy(entry, fleet, options, `${place}[${index}]`);
+    } catch (error) {
+      lastError = error;
+      passedOver.push({ id, reason: error instanceof Error ? error.message : String(error) });
+      continue;
+    }
+    if (outcome.outcome === 'webhook-needed') return outcome;
+    if (outcome.outcome === 'inactive-schedule') {
+      lastError = undefined;
+      passedOver.push({ id, reason: 'inactive schedule' });
+      continue;
+    }
+    return { ...outcome, ruling: { ...outcome.ruling, chainEntry: { id, type: entry.type ?? '' }, passedOver } };
+  }
+  if (lastError === undefined) return { outcome: 'inactive-schedule', replicas: fleet.status?.replicas ?? 0 };
+  throw new ChainPolicyError(lastError instanceof Error ? lastError.message : String(lastError));
+}
+
+/** One policy at `place` in the spec: dispatches on `type` and checks the matching settings are there. */
+function applyPolicy(policy: AutoscalerPolicy, fleet: AutoscaledFleet, options: ComputeOptions, place: string): PolicyOutcome {
   switch (policy.type) {
     case 'Buffer':
       if (!policy.buffer) throw new AutoscalerError('buffer policy config params are missing');
-      return bufferPolicy(fleet, policy.buffer);
+      return applied(bufferPolicy(fleet, policy.buffer), policy);
     case 'Counter':
     case 'List': {
       if (!options.countsAndLists) throw new AutoscalerError('cannot apply CounterPolicy unless feature flag CountsAndLists is enabled');
       const settings = policy.type === 'Counter' ? policy.counter : policy.list;
       if (!settings) throw new AutoscalerError(`${policy.type.toLowerCase()} policy config params are missing`);
-      return counterOrListPolicy(fleet, settings, policy.type, options.gameServersInDeletionOrder);
+      return applied(counterOrListPolicy(fleet, settings, policy.type, options.gameServersInDeletionOrder), policy);
     }
-    case 'Webhook':
-      if (!options.webhook) throw new AutoscalerError('webhook policy config params are missing');
-      return webhookPolicy(fleet, options.webhook);
+    case 'Webhook': {
+      if (!policy.webhook) throw new AutoscalerError('webhook policy config params are missing');
+      const answer = options.webhookAnswers?.get(place);
+      if (answer === undefined) return { outcome: 'webhook-needed', place, webhook: policy.webhook };
+      if (answer instanceof Error) throw answer;
+      return applied(webhookPolicy(fleet, answer), policy, answer);
+    }
     case 'Schedule':
+      return applySchedule(policy.schedule, fleet, options, `${place}.schedule`);
     case 'Chain':
+      return applyChain(policy.chain, fleet, options, `${place}.chain`);
     case 'Wasm':
-      throw new AutoscalerError(`policy type ${policy.type} is not supported by fleetsim; use one of: ${SUPPORTED_POLICY_TYPES.join(', ')}`);
+      throw new AutoscalerError(`policy type Wasm is not supported by fleetsim; use one of: ${SUPPORTED_POLICY_TYPES.join(', ')}`);
     default:
       throw new AutoscalerError(`wrong policy type, should be one of: ${SUPPORTED_POLICY_TYPES.join(', ')}`);
   }
+}
+
+/**
+ * Agones's computeDesiredFleetSize: the replicas a FleetAutoscaler's policy wants for the fleet
+ * now, or that an inactive schedule leaves it be, or which webhook must be asked first. Throws an
+ * AutoscalerError when the policy cannot be applied.
+ */
+export function computeDesiredReplicas(policy: AutoscalerPolicy, fleet: AutoscaledFleet, options: ComputeOptions): PolicyOutcome {
+  return applyPolicy(policy, fleet, options, 'spec.policy');
+}
+
+/** What `status.lastAppliedPolicy` says of an applied policy: its type, or for a chain `Chain:<id>:<type>`. */
+export function lastAppliedPolicy(policy: AutoscalerPolicy, ruling: RulingPolicy): string {
+  return ruling.chainEntry ? `Chain:${ruling.chainEntry.id}:${ruling.chainEntry.type}` : (policy.type ?? '');
+}
+
+/**
+ * Whether a chain's ruling entry differs from the one `status.lastAppliedPolicy` names, as Agones
+ * compares them (by the id and type fields of `Chain:<id>:<type>`): Agones records a ChainPolicy
+ * Event only then.
+ */
+export function chainEntryChanged(previous: string, current: string): boolean {
+  if (!previous.includes('Chain')) return true;
+  const before = previous.split(':');
+  const now = current.split(':');
+  return before.length > 2 && (before[1] !== now[1] || before[2] !== now[2]);
 }

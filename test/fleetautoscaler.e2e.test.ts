@@ -52,6 +52,7 @@ interface AutoscalerStatus {
   lastScaleTime: string | null;
   ableToScale: boolean;
   scalingLimited: boolean;
+  lastAppliedPolicy: string;
 }
 
 async function getJson<T>(serve: Serve, path: string): Promise<T> {
@@ -96,8 +97,8 @@ function fleetBody(name: string, replicas: number, templateSpec: Record<string, 
   });
 }
 
-function autoscalerBody(name: string, fleetName: string, policy: Record<string, unknown>) {
-  return { apiVersion: 'autoscaling.agones.dev/v1', kind: 'FleetAutoscaler', metadata: { name }, spec: { fleetName, policy } };
+function autoscalerBody(name: string, fleetName: string, policy: Record<string, unknown>, sync?: Record<string, unknown>) {
+  return { apiVersion: 'autoscaling.agones.dev/v1', kind: 'FleetAutoscaler', metadata: { name }, spec: { fleetName, policy, ...(sync && { sync }) } };
 }
 
 afterAll(async () => {
@@ -222,5 +223,67 @@ describe('fleetsim serve --feature-gates CountsAndLists=true: a Counter autoscal
     );
     expect((await eventsOf(serve, 'rooms-fas')).map((e) => e.message)).toContain('Scaling fleet rooms from 1 to 2');
     expect(await autoscalerStatus(serve, 'rooms-fas')).toMatchObject({ desiredReplicas: 2, ableToScale: true });
+  });
+});
+
+describe('fleetsim serve: Schedule and Chain autoscalers on the virtual clock (which starts at 2026-01-01T00:00:00Z)', () => {
+  let serve: Serve;
+
+  beforeAll(async () => {
+    serve = await startServe();
+  });
+
+  const bufferPolicy = (bufferSize: number) => ({ type: 'Buffer', buffer: { bufferSize, maxReplicas: 50 } });
+  const everyFiveSeconds = { type: 'FixedInterval', fixedInterval: { seconds: 5 } };
+  const chainEvents = async (name: string) => (await eventsOf(serve, name)).filter((e) => e.reason === 'ChainPolicy').map((e) => [e.type, e.message]);
+  const now = async () => Date.parse((await getJson<{ now: string }>(serve, '/fleetsim/v1/clock')).now);
+
+  it('a Chain scales by its schedule entry from 00:10 for 30 minutes, and by its default entry before and after', async () => {
+    await create(serve, FLEETS, fleetBody('launch', 1));
+    const launchChain = {
+      type: 'Chain',
+      chain: [
+        {
+          id: 'launch-window',
+          type: 'Schedule',
+          schedule: {
+            between: { start: '2026-01-01T00:10:00Z' },
+            activePeriod: { timezone: 'UTC', startCron: '10 0 * * *', duration: '30m' },
+            policy: bufferPolicy(10),
+          },
+        },
+        { id: 'default', ...bufferPolicy(2) },
+      ],
+    };
+    await create(serve, AUTOSCALERS, autoscalerBody('launch-fas', 'launch', launchChain, everyFiveSeconds));
+
+    await advanceUntil(serve, 'the default entry applied', async () => (await autoscalerStatus(serve, 'launch-fas'))?.lastAppliedPolicy === 'Chain:default:Buffer');
+    expect((await fleet(serve, 'launch')).spec.replicas).toBe(2);
+    expect(await chainEvents('launch-fas')).toEqual([['Normal', "FleetAutoscaler 'launch-fas' successfully applied ChainPolicy | ID: default | Type: Buffer"]]);
+
+    await advanceUntil(serve, 'the launch window applied', async () => (await fleet(serve, 'launch')).spec.replicas === 10, 30, 40);
+    expect(await now()).toBeGreaterThanOrEqual(Date.parse('2026-01-01T00:10:00Z'));
+    expect(await autoscalerStatus(serve, 'launch-fas')).toMatchObject({ desiredReplicas: 10, ableToScale: true, lastAppliedPolicy: 'Chain:launch-window:Schedule' });
+    expect((await chainEvents('launch-fas')).at(-1)).toEqual([
+      'Normal',
+      "FleetAutoscaler 'launch-fas' successfully applied ChainPolicy | ID: launch-window | Type: Schedule",
+    ]);
+
+    await advanceUntil(serve, 'back to the default entry', async () => (await fleet(serve, 'launch')).spec.replicas === 2, 30, 80);
+    expect(await now()).toBeGreaterThanOrEqual(Date.parse('2026-01-01T00:40:00Z'));
+    expect(await autoscalerStatus(serve, 'launch-fas')).toMatchObject({ desiredReplicas: 2, ableToScale: true, lastAppliedPolicy: 'Chain:default:Buffer' });
+    expect(await chainEvents('launch-fas')).toHaveLength(3);
+    expect((await eventsOf(serve, 'launch-fas')).filter((e) => e.type === 'Warning')).toEqual([]);
+  });
+
+  it('a Schedule that is not active leaves the fleet alone, with no Warning and no status', async () => {
+    await create(serve, FLEETS, fleetBody('quiet', 1));
+    const from2030 = { type: 'Schedule', schedule: { between: { start: '2030-01-01T00:00:00Z' }, policy: bufferPolicy(5) } };
+    await create(serve, AUTOSCALERS, autoscalerBody('quiet-fas', 'quiet', from2030, everyFiveSeconds));
+    await advanceUntil(serve, 'one Ready GameServer', async () => (await inState(serve, 'quiet', 'Ready')).length === 1);
+    await advance(serve, 60);
+    expect((await fleet(serve, 'quiet')).spec.replicas).toBe(1);
+    expect(await eventsOf(serve, 'quiet-fas')).toEqual([]);
+    expect(await autoscalerStatus(serve, 'quiet-fas')).toBeUndefined();
   });
 });

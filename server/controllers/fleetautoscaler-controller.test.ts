@@ -167,6 +167,7 @@ describe('FleetAutoscalerController: Buffer', () => {
       lastScaleTime: '2026-01-01T00:00:00Z',
       ableToScale: true,
       scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
     });
 
     await h.until(() => h.readyOf('game').length === 2, 60_000, 'two Ready servers');
@@ -192,6 +193,7 @@ describe('FleetAutoscalerController: Buffer', () => {
       lastScaleTime: '2026-01-01T00:00:30Z',
       ableToScale: true,
       scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
     });
   });
 
@@ -256,7 +258,14 @@ describe('FleetAutoscalerController: Buffer', () => {
     await h.createAutoscaler('quiet-fas', { fleetName: 'quiet', policy: buffer(2, 10) });
     await h.settle();
     expect(h.statusWrites('quiet-fas')).toBe(1);
-    expect(h.status('quiet-fas')).toEqual({ currentReplicas: 0, desiredReplicas: 2, lastScaleTime: null, ableToScale: true, scalingLimited: false });
+    expect(h.status('quiet-fas')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 2,
+      lastScaleTime: null,
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Buffer',
+    });
     await h.advance(5 * 30_000, 1000);
     expect(h.statusWrites('quiet-fas')).toBe(1);
     expect(h.events('quiet-fas')).toEqual([]);
@@ -336,7 +345,15 @@ describe('FleetAutoscalerController: failures', () => {
     await h.createAutoscaler('lost', { fleetName: 'nowhere', policy: buffer(2, 10) });
     await h.createAutoscaler('fine', { fleetName: 'here', policy: buffer(2, 10) });
     await h.settle();
-    expect(h.status('lost')).toEqual({ currentReplicas: 0, desiredReplicas: 0, lastScaleTime: null, ableToScale: false, scalingLimited: false });
+    // Unable to scale: no policy applied.
+    expect(h.status('lost')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 0,
+      lastScaleTime: null,
+      ableToScale: false,
+      scalingLimited: false,
+      lastAppliedPolicy: '',
+    });
     expect(h.events('lost').map((e) => [e.type, e.reason, e.message])).toEqual([['Warning', 'FailedGetFleet', 'could not fetch fleet: nowhere']]);
     expect(h.fleetReplicas('here')).toBe(2);
     expect(h.status('fine')).toMatchObject({ ableToScale: true, desiredReplicas: 2 });
@@ -447,6 +464,91 @@ describe('FleetAutoscalerController: Counter and List', () => {
   });
 });
 
+/** A Schedule applying `policy` from 00:10 for 30 minutes each day, the first day 2026-01-01. */
+const tenPastForHalfAnHour = (policy: Record<string, unknown>) => ({
+  type: 'Schedule',
+  schedule: { between: { start: '2026-01-01T00:10:00Z' }, activePeriod: { startCron: '10 0 * * *', duration: '30m' }, policy },
+});
+const everyFiveSeconds = { type: 'FixedInterval', fixedInterval: { seconds: 5 } };
+
+describe('FleetAutoscalerController: Schedule and Chain', () => {
+  it('a Chain applies its schedule entry while active and its default otherwise, saying which ruled', async () => {
+    const h = await harness({ cluster: false });
+    await h.createFleet('event', 1);
+    await h.createAutoscaler('event-fas', {
+      fleetName: 'event',
+      policy: { type: 'Chain', chain: [{ id: 'launch', ...tenPastForHalfAnHour(buffer(10, 50)) }, { id: 'default', ...buffer(2, 50) }] },
+      sync: everyFiveSeconds,
+    });
+    await h.settle();
+    const chainEvents = () => h.events('event-fas', 'ChainPolicy').map((e) => [e.type, e.message]);
+    expect(h.fleetReplicas('event')).toBe(2);
+    expect(h.status('event-fas')).toMatchObject({ desiredReplicas: 2, ableToScale: true, lastAppliedPolicy: 'Chain:default:Buffer' });
+    expect(chainEvents()).toEqual([['Normal', "FleetAutoscaler 'event-fas' successfully applied ChainPolicy | ID: default | Type: Buffer"]]);
+
+    // 00:10 — the launch window opens.
+    await h.advance(10 * 60_000, 5_000);
+    expect(h.fleetReplicas('event')).toBe(10);
+    expect(h.status('event-fas')).toMatchObject({ desiredReplicas: 10, lastAppliedPolicy: 'Chain:launch:Schedule' });
+    expect(chainEvents().at(-1)).toEqual(['Normal', "FleetAutoscaler 'event-fas' successfully applied ChainPolicy | ID: launch | Type: Schedule"]);
+    // The decision names the entry that ruled.
+    const scaled = [...h.cluster.log.read()].filter((e) => e.kind === 'Fleet' && e.cause?.type === 'autoscaler').at(-1)!;
+    expect(scaled.cause).toMatchObject({
+      policy: 'Chain',
+      current: 2,
+      desired: 10,
+      inputs: { chainEntry: 'launch', chainEntryType: 'Schedule', schedule: 'active', bufferSize: '10' },
+    });
+
+    // An entry that keeps ruling is recorded once.
+    await h.advance(60_000, 5_000);
+    expect(chainEvents()).toHaveLength(2);
+
+    // 00:40 — it closes: back to the default, which says why the launch entry was passed over.
+    await h.advance(30 * 60_000, 5_000);
+    expect(h.fleetReplicas('event')).toBe(2);
+    expect(h.status('event-fas')).toMatchObject({ desiredReplicas: 2, lastAppliedPolicy: 'Chain:default:Buffer' });
+    expect(chainEvents()).toHaveLength(3);
+    const back = [...h.cluster.log.read()].filter((e) => e.kind === 'Fleet' && e.cause?.type === 'autoscaler').at(-1)!;
+    expect(back.cause).toMatchObject({ desired: 2, inputs: { chainEntry: 'default', chainEntryType: 'Buffer', passedOver: 'launch: inactive schedule' } });
+  });
+
+  it('an inactive Schedule leaves the fleet alone: no Event, no status; it applies once active', async () => {
+    const h = await harness({ cluster: false });
+    await h.createFleet('later', 1);
+    await h.createAutoscaler('later-fas', { fleetName: 'later', policy: tenPastForHalfAnHour(buffer(4, 10)), sync: everyFiveSeconds });
+    await h.advance(9 * 60_000, 5_000);
+    expect(h.fleetReplicas('later')).toBe(1);
+    expect(h.events('later-fas')).toEqual([]);
+    expect(h.status('later-fas')).toBeUndefined();
+
+    await h.advance(60_000, 5_000);
+    expect(h.fleetReplicas('later')).toBe(4);
+    expect(h.status('later-fas')).toMatchObject({ desiredReplicas: 4, ableToScale: true, lastAppliedPolicy: 'Schedule' });
+    expect(h.events('later-fas').map((e) => e.reason)).toEqual(['AutoScalingFleet']);
+  });
+
+  it('a Chain none of whose entries applies fails with a ChainPolicy Warning', async () => {
+    const h = await harness({ cluster: false, gates: 'CountsAndLists=true' });
+    await h.createFleet('plain', 2);
+    await h.createAutoscaler('broken-fas', {
+      fleetName: 'plain',
+      policy: { type: 'Chain', chain: [{ id: 'later', ...tenPastForHalfAnHour(buffer(4, 10)) }, { id: 'rooms', type: 'Counter', counter: { key: 'rooms', bufferSize: 5, maxCapacity: 100 } }] },
+    });
+    await h.settle();
+    expect(h.fleetReplicas('plain')).toBe(2);
+    expect(h.status('broken-fas')).toMatchObject({ ableToScale: false, lastAppliedPolicy: '' });
+    expect(h.events('broken-fas').map((e) => [e.type, e.reason, e.message])).toEqual([
+      ['Warning', 'ChainPolicy', "FleetAutoscaler 'broken-fas' failed to apply ChainPolicy | ID: Unknown | Type: "],
+      [
+        'Warning',
+        'FleetAutoscaler',
+        'Error calculating desired fleet size on FleetAutoscaler broken-fas. Error: cannot apply CounterPolicy as Counter key rooms does not exist in the Fleet Spec',
+      ],
+    ]);
+  });
+});
+
 describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
   let ca: TestCa;
   let otherCa: TestCa;
@@ -478,7 +580,14 @@ describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
     await h.settle();
     await waitFor(() => h.fleetReplicas('hooked') === 5, { what: 'the fleet scaled to 5' });
     await waitFor(() => h.status('hook-fas')?.desiredReplicas === 5, { what: 'the status' });
-    expect(h.status('hook-fas')).toEqual({ currentReplicas: 0, desiredReplicas: 5, lastScaleTime: '2026-01-01T00:00:00Z', ableToScale: true, scalingLimited: false });
+    expect(h.status('hook-fas')).toEqual({
+      currentReplicas: 0,
+      desiredReplicas: 5,
+      lastScaleTime: '2026-01-01T00:00:00Z',
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Webhook',
+    });
     expect(h.events('hook-fas').map((e) => e.message)).toEqual(['Scaling fleet hooked from 1 to 5']);
     const sent = JSON.parse(server.requests[before]!.body) as { request: Record<string, unknown> };
     expect(sent).toEqual({
@@ -502,7 +611,14 @@ describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
     await h.settle();
     await waitFor(() => h.status('no-fas')?.ableToScale === true, { what: 'a status' });
     expect(h.fleetReplicas('steady')).toBe(3);
-    expect(h.status('no-fas')).toEqual({ currentReplicas: 3, desiredReplicas: 3, lastScaleTime: null, ableToScale: true, scalingLimited: false });
+    expect(h.status('no-fas')).toEqual({
+      currentReplicas: 3,
+      desiredReplicas: 3,
+      lastScaleTime: null,
+      ableToScale: true,
+      scalingLimited: false,
+      lastAppliedPolicy: 'Webhook',
+    });
     expect(h.events('no-fas')).toEqual([]);
   });
 
@@ -561,6 +677,39 @@ describe.skipIf(!hasOpenssl())('FleetAutoscalerController: Webhook', () => {
     });
     await h.settle();
     await waitFor(() => h.fleetReplicas('f') === 4, { what: 'the fleet scaled to 4' });
+  });
+
+  it('in a Chain, calls a webhook only when the chain reaches it, falling over to the next entry when it fails', async () => {
+    answers.set('/chain-7', (review, res) => respond(res, { response: { uid: review.request.uid, scale: true, replicas: 7 } }));
+    const h = await harness({ cluster: false });
+    await h.createFleet('f', 1);
+    const hookEntry = (path: string) => ({ id: 'hook', type: 'Webhook', webhook: { url: `${server.baseUrl}${path}`, caBundle: ca.caBundle } });
+    const before = server.requests.length;
+
+    // A default first: the webhook after it is never called.
+    await h.createAutoscaler('first-fas', { fleetName: 'f', policy: { type: 'Chain', chain: [{ id: 'default', ...buffer(2, 10) }, hookEntry('/chain-7')] } });
+    await h.settle();
+    expect(h.status('first-fas')).toMatchObject({ lastAppliedPolicy: 'Chain:default:Buffer' });
+    expect(server.requests.length).toBe(before);
+    await h.service.delete(FLEETAUTOSCALER_DEFINITION, 'default', 'first-fas');
+
+    // An inactive schedule, then the webhook: it rules.
+    await h.createAutoscaler('hook-fas', {
+      fleetName: 'f',
+      policy: { type: 'Chain', chain: [{ id: 'later', ...tenPastForHalfAnHour(buffer(4, 10)) }, hookEntry('/chain-7'), { id: 'default', ...buffer(2, 10) }] },
+    });
+    await h.settle();
+    await waitFor(() => h.status('hook-fas')?.lastAppliedPolicy === 'Chain:hook:Webhook', { what: 'the webhook entry applied' });
+    expect(h.fleetReplicas('f')).toBe(7);
+    expect(server.requests.length).toBe(before + 1);
+    await h.service.delete(FLEETAUTOSCALER_DEFINITION, 'default', 'hook-fas');
+
+    // A webhook that is not there: the chain's default rules.
+    await h.createAutoscaler('fallback-fas', { fleetName: 'f', policy: { type: 'Chain', chain: [hookEntry('/absent'), { id: 'default', ...buffer(3, 10) }] } });
+    await h.settle();
+    await waitFor(() => h.status('fallback-fas')?.lastAppliedPolicy === 'Chain:default:Buffer', { what: 'the default entry applied' });
+    expect(h.fleetReplicas('f')).toBe(3);
+    expect(h.events('fallback-fas').map((e) => e.type)).not.toContain('Warning');
   });
 
   it('drops the answer of a call that outlived its autoscaler', async () => {

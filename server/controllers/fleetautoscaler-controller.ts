@@ -1,9 +1,13 @@
 import {
   type AutoscaledFleet,
-  AutoscalerError,
-  type ScaleDecision,
+  ChainPolicyError,
+  type PolicyOutcome,
+  type RulingPolicy,
   type WebhookAnswer,
+  type WebhookNeeded,
+  chainEntryChanged,
   computeDesiredReplicas,
+  lastAppliedPolicy,
 } from '../../machines/autoscaler.js';
 import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
 import {
@@ -47,11 +51,18 @@ function fleetStatusReplicas(fleet: Resource): number {
   return status?.replicas ?? 0;
 }
 
-/** The figures a policy decided from, as an explanation names them (`buffer 3, allocated 2, max 10`). */
-function decisionInputs(spec: FleetAutoscalerSpec, fleet: AutoscaledFleet, answer: WebhookAnswer | undefined): Record<string, number | string | boolean> {
-  const policy = spec.policy ?? {};
+/**
+ * The figures a policy decided from, as an explanation names them (`buffer 3, allocated 2, max
+ * 10`): for a chain first the entry that ruled and the ones passed over, for a schedule that it
+ * is active, then the ruling policy's own figures.
+ */
+function decisionInputs(ruling: RulingPolicy, fleet: AutoscaledFleet): Record<string, number | string | boolean> {
+  const { policy, webhookAnswer: answer } = ruling;
   const status = fleet.status ?? {};
   const inputs: Record<string, number | string | boolean> = {
+    ...(ruling.chainEntry && { chainEntry: ruling.chainEntry.id, chainEntryType: ruling.chainEntry.type }),
+    ...(ruling.passedOver.length > 0 && { passedOver: ruling.passedOver.map(({ id, reason }) => `${id}: ${reason}`).join('; ') }),
+    ...(ruling.scheduled && { schedule: 'active' }),
     replicas: status.replicas ?? 0,
     ready: status.readyReplicas ?? 0,
     reserved: status.reservedReplicas ?? 0,
@@ -88,7 +99,8 @@ function sameStatus(a: unknown, b: FleetAutoscalerStatus): boolean {
     s.desiredReplicas === b.desiredReplicas &&
     (s.lastScaleTime ?? null) === b.lastScaleTime &&
     s.ableToScale === b.ableToScale &&
-    s.scalingLimited === b.scalingLimited
+    s.scalingLimited === b.scalingLimited &&
+    s.lastAppliedPolicy === b.lastAppliedPolicy
   );
 }
 
@@ -97,7 +109,15 @@ function previousScaleTime(status: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** An error already recorded as a Warning Event; the sync is retried with the queue's back-off. */
+function previousAppliedPolicy(status: unknown): string {
+  const value = (status as { lastAppliedPolicy?: unknown } | undefined)?.lastAppliedPolicy;
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * A sync that did not scale, its reason already recorded as an Event where users should see it;
+ * thrown so that the queue retries with its back-off, as Agones hands the error to its queue.
+ */
 class SyncFailure extends Error {
   override readonly name = 'SyncFailure';
 }
@@ -112,7 +132,8 @@ interface Thread {
   generation: number;
   intervalMs: number;
   timer: TimerHandle | undefined;
-  webhook: WebhookClient | undefined;
+  /** One client per Webhook policy, by its place in the spec (a chain may hold several). */
+  webhooks: Map<string, WebhookClient>;
   /** Cancels the webhook call in flight when the thread ends. */
   abort: AbortController;
   /** The last failure recorded as an Event, so a lasting failure is recorded once, not every retry. */
@@ -134,10 +155,12 @@ export interface FleetAutoscalerControllerOptions {
  * The FleetAutoscaler controller (Agones's pkg/fleetautoscalers, reference §7.4): for each
  * autoscaler, a sync at once and then every `sync.fixedInterval.seconds` on the cluster's clock.
  * A sync reads the fleet from the read model, computes the replicas with the pure formulas of
- * machines/autoscaler (asking the webhook first for a Webhook policy), scales the fleet through
- * the resource service when the number differs, records Kubernetes Events, and writes the
- * autoscaler's status. A failure leaves the fleet alone, marks the autoscaler unable to scale,
- * and is recorded as a Warning Event; other autoscalers carry on.
+ * machines/autoscaler (calling a webhook when the policy walk reaches one, then computing again
+ * with its answer), scales the fleet through the resource service when the number differs,
+ * records Kubernetes Events, and writes the autoscaler's status with the policy that applied. A
+ * failure leaves the fleet alone, marks the autoscaler unable to scale, and is recorded as a
+ * Warning Event; other autoscalers carry on. An inactive schedule is no failure: nothing is
+ * scaled, recorded or written, and the sync is retried as Agones retries it.
  */
 export class FleetAutoscalerController extends KeyedController {
   private readonly service: ResourceService;
@@ -195,7 +218,7 @@ export class FleetAutoscalerController extends KeyedController {
       generation: fas.metadata.generation,
       intervalMs: syncIntervalMs(specOf(fas)),
       timer: undefined,
-      webhook: undefined,
+      webhooks: new Map(),
       abort: new AbortController(),
       lastFailure: undefined,
     };
@@ -247,36 +270,54 @@ export class FleetAutoscalerController extends KeyedController {
     if (!fleet) return this.fleetMissing(thread, fas, fleetName);
     if (fleet.metadata.deletionTimestamp !== undefined) return;
 
-    let decision: ScaleDecision;
-    let answer: WebhookAnswer | undefined;
+    const policy = spec.policy ?? {};
+    // One time for the whole walk, however long the webhooks take.
+    const now = this.cluster.clock.now();
+    const webhookAnswers = new Map<string, WebhookAnswer | Error>();
+    let outcome: PolicyOutcome;
     try {
-      answer = await this.askWebhook(thread, fas, fleet);
-      if (answer) {
+      for (;;) {
+        const fleetNow = fleet;
+        outcome = computeDesiredReplicas(policy, fleetNow as AutoscaledFleet, {
+          countsAndLists: this.cluster.gates.CountsAndLists,
+          scheduledAutoscaler: this.cluster.gates.ScheduledAutoscaler,
+          now,
+          gameServersInDeletionOrder: () => this.deletionOrder(fleetNow),
+          webhookAnswers,
+        });
+        if (outcome.outcome !== 'webhook-needed') break;
+        webhookAnswers.set(outcome.place, await this.askWebhook(thread, outcome, fleet));
         // The fleet may have moved while the webhook thought; the autoscaler may be gone.
         if (!this.current(thread)) return;
         fleet = this.cluster.readModel.get(FLEET_KIND, namespace, fleetName);
         if (!fleet) return this.fleetMissing(thread, fas, fleetName);
         if (fleet.metadata.deletionTimestamp !== undefined) return;
       }
-      const fleetNow = fleet;
-      const webhookAnswer = answer;
-      decision = computeDesiredReplicas(spec.policy ?? {}, fleetNow as AutoscaledFleet, {
-        countsAndLists: this.cluster.gates.CountsAndLists,
-        gameServersInDeletionOrder: () => this.deletionOrder(fleetNow),
-        ...(webhookAnswer && { webhook: webhookAnswer }),
-      });
     } catch (error) {
       if (thread.abort.signal.aborted) return; // the autoscaler changed or went away mid-call
-      await this.fail(thread, fas, {
+      const calculating: EventFields = {
         type: 'Warning',
         reason: 'FleetAutoscaler',
         message: `Error calculating desired fleet size on FleetAutoscaler ${fas.metadata.name}. Error: ${messageOf(error)}`,
-      });
+      };
+      // Agones records a failed chain twice: as the chain's own Event, then as any failed calculation.
+      const chainFailed: EventFields[] =
+        error instanceof ChainPolicyError
+          ? [{ type: 'Warning', reason: 'ChainPolicy', message: `FleetAutoscaler '${fas.metadata.name}' failed to apply ChainPolicy | ID: Unknown | Type: ` }]
+          : [];
+      await this.fail(thread, fas, [...chainFailed, calculating]);
       throw new SyncFailure(messageOf(error));
     }
+    if (outcome.outcome === 'inactive-schedule') {
+      // Agones's InactiveScheduleError: no Event, no status, the fleet left as it is.
+      thread.lastFailure = undefined;
+      throw new SyncFailure('inactive schedule, policy not applicable');
+    }
+    const { ruling } = outcome;
+    const applied = lastAppliedPolicy(policy, ruling);
 
     const from = fleetSpecOf(fleet).replicas ?? 0;
-    const to = decision.replicas;
+    const to = outcome.replicas;
     const scaled = to !== from;
     const cause: AutoscalerCause = {
       type: 'autoscaler',
@@ -285,20 +326,27 @@ export class FleetAutoscalerController extends KeyedController {
       policy: spec.policy?.type ?? '',
       current: from,
       desired: to,
-      inputs: { ...decisionInputs(spec, fleet as AutoscaledFleet, answer), limited: decision.limited },
+      inputs: { ...decisionInputs(ruling, fleet as AutoscaledFleet), limited: outcome.limited },
       trigger: trigger
         ? { type: 'event', after: trigger.seq }
         : { type: 'timer', timer: 'autoscaler.sync', inputs: { everySeconds: thread.intervalMs / 1000 } },
     };
+    if (ruling.chainEntry && chainEntryChanged(previousAppliedPolicy(fas.status), applied)) {
+      const { id, type } = ruling.chainEntry;
+      const message = `FleetAutoscaler '${fas.metadata.name}' successfully applied ChainPolicy | ID: ${id} | Type: ${type}`;
+      await this.cluster.commit([this.recorder.event(fas, { type: 'Normal', reason: 'ChainPolicy', message })], cause);
+    }
     if (scaled) {
       try {
         await this.service.patch(FLEET_DEFINITION, namespace, fleetName, { spec: { replicas: to } }, 'application/merge-patch+json', { cause });
       } catch (error) {
-        await this.fail(thread, fas, {
-          type: 'Warning',
-          reason: 'AutoScalingFleetError',
-          message: `Error on scaling fleet ${fleetName} from ${from} to ${to}. Error: ${messageOf(error)}`,
-        });
+        await this.fail(thread, fas, [
+          {
+            type: 'Warning',
+            reason: 'AutoScalingFleetError',
+            message: `Error on scaling fleet ${fleetName} from ${from} to ${to}. Error: ${messageOf(error)}`,
+          },
+        ]);
         throw new SyncFailure(messageOf(error));
       }
       await this.cluster.commit(
@@ -309,21 +357,22 @@ export class FleetAutoscalerController extends KeyedController {
     thread.lastFailure = undefined;
     await this.writeStatus(
       thread,
-      { currentReplicas: fleetStatusReplicas(fleet), desiredReplicas: to, scaled, limited: decision.limited, fleetName },
+      { currentReplicas: fleetStatusReplicas(fleet), desiredReplicas: to, scaled, limited: outcome.limited, fleetName, lastAppliedPolicy: applied },
       cause,
     );
   }
 
-  /** For a Webhook policy: the webhook's answer to a review of the fleet; otherwise undefined. */
-  private async askWebhook(thread: Thread, fas: Resource, fleet: Resource): Promise<WebhookAnswer | undefined> {
-    const policy = specOf(fas).policy;
-    if (policy?.type !== 'Webhook') return undefined;
-    if (!policy.webhook) throw new AutoscalerError('webhook policy config params are missing');
-    thread.webhook ??= new WebhookClient(policy.webhook, {
-      clock: this.cluster.clock,
-      timeoutMs: this.webhookTimeoutMs,
-      ...(this.options.resolveService && { resolveService: this.options.resolveService }),
-    });
+  /** The answer of the webhook the policy walk reached, or why there is none (an Error). */
+  private async askWebhook(thread: Thread, needed: WebhookNeeded, fleet: Resource): Promise<WebhookAnswer | Error> {
+    let client = thread.webhooks.get(needed.place);
+    if (!client) {
+      client = new WebhookClient(needed.webhook, {
+        clock: this.cluster.clock,
+        timeoutMs: this.webhookTimeoutMs,
+        ...(this.options.resolveService && { resolveService: this.options.resolveService }),
+      });
+      thread.webhooks.set(needed.place, client);
+    }
     const request: FleetAutoscaleRequest = {
       uid: this.cluster.rng.uid(),
       name: fleet.metadata.name,
@@ -334,8 +383,13 @@ export class FleetAutoscalerController extends KeyedController {
         annotations: { ...fleet.metadata.annotations },
       }),
     };
-    const response = await thread.webhook.review(request, thread.abort.signal);
-    return { scale: response.scale, replicas: response.replicas };
+    try {
+      const response = await client.review(request, thread.abort.signal);
+      return { scale: response.scale, replicas: response.replicas };
+    } catch (error) {
+      // A failed call is that policy's failure: a chain moves on to its next entry.
+      return error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   /**
@@ -358,17 +412,20 @@ export class FleetAutoscalerController extends KeyedController {
 
   private async fleetMissing(thread: Thread, fas: Resource, fleetName: string): Promise<void> {
     // Agones records it and carries on: the next sync looks again.
-    await this.fail(thread, fas, { type: 'Warning', reason: 'FailedGetFleet', message: `could not fetch fleet: ${fleetName}` });
+    await this.fail(thread, fas, [{ type: 'Warning', reason: 'FailedGetFleet', message: `could not fetch fleet: ${fleetName}` }]);
   }
 
   /** Records why the sync failed (once while the same failure lasts) and marks the autoscaler unable to scale. */
-  private async fail(thread: Thread, fas: Resource, fields: EventFields): Promise<void> {
+  private async fail(thread: Thread, fas: Resource, events: EventFields[]): Promise<void> {
     if (!this.current(thread)) return;
-    const failure = `${fields.reason}|${fields.message}`;
-    const cause = this.syncCause(FLEETAUTOSCALER_KIND, fas.metadata.namespace, fas.metadata.name, undefined, { failed: fields.message });
+    const failure = events.map((fields) => `${fields.reason}|${fields.message}`).join('\n');
+    const cause = this.syncCause(FLEETAUTOSCALER_KIND, fas.metadata.namespace, fas.metadata.name, undefined, { failed: events.at(-1)!.message });
     if (thread.lastFailure !== failure) {
       thread.lastFailure = failure;
-      await this.cluster.commit([this.recorder.event(fas, fields)], cause);
+      await this.cluster.commit(
+        events.map((fields) => this.recorder.event(fas, fields)),
+        cause,
+      );
     }
     const latest = this.current(thread);
     if (!latest) return;
@@ -378,15 +435,16 @@ export class FleetAutoscalerController extends KeyedController {
       lastScaleTime: previousScaleTime(latest.status),
       ableToScale: false,
       scalingLimited: false,
+      lastAppliedPolicy: '',
     };
     if (sameStatus(latest.status, status)) return;
     await this.service.updateStatus(FLEETAUTOSCALER_DEFINITION, latest.metadata.namespace, latest.metadata.name, status, cause);
   }
 
-  /** Agones's updateStatus: written only when it changes; a limited result is also a Warning Event. */
+  /** Agones's updateStatus: written only when it changes, naming the policy that applied; a limited result is also a Warning Event. */
   private async writeStatus(
     thread: Thread,
-    result: { currentReplicas: number; desiredReplicas: number; scaled: boolean; limited: boolean; fleetName: string },
+    result: { currentReplicas: number; desiredReplicas: number; scaled: boolean; limited: boolean; fleetName: string; lastAppliedPolicy: string },
     cause: Cause,
   ): Promise<void> {
     const latest = this.current(thread);
@@ -397,6 +455,7 @@ export class FleetAutoscalerController extends KeyedController {
       lastScaleTime: result.scaled ? rfc3339(this.cluster.clock.now()) : previousScaleTime(latest.status),
       ableToScale: true,
       scalingLimited: result.limited,
+      lastAppliedPolicy: result.lastAppliedPolicy,
     };
     if (sameStatus(latest.status, status)) return;
     const { namespace, name } = latest.metadata;

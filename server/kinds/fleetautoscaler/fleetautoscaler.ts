@@ -26,13 +26,34 @@ export interface CapacityPolicy {
   bufferSize: BufferSize;
 }
 
+/** When a Schedule policy applies its policy: RFC 3339 bounds, and a recurring period. */
+export interface SchedulePolicy {
+  between?: { start?: string; end?: string };
+  activePeriod?: {
+    /** IANA name; empty is UTC. */
+    timezone?: string;
+    /** Five-field cron expression of each period's start; empty: always active within `between`. */
+    startCron?: string;
+    /** Go duration (`8h`, `2h45m`); empty: no end. */
+    duration?: string;
+  };
+  policy?: AutoscalerPolicy;
+}
+
+/** One entry of a Chain policy: an id and a policy, its fields inline. */
+export interface ChainEntry extends AutoscalerPolicy {
+  id?: string;
+}
+
 /** A policy as stored in a FleetAutoscaler's spec (only the fields the formulas use). */
 export interface AutoscalerPolicy {
   type?: string;
   buffer?: BufferPolicy;
   counter?: CapacityPolicy;
   list?: CapacityPolicy;
-  webhook?: unknown;
+  webhook?: WebhookConfiguration;
+  schedule?: SchedulePolicy;
+  chain?: ChainEntry[];
 }
 
 /** A Kubernetes service reference (`webhook.service`). */
@@ -54,7 +75,7 @@ export interface WebhookConfiguration {
 /** The fields of a FleetAutoscaler's spec fleetsim reads. */
 export interface FleetAutoscalerSpec {
   fleetName?: string;
-  policy?: AutoscalerPolicy & { webhook?: WebhookConfiguration };
+  policy?: AutoscalerPolicy;
   sync?: { type?: string; fixedInterval?: { seconds?: number } };
 }
 
@@ -66,6 +87,8 @@ export interface FleetAutoscalerStatus {
   lastScaleTime: string | null;
   ableToScale: boolean;
   scalingLimited: boolean;
+  /** The policy type that last applied (`Buffer`…; for a chain `Chain:<id>:<type>`); empty when unable to scale. */
+  lastAppliedPolicy: string;
 }
 
 /** The sync period in milliseconds: `spec.sync.fixedInterval.seconds`, 30 when absent or not positive. */

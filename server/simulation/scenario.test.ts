@@ -1,0 +1,186 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SeededRandom } from '../clock.js';
+import { parseDemand } from './demand.js';
+import { parseDistribution } from './distributions.js';
+import { ScenarioError } from './fields.js';
+import { loadScenario, parseScenario, readScenario } from './scenario.js';
+import { applyVariation, parseVary } from './vary.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fleetsim-scenario-'));
+
+const FLEET = `apiVersion: agones.dev/v1
+kind: Fleet
+metadata: { name: game }
+spec:
+  replicas: 2
+  template:
+    spec:
+      ports: [{ name: default, containerPort: 7654 }]
+      template: { spec: { containers: [{ name: game, image: game:1 }] } }
+---
+apiVersion: autoscaling.agones.dev/v1
+kind: FleetAutoscaler
+metadata: { name: game-buffer }
+spec:
+  fleetName: game
+  policy: { type: Buffer, buffer: { bufferSize: 5, maxReplicas: 100 } }
+`;
+writeFileSync(join(dir, 'fleet.yaml'), FLEET);
+
+function scenarioText(overrides: { arrivals?: string; extra?: string; sessions?: string } = {}): string {
+  return `apiVersion: fleetsim.dev/v1alpha1
+kind: Scenario
+metadata: { name: test }
+spec:
+  duration: 2h
+  seed: 5
+  resources: [fleet.yaml]${overrides.extra ?? ''}
+  demand:
+    arrivals: ${overrides.arrivals ?? '{ type: constant, rate: 1 }'}
+    allocation:
+      spec:
+        selectors: [{ matchLabels: { agones.dev/fleet: game } }]
+  sessions:
+    length: ${overrides.sessions ?? '{ distribution: fixed, value: 10m }'}
+`;
+}
+
+function write(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ScenarioError);
+    return (error as Error).message;
+  }
+  throw new Error('expected an error');
+}
+
+describe('scenario files', () => {
+  it('reads a scenario with its resource file (two documents) and the defaults', () => {
+    const scenario = loadScenario(write('ok.yaml', scenarioText()));
+    expect(scenario.durationMs).toBe(7_200_000);
+    expect(scenario.seed).toBe(5);
+    expect(scenario.startMs).toBe(Date.UTC(2026, 0, 1));
+    expect(scenario.resources.map((r) => (r.object as { kind: string }).kind)).toEqual(['Fleet', 'FleetAutoscaler']);
+    expect(scenario.resources[1]!.source).toMatch(/fleet\.yaml document 2$/);
+    expect(scenario.demand.retryIntervalMs).toBe(1000);
+    expect(scenario.sessions.end).toEqual({ type: 'shutdown' });
+  });
+
+  it('names the file, the line and the field of a mistake', () => {
+    const file = write('typo.yaml', scenarioText({ arrivals: '{ type: constant, rat: 1 }' }));
+    expect(errorOf(() => loadScenario(file))).toBe(`${file}:9: spec.demand.arrivals.rat: unknown field (known: type, rate)`);
+    const unknownTop = write('unknown.yaml', scenarioText({ extra: '\n  nodez: 3' }));
+    expect(errorOf(() => loadScenario(unknownTop))).toMatch(new RegExp(`^${unknownTop}:8: spec.nodez: unknown field`));
+    const badDuration = write('duration.yaml', scenarioText({ sessions: '{ distribution: exponential, mean: soon }' }));
+    expect(errorOf(() => loadScenario(badDuration))).toBe(`${badDuration}:14: spec.sessions.length.mean: "soon" is not a duration (use 500ms, 2s, 20m, 24h or a number of seconds)`);
+  });
+
+  it('refuses impossible curves', () => {
+    const cases: Array<[string, string]> = [
+      ['{ type: diurnal, min: 5, peak: 2 }', 'spec.demand.arrivals.peak: must not be below min (5)'],
+      ['{ type: constant, rate: -1 }', 'spec.demand.arrivals.rate: must be at least 0, not -1'],
+      ['{ type: steps, steps: [{ at: 1h, rate: 2 }, { at: 30m, rate: 1 }] }', 'spec.demand.arrivals.steps[1].at: steps must be in increasing order of time'],
+      ['{ type: steps, steps: [{ at: 3h, rate: 2 }] }', 'spec.demand.arrivals.steps[0].at: is at or after the end of the run'],
+      ['{ type: spikes, base: 1, spikes: [] }', 'spec.demand.arrivals.spikes: needs at least one spike'],
+      ['{ type: sine }', 'spec.demand.arrivals.type: "sine" is not one of constant, steps, diurnal, spikes, csv'],
+    ];
+    for (const [arrivals, message] of cases) {
+      const file = write('curve.yaml', scenarioText({ arrivals }));
+      expect(errorOf(() => loadScenario(file))).toBe(`${file}:9: ${message}`);
+    }
+  });
+
+  it('reads a CSV of timestamps and names a bad row by its line', () => {
+    write('arrivals.csv', 'timestamp,user\n2026-01-01T00:00:01Z,a\n2026-01-01T00:10:00Z,b\n30,c\n2026-01-02T00:00:00Z,d\n');
+    const scenario = loadScenario(write('csv.yaml', scenarioText({ arrivals: '{ type: csv, file: arrivals.csv, column: timestamp }' })));
+    expect([...{ [Symbol.iterator]: () => scenario.demand.arrivals.arrivals(new SeededRandom(1), scenario.durationMs) }]).toEqual([1000, 30_000, 600_000]);
+    expect(scenario.demand.arrivals.text).toContain('1 rows outside the run left out');
+    write('bad.csv', 'timestamp\n2026-01-01T00:00:01Z\nyesterday\n');
+    const file = write('badcsv.yaml', scenarioText({ arrivals: '{ type: csv, file: bad.csv }' }));
+    expect(errorOf(() => loadScenario(file))).toBe(`${join(dir, 'bad.csv')}:3: "yesterday" is not a timestamp (RFC 3339, or seconds since the start)`);
+    const missing = write('missing.yaml', scenarioText({ arrivals: '{ type: csv, file: nowhere.csv }' }));
+    expect(errorOf(() => loadScenario(missing))).toMatch(/missing\.yaml:9: spec\.demand\.arrivals\.file: cannot read .*nowhere\.csv: ENOENT/);
+  });
+
+  it('a counter session end needs an allocation that increments the counter', () => {
+    const file = write('rooms.yaml', scenarioText({ sessions: '{ distribution: fixed, value: 10m }\n    end: { counter: rooms }' }));
+    expect(errorOf(() => loadScenario(file))).toMatch(/rooms\.yaml:1[12]: spec\.demand\.allocation\.spec\.counters\.rooms: sessions\.end counts rooms on counter "rooms": the allocation must increment it/);
+  });
+
+  it('--vary sets a field of the autoscaler, of the fleet, or of the scenario', () => {
+    const file = write('vary.yaml', scenarioText());
+    const source = readScenario(file);
+    applyVariation(source, parseVary('autoscaler.buffer.bufferSize=5,10%'), '10%');
+    applyVariation(source, parseVary('fleet.replicas=7'), 7);
+    applyVariation(source, parseVary('demand.arrivals.rate=3'), 3);
+    const scenario = parseScenario(source);
+    const [fleet, autoscaler] = scenario.resources.map((r) => r.object as { spec: Record<string, unknown> });
+    expect((autoscaler!.spec.policy as { buffer: { bufferSize: unknown } }).buffer.bufferSize).toBe('10%');
+    expect(fleet!.spec.replicas).toBe(7);
+    expect(parseVary('autoscaler.buffer.bufferSize=5,10,20,50%').values).toEqual([5, 10, 20, '50%']);
+    // A value the scenario refuses names the --vary that set it.
+    const bad = readScenario(file);
+    applyVariation(bad, parseVary('demand.arrivals.rate=-2'), -2);
+    expect(errorOf(() => parseScenario(bad))).toBe(`${file} (set by --vary demand.arrivals.rate=-2): spec.demand.arrivals.rate: must be at least 0, not -2`);
+    expect(errorOf(() => applyVariation(readScenario(file), parseVary('fleet/other.replicas=1'), 1))).toBe('--vary fleet/other.replicas: the scenario has no Fleet named other');
+    expect(errorOf(() => parseVary('bufferSize'))).toMatch(/is not PATH=VALUE/);
+  });
+});
+
+describe('demand and sessions', () => {
+  const context = { startMs: 0, durationMs: 24 * 3_600_000, resolve: (p: string) => p };
+  const count = (spec: unknown, from = 0, to = context.durationMs) => {
+    let n = 0;
+    const arrivals = parseDemand(spec, ['arrivals'], context).arrivals(new SeededRandom(9), context.durationMs);
+    for (let next = arrivals.next(); !next.done; next = arrivals.next()) if (next.value >= from && next.value < to) n++;
+    return n;
+  };
+
+  it('draws as many arrivals as the curve says, where it says', () => {
+    expect(count({ type: 'constant', rate: 2 }) / 86_400).toBeCloseTo(2, 1);
+    // The diurnal curve's mean is halfway between min and peak; the peak hour is busier than the trough's.
+    expect(count({ type: 'diurnal', min: 1, peak: 3, peakAt: '20h' }) / 86_400).toBeCloseTo(2, 1);
+    const peakHour = count({ type: 'diurnal', min: 1, peak: 3, peakAt: '20h' }, 19.5 * 3_600_000, 20.5 * 3_600_000);
+    const troughHour = count({ type: 'diurnal', min: 1, peak: 3, peakAt: '20h' }, 7.5 * 3_600_000, 8.5 * 3_600_000);
+    expect(peakHour / 3600).toBeCloseTo(3, 0);
+    expect(troughHour / 3600).toBeCloseTo(1, 0);
+    expect(count({ type: 'steps', steps: [{ at: 0, rate: 0 }, { at: '12h', rate: 1 }] }, 0, 12 * 3_600_000)).toBe(0);
+    const spike = { type: 'spikes', base: 0, spikes: [{ at: '1h', rate: 10, hold: '10m' }] };
+    expect(count(spike) / 600).toBeCloseTo(10, 0);
+  });
+
+  it('the same seed gives the same arrivals', () => {
+    const draw = () => [...{ [Symbol.iterator]: () => parseDemand({ type: 'constant', rate: 1 }, [], context).arrivals(new SeededRandom(4), 60_000) }];
+    expect(draw()).toEqual(draw());
+  });
+
+  it('session lengths follow their distribution', () => {
+    const rng = new SeededRandom(2);
+    const mean = (spec: unknown) => {
+      const d = parseDistribution(spec, ['length']);
+      let sum = 0;
+      for (let i = 0; i < 20_000; i++) sum += d.draw(rng);
+      return { drawn: sum / 20_000 / 60_000, expected: d.meanMs / 60_000 };
+    };
+    for (const spec of [
+      { distribution: 'exponential', mean: '20m' },
+      { distribution: 'uniform', min: '10m', max: '30m' },
+      { distribution: 'lognormal', median: '17m', p95: '45m' },
+      { values: ['10m', '30m'] },
+    ]) {
+      const { drawn, expected } = mean(spec);
+      expect(Math.abs(drawn - expected) / expected, JSON.stringify(spec)).toBeLessThan(0.03);
+    }
+    expect(() => parseDistribution({ distribution: 'lognormal', median: '20m', p95: '10m' }, ['length'])).toThrow('length.p95: must be longer than the median');
+  });
+});

@@ -1,0 +1,156 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { killAll, runCli } from './helpers/process.js';
+
+/**
+ * `fleetsim simulate` as a user runs it: the real CLI on a scenario file, its report and log
+ * read back. A Chain autoscaler (a bigger buffer from 01:00 to 02:00, a small one otherwise)
+ * shows the scenario runs Agones's policies on the virtual clock; the same scenario twice gives
+ * the same log byte for byte; --vary compares; a bad scenario runs nothing.
+ */
+
+const dir = mkdtempSync(join(tmpdir(), 'fleetsim-simulate-'));
+
+const SCENARIO = `apiVersion: fleetsim.dev/v1alpha1
+kind: Scenario
+metadata: { name: evening }
+spec:
+  duration: 3h
+  seed: 21
+  start: "2026-04-01T00:00:00Z"
+  nodes: 5
+  resources:
+    - apiVersion: agones.dev/v1
+      kind: Fleet
+      metadata: { name: game }
+      spec:
+        replicas: 2
+        template:
+          spec:
+            ports: [{ name: default, containerPort: 7654 }]
+            template: { spec: { containers: [{ name: game, image: game:1 }] } }
+    - apiVersion: autoscaling.agones.dev/v1
+      kind: FleetAutoscaler
+      metadata: { name: game }
+      spec:
+        fleetName: game
+        sync: { type: FixedInterval, fixedInterval: { seconds: 10 } }
+        policy:
+          type: Chain
+          chain:
+            - id: happy-hour
+              type: Schedule
+              schedule:
+                between: { start: "2026-04-01T01:00:00Z", end: "2026-04-01T02:00:00Z" }
+                policy: { type: Buffer, buffer: { bufferSize: 40, maxReplicas: 200 } }
+            - id: default
+              type: Buffer
+              buffer: { bufferSize: 3, maxReplicas: 200 }
+  demand:
+    arrivals: { type: steps, steps: [{ at: 0h, rate: 0.2 }, { at: 1h, rate: 0.6 }, { at: 2h, rate: 0.2 }] }
+    allocation:
+      spec:
+        selectors: [{ matchLabels: { agones.dev/fleet: game } }]
+    retry: { interval: 2s, timeout: 30s }
+  sessions:
+    length: { distribution: exponential, mean: 5m }
+  prices: { nodeHour: 0.5, gameServerHour: 0.02, currency: EUR }
+`;
+const scenarioFile = join(dir, 'evening.yaml');
+writeFileSync(scenarioFile, SCENARIO);
+
+interface Summary {
+  variant: string | null;
+  allocations: { requests: number; allocated: number; failed: number };
+  waitSeconds: { p99: number } | null;
+  nodes: { nodeHours: number };
+  gameServers: { readyHours: number; totalHours: number };
+  cost: { currency: string; nodes: number; gameServers: number; total: number };
+  autoscaler: { decisions: Array<{ t: number; from: number; to: number }> };
+  events: number;
+}
+
+const summaryOf = (out: string): Summary => JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary;
+
+afterAll(killAll);
+
+describe('fleetsim simulate', () => {
+  it('runs a scenario and writes its report and a log that explains', async () => {
+    const out = join(dir, 'run-1');
+    const run = await runCli(['simulate', scenarioFile, '--out', out], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    for (const file of ['summary.json', 'summary.md', 'index.html', 'timing.json', 'fleetsim.db']) expect(existsSync(join(out, file)), file).toBe(true);
+    const summary = summaryOf(out);
+    expect(summary.allocations.requests).toBeGreaterThan(2000);
+    expect(summary.allocations.allocated + summary.allocations.failed).toBeLessThanOrEqual(summary.allocations.requests);
+    expect(summary.allocations.allocated).toBeGreaterThan(summary.allocations.requests * 0.9);
+    // Prices: node-hours at 0.5 and GameServer-hours at 0.02.
+    expect(summary.nodes.nodeHours).toBe(15);
+    expect(summary.cost.currency).toBe('EUR');
+    expect(summary.cost.nodes).toBeCloseTo(7.5, 6);
+    expect(summary.cost.gameServers).toBeCloseTo(summary.gameServers.totalHours * 0.02, 3);
+    // The Chain's scheduled entry rules from 01:00: at its first sync the fleet grows by the bigger buffer …
+    const decisions = summary.autoscaler.decisions;
+    const first = decisions.find((d) => d.t >= 3600)!;
+    expect(first.t).toBeLessThanOrEqual(3600 + 10);
+    expect(first.to - first.from).toBeGreaterThanOrEqual(30);
+    expect(decisions.filter((d) => d.t < 3600).every((d) => Math.abs(d.to - d.from) < 30)).toBe(true);
+    // … and the default entry takes over again at 02:00: it shrinks by about as much.
+    expect(decisions.some((d) => d.t >= 7200 && d.t <= 7200 + 10 && d.from - d.to >= 20)).toBe(true);
+    expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('<svg class="chart"');
+    expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('| gave up |');
+
+    // The run's log explains like any other: the autoscaler's decisions, with the entry that ruled.
+    const explained = await runCli(['explain', 'fas/game', '--db', join(out, 'fleetsim.db')], 30_000);
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toContain('happy-hour');
+    const allocation = await runCli(['explain', 'fleet/game', '--db', join(out, 'fleetsim.db')], 30_000);
+    expect(allocation.code, allocation.stderr).toBe(0);
+    const replayed = await runCli(['replay', join(out, 'fleetsim.db')], 30_000);
+    expect(replayed.code, replayed.stderr).toBe(0);
+
+    // The same scenario and seed: the same log, byte for byte, and the same report.
+    const again = join(dir, 'run-2');
+    const second = await runCli(['simulate', scenarioFile, '--out', again], 120_000);
+    expect(second.code, second.stderr).toBe(0);
+    for (const file of ['fleetsim.db', 'summary.json', 'summary.md', 'index.html']) {
+      expect(readFileSync(join(again, file)).equals(readFileSync(join(out, file))), file).toBe(true);
+    }
+  }, 300_000);
+
+  it('--vary runs each value with the same players and compares them', async () => {
+    const out = join(dir, 'vary');
+    const run = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20'], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary[];
+    expect(summaries.map((s) => s.variant)).toEqual(['bufferSize=1', 'bufferSize=20']);
+    // The same players asked in both; the bigger buffer costs more and makes them wait less.
+    expect(summaries[0]!.allocations.requests).toBe(summaries[1]!.allocations.requests);
+    expect(summaries[1]!.gameServers.readyHours).toBeGreaterThan(summaries[0]!.gameServers.readyHours);
+    expect(summaries[1]!.cost.total).toBeGreaterThan(summaries[0]!.cost.total);
+    expect(summaries[1]!.waitSeconds!.p99).toBeLessThanOrEqual(summaries[0]!.waitSeconds!.p99);
+    const page = readFileSync(join(out, 'index.html'), 'utf8');
+    expect(page).toContain('href="bufferSize-1/index.html"');
+    expect(page).toContain('The trade-off: cost against players who gave up');
+    expect(readFileSync(join(out, 'summary.md'), 'utf8')).toMatch(/\| bufferSize=20 \|/);
+    for (const variant of ['bufferSize-1', 'bufferSize-20']) expect(existsSync(join(out, variant, 'fleetsim.db'))).toBe(true);
+  }, 300_000);
+
+  it('refuses a bad scenario with the file, line and field, and runs nothing', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, SCENARIO.replace('retry: { interval: 2s, timeout: 30s }', 'retry: { every: 2s }'));
+    const out = join(dir, 'bad-out');
+    const run = await runCli(['simulate', bad, '--out', out], 30_000);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${bad}:41: spec.demand.retry.every: unknown field (known: interval, timeout)`);
+    expect(existsSync(out)).toBe(false);
+
+    // A policy Agones would refuse, in the second variant: the first does not run either.
+    const varied = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=5,0'], 30_000);
+    expect(varied.code).toBe(2);
+    expect(varied.stderr).toMatch(/FleetAutoscaler\.autoscaling\.agones\.dev "game" is invalid: spec\.policy\.chain\[1\]\.policy\.buffer\.bufferSize: Invalid value: 0/);
+    expect(existsSync(out)).toBe(false);
+  }, 120_000);
+});

@@ -63,12 +63,18 @@ export class HealthMonitor {
    */
   pingEvery(key: string, firstAt: number, periodMs: number): void {
     this.cadences.set(key, { firstAt, periodMs });
+    const watch = this.watches.get(key);
+    const gs = watch && this.store.gameServers.get(watch.namespace, watch.name);
+    if (watch && gs) this.arm(key, watch, gs);
   }
 
-  /** The process stops pinging: its last ping stands. */
+  /** The process stops pinging: its last ping stands, and the deadline it sets is watched again. */
   stopPinging(key: string): void {
     this.catchUp(key);
     this.cadences.delete(key);
+    const watch = this.watches.get(key);
+    const gs = watch && this.store.gameServers.get(watch.namespace, watch.name);
+    if (watch && gs && watched(gs)) this.arm(key, watch, gs);
   }
 
   /** Folds a cadence's pings up to now into the watch's last ping. */
@@ -98,8 +104,18 @@ export class HealthMonitor {
     this.arm(key, watch, gs);
   }
 
+  /**
+   * Sets the timer for the next deadline — unless a cadence's first ping comes before it: a
+   * process that pings every period never misses one, so no check can fail until it stops
+   * (stopPinging arms again). A fleet of simulated servers then costs no timer per period.
+   */
   private arm(key: string, watch: Watch, gs: GameServer): void {
+    this.store.clock.clearTimeout(watch.handle);
+    watch.handle = undefined;
     const deadline = healthDeadline(gs.spec.health, watch.startedAt, watch.lastPing);
+    const cadence = this.cadences.get(key);
+    const periodMs = (gs.spec.health.periodSeconds ?? 0) * 1000;
+    if (cadence && cadence.periodMs > 0 && cadence.periodMs <= periodMs && cadence.firstAt < deadline) return;
     watch.handle = this.store.clock.setTimeout(() => this.check(key), deadline - this.store.clock.now());
   }
 
@@ -107,6 +123,7 @@ export class HealthMonitor {
   private check(key: string): void {
     const watch = this.watches.get(key);
     if (!watch) return;
+    watch.handle = undefined;
     const gs = this.store.gameServers.get(watch.namespace, watch.name);
     if (!gs || !watched(gs)) return this.unwatch(key);
     this.catchUp(key);

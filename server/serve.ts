@@ -50,6 +50,7 @@ export interface ServeOptions {
   listen?: boolean;
   /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
   sdkPortRange?: { min: number; max: number };
+  /** Pods each of the `nodes` takes (`--max-pods`); default 110. */
   maxPodsPerNode?: number;
   seed?: number;
   /** How long Kubernetes Events are kept; default one hour. */
@@ -105,7 +106,6 @@ export class FleetsimServer {
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     const gameServers = new GameServerController(this.cluster, {
       portRange: options.portRange,
-      maxPodsPerNode: options.maxPodsPerNode,
       listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
     });
     const sets = new GameServerSetController(this.cluster, this.service);
@@ -138,7 +138,7 @@ export class FleetsimServer {
   }
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {
-    await ensureNodes(this.cluster, this.options.nodes);
+    await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
     const applied: string[] = [];
     for (const path of this.options.manifests) applied.push(...(await applyManifests(this.service, readManifests(path), path)));

@@ -54,7 +54,8 @@ export const DEFAULT_PROFILE: ProcessProfile = {
   stages: [{ when: 'Scheduled', delay: { minMs: 1000, maxMs: 3000 }, next: [{ action: 'ready', weight: 1 }] }],
 };
 
-function durationMs(value: unknown, field: string): number {
+/** A duration in milliseconds from `500ms`, `2s`, `1m`, `1h` or a number of seconds; errors name `field`. */
+export function durationMs(value: unknown, field: string): number {
   if (typeof value === 'number' && value >= 0) return value * 1000;
   if (typeof value === 'string') {
     const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
@@ -114,13 +115,18 @@ export function parseProfile(document: unknown): ProcessProfile {
 }
 
 export function loadProfiles(path: string): ProcessProfile[] {
+  return loadDocuments(path, parseProfile);
+}
+
+/** Reads every YAML document of a file with `parse`; an error names the file and the document (1-based). */
+export function loadDocuments<T>(path: string, parse: (document: unknown) => T): T[] {
   const text = readFileSync(path, 'utf8');
   return parseAllDocuments(text)
     .map((d) => d.toJSON() as unknown)
     .filter((d) => d !== null)
     .map((d, i) => {
       try {
-        return parseProfile(d);
+        return parse(d);
       } catch (error) {
         throw new Error(`${path}, document ${i + 1}: ${(error as Error).message}`);
       }

@@ -9,6 +9,7 @@ import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { PortAllocator } from '../sim/port-allocator.js';
 import { EventRecorder } from './k8s-events.js';
+import type { SchedulingView } from './node-autoscaler.js';
 import type { WorkQueueObserver } from './work-queue.js';
 
 export interface GameServerControllerOptions {
@@ -41,7 +42,7 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
  * It is the scheduler too: it places each pod on a node with room by that node's own capacity,
  * and keeps the pods that fit nowhere waiting (what the node autoscaler reads).
  */
-export class GameServerController {
+export class GameServerController implements SchedulingView {
   private readonly queue = new Set<string>();
   private scheduled = false;
   private readonly subscriptions: Subscription[] = [];

@@ -158,3 +158,13 @@ describe('node-seconds', () => {
     expect(nodeSecondsByPool(changes, 0, 10_000)).toEqual(new Map([['', 10], ['p', 13]]));
   });
 });
+
+describe('examples/node-pools.yaml', () => {
+  it('loads', () => {
+    const pools = loadNodePools(new URL('../../examples/node-pools.yaml', import.meta.url).pathname);
+    expect(pools.map((p) => [p.name, p.podsPerNode, p.minNodes, p.maxNodes, p.initialNodes])).toEqual([
+      ['default', 110, 1, 10, 1],
+      ['overflow', 30, 0, 20, 0],
+    ]);
+  });
+});

@@ -92,7 +92,7 @@ describe('NodeAutoscaler', () => {
     expect(history.changes.map((c) => c.summary)).toEqual(['created']);
     const because = history.changes[0]!.because.map((b) => b.text);
     expect(because[0]).toBe('timer cluster-autoscaler.provision (pool default, node default-2, scaleUpDelaySeconds 60)');
-    expect(because[1]).toMatch(/^Event default\/f-\S+: created$/);
+    expect(because[1]).toMatch(/^Event default\/f-\S+: recorded Normal TriggeredScaleUp: pod triggered scale-up: \[\{default 1->4 \(max: 5\)\}\]$/);
     expect(because[2]).toBe('timer cluster-autoscaler.scan (unschedulablePods 10, podsOnProvisioningNodes 0, pool default, podsPerNode 4, from 1, to 4, maxNodes 5)');
   });
 

@@ -76,6 +76,19 @@ async function advanceUntil<T>(probe: () => Promise<T | undefined | false>, seco
   }
 }
 
+async function scaleFleet(replicas: number): Promise<void> {
+  const res = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/f`, { body: { spec: { replicas } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  expect(res.status, res.text).toBe(200);
+}
+
+/** The nodes, once there are `count` of them (within `seconds` of virtual time). */
+function nodesOnceThereAre(count: number, seconds: number): Promise<NodeItem[]> {
+  return advanceUntil(async () => {
+    const items = await nodes();
+    return items.length === count && items;
+  }, seconds, `${count} nodes`);
+}
+
 describe('fleetsim serve --node-pools', () => {
   it('starts the pools with their initial nodes, grows them for a fleet scaled up and shrinks them once it is scaled down', async () => {
     const initial = await nodes();
@@ -87,31 +100,16 @@ describe('fleetsim serve --node-pools', () => {
     expect((await nodes()).map((n) => n.metadata.name)).toEqual(['default-1']);
 
     // 10 pods on nodes of 4: two more nodes, after the next scan and 30 s of provisioning.
-    const scaled = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/f`, {
-      body: { spec: { replicas: 10 } },
-      headers: { 'content-type': 'application/merge-patch+json' },
-    });
-    expect(scaled.status, scaled.text).toBe(200);
-    const grown = await advanceUntil(async () => {
-      const items = await nodes();
-      return items.length === 3 && items;
-    }, 60, 'three nodes');
+    await scaleFleet(10);
+    const grown = await nodesOnceThereAre(3, 60);
     expect(grown.map((n) => n.metadata.name)).toEqual(['default-1', 'default-2', 'default-3']);
     await advanceUntil(async () => (await readyReplicas()) === 10, 30, 'ten Ready');
     const triggered = await getJson<{ items: Array<{ reason: string; message: string }> }>('/api/v1/namespaces/default/events');
     expect(triggered.items.some((e) => e.reason === 'TriggeredScaleUp' && e.message === 'pod triggered scale-up: [{default 1->3 (max: 4)}]')).toBe(true);
 
     // Scaled to 1, the emptied nodes go (after the 2-minute cooldown and a minute empty), down to minNodes.
-    const down = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/f`, {
-      body: { spec: { replicas: 1 } },
-      headers: { 'content-type': 'application/merge-patch+json' },
-    });
-    expect(down.status, down.text).toBe(200);
-    const shrunk = await advanceUntil(async () => {
-      const items = await nodes();
-      return items.length === 1 && items;
-    }, 400, 'one node');
-    expect(shrunk).toHaveLength(1);
+    await scaleFleet(1);
+    expect(await nodesOnceThereAre(1, 400)).toHaveLength(1);
     await waitFor(async () => (await readyReplicas()) === 1, { what: 'one Ready' });
   });
 

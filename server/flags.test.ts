@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlagError, parseDuration } from './flags.js';
+import { FlagError, type FlagSpec, parseDuration, parseFlags } from './flags.js';
 
 describe('parseDuration (Go durations, as Kubernetes flags take them)', () => {
   it('reads hours, minutes, seconds, milliseconds and their sums', () => {
@@ -16,5 +16,18 @@ describe('parseDuration (Go durations, as Kubernetes flags take them)', () => {
       expect(() => parseDuration(text, '--event-ttl'), text).toThrow(FlagError);
       expect(() => parseDuration(text, '--event-ttl'), text).toThrow(`--event-ttl: "${text}" is not a duration`);
     }
+  });
+});
+
+describe('parseFlags', () => {
+  it('tells which flags were given, on the command line or by their variable, from those left to their default', () => {
+    const specs: FlagSpec[] = [
+      { name: 'nodes', env: 'NODES', type: 'number', default: 4, help: '' },
+      { name: 'max-pods', type: 'number', default: 110, help: '' },
+      { name: 'pools', type: 'string', help: '' },
+    ];
+    const { values, given } = parseFlags(['--pools', 'p.yaml'], specs, { NODES: '3' });
+    expect(values).toEqual({ nodes: 3, 'max-pods': 110, pools: 'p.yaml' });
+    expect([...given].sort()).toEqual(['nodes', 'pools']);
   });
 });

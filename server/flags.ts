@@ -31,8 +31,10 @@ export function parseFlags(
   argv: readonly string[],
   specs: readonly FlagSpec[],
   env: NodeJS.ProcessEnv = process.env,
-): { values: FlagValues; positional: string[] } {
+): { values: FlagValues; positional: string[]; given: Set<string> } {
   const values: FlagValues = {};
+  /** Flags set on the command line or by their environment variable, not left to their default. */
+  const given = new Set<string>();
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -50,13 +52,15 @@ export function parseFlags(
       else throw new FlagError(`flag needs an argument: --${spec.name}`);
     }
     values[spec.name] = convert(spec, raw, `--${spec.name}`);
+    given.add(spec.name);
   }
   for (const spec of specs) {
     if (values[spec.name] !== undefined) continue;
     const fromEnv = spec.env ? env[spec.env] : undefined;
     values[spec.name] = fromEnv !== undefined ? convert(spec, fromEnv, spec.env!) : spec.default;
+    if (fromEnv !== undefined) given.add(spec.name);
   }
-  return { values, positional };
+  return { values, positional, given };
 }
 
 const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -26,6 +26,8 @@ import { FLEET_KIND } from './kinds/fleet/fleet.js';
 import { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
+import { type NodePool, ensurePoolNodes } from './sim/node-pools.js';
+import { NodeAutoscaler } from './controllers/node-autoscaler.js';
 import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
@@ -50,7 +52,13 @@ export interface ServeOptions {
   listen?: boolean;
   /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
   sdkPortRange?: { min: number; max: number };
+  /** Pods each of the `nodes` takes (`--max-pods`); default 110. */
   maxPodsPerNode?: number;
+  /**
+   * Node pools (`--node-pools`) instead of `nodes`: each starts with its initialNodes and a node
+   * autoscaler grows and shrinks it.
+   */
+  nodePools?: NodePool[];
   seed?: number;
   /** How long Kubernetes Events are kept; default one hour. */
   eventTtlMs?: number;
@@ -105,7 +113,6 @@ export class FleetsimServer {
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     const gameServers = new GameServerController(this.cluster, {
       portRange: options.portRange,
-      maxPodsPerNode: options.maxPodsPerNode,
       listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
     });
     const sets = new GameServerSetController(this.cluster, this.service);
@@ -135,10 +142,12 @@ export class FleetsimServer {
       new EventExpiry(this.cluster),
       new NamespaceController(this.cluster, this.service),
     ];
+    if (options.nodePools) this.controllers.push(new NodeAutoscaler(this.cluster, options.nodePools, gameServers));
   }
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {
-    await ensureNodes(this.cluster, this.options.nodes);
+    if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
+    else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
     const applied: string[] = [];
     for (const path of this.options.manifests) applied.push(...(await applyManifests(this.service, readManifests(path), path)));

@@ -1,6 +1,7 @@
 import { parseFeatureGates } from '../features.js';
 import { FleetsimServer } from '../serve.js';
 import { loadProfiles } from '../sim/profiles.js';
+import { loadNodePools } from '../sim/node-pools.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
 
@@ -21,7 +22,12 @@ const FLAGS: FlagSpec[] = [
   { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none)' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
-  { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node' },
+  { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node (of --nodes)' },
+  {
+    name: 'node-pools',
+    type: 'string',
+    help: 'YAML file of NodePools, instead of --nodes: each starts with its initialNodes and a node autoscaler grows and shrinks it',
+  },
   { name: 'clock', type: 'string', default: 'real', help: 'real or virtual (moved with POST /fleetsim/v1/clock)' },
   { name: 'filename', alias: 'f', type: 'string', help: 'manifests to apply at start (comma-separated files)' },
   { name: 'profiles', type: 'string', help: 'YAML file of ProcessProfiles for simulated game servers' },
@@ -54,7 +60,7 @@ const SECURITY_NOTE = [
 export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, FLAGS);
+  const { values, given } = parseFlags(argv, FLAGS);
   if (values.help) {
     console.log(SERVE_USAGE);
     return 0;
@@ -69,6 +75,17 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const eventTtlMs = parseDuration(String(values['event-ttl']), '--event-ttl');
   if (eventTtlMs <= 0) throw new FlagError('--event-ttl must be longer than 0');
+  let nodePools;
+  if (values['node-pools'] !== undefined) {
+    for (const flag of ['nodes', 'max-pods']) {
+      if (given.has(flag)) throw new FlagError(`--${flag} and --node-pools do not combine: a pool says how many nodes it has and what each takes`);
+    }
+    try {
+      nodePools = loadNodePools(String(values['node-pools']));
+    } catch (error) {
+      throw new FlagError(`--node-pools: ${(error as Error).message}`);
+    }
+  }
   const allocator = allocatorFlags(values);
   let allowedHosts: string[];
   try {
@@ -83,6 +100,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     gates: parseFeatureGates(String(values['feature-gates'])),
     nodes: Number(values.nodes),
     maxPodsPerNode: Number(values['max-pods']),
+    nodePools,
     clock,
     manifests: values.filename ? String(values.filename).split(',').filter((f) => f !== '') : [],
     profiles: values.profiles ? loadProfiles(String(values.profiles)) : [],

@@ -5,7 +5,7 @@ import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService } from '../resources/service.js';
 import { Cluster } from '../cluster.js';
-import { ensureNodes } from '../sim/nodes.js';
+import { ensureNodes, nodeCreation } from '../sim/nodes.js';
 import { GameServerController } from './gameserver-controller.js';
 
 const clusters: Cluster[] = [];
@@ -33,7 +33,7 @@ async function setup(nodes = 2, maxPodsPerNode = 110) {
       spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } }, ...spec },
     });
   const gs = (name: string) => cluster.gameServers.get('default', name) as GameServer;
-  return { cluster, clock, service, settle, create, gs };
+  return { cluster, clock, service, settle, create, gs, controller };
 }
 
 describe('GameServerController', () => {
@@ -110,5 +110,42 @@ describe('GameServerController', () => {
     await create('pending');
     await settle();
     expect(gs('pending').status.state).toBe('Starting');
+  });
+
+  it("places pods by each node's own capacity, and a waiting one as soon as a node is added or a pod leaves", async () => {
+    const { settle, create, gs, cluster, controller } = await setup(0);
+    await cluster.commit([nodeCreation(cluster, { name: 'small-1', pods: 2, network: 1, ordinal: 0 })]);
+    for (let i = 0; i < 3; i++) await create(`gs-${i}`);
+    await settle();
+    expect([0, 1].map((i) => gs(`gs-${i}`).status.nodeName)).toEqual(['small-1', 'small-1']);
+    expect(gs('gs-2').status.state).toBe('Starting');
+    expect(controller.unschedulableCount).toBe(1);
+    expect(controller.unschedulableKeys(10)).toEqual(['default/gs-2']);
+    expect(controller.podsOn('small-1')).toBe(2);
+
+    await cluster.commit([nodeCreation(cluster, { name: 'big-1', pods: 5, network: 2, ordinal: 0 })]);
+    await settle();
+    expect(gs('gs-2').status.nodeName).toBe('big-1');
+    expect(controller.unschedulableCount).toBe(0);
+
+    // Fill big-1, then free a place on small-1: the one waiting takes it.
+    for (let i = 3; i < 8; i++) await create(`gs-${i}`);
+    await settle();
+    expect(controller.podsOn('big-1')).toBe(5);
+    expect(controller.unschedulableCount).toBe(1);
+    await cluster.actors.send('default', 'gs-0', { type: 'sdk.shutdown' });
+    await settle();
+    expect(gs('gs-0')).toBeUndefined();
+    expect(gs('gs-7').status.nodeName).toBe('small-1');
+    expect(controller.unschedulableCount).toBe(0);
+  });
+
+  it('forgets a deleted node', async () => {
+    const { settle, create, gs, cluster, controller } = await setup(1);
+    await cluster.commit([{ type: 'ResourceDeleted', kind: 'Node', namespace: '', name: 'node-1', payload: {} }]);
+    await create('gs-1');
+    await settle();
+    expect(gs('gs-1').status.state).toBe('Starting');
+    expect(controller.unschedulableCount).toBe(1);
   });
 });

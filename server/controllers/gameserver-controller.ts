@@ -4,15 +4,21 @@ import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerS
 import { syncCause } from '../log/cause.js';
 
 import type { Cluster } from '../cluster.js';
-import { MAX_PODS_PER_NODE, nodeAddress } from '../sim/nodes.js';
+import { NODE_KIND, allocatablePods, nodeAddress } from '../sim/nodes.js';
+import type { Resource } from '../kinds/resource.js';
+import type { StoredEvent } from '../log/event-log.js';
 import { PortAllocator } from '../sim/port-allocator.js';
 import { EventRecorder } from './k8s-events.js';
+import type { SchedulingView } from './node-autoscaler.js';
 import type { WorkQueueObserver } from './work-queue.js';
 
 export interface GameServerControllerOptions {
   /** Dynamic host port range (Agones's default is 7000-8000). */
   portRange?: { min: number; max: number };
-  /** Pods a node takes before the scheduler looks elsewhere. */
+  /**
+   * At most this many pods on any node, whatever its own capacity (`status.allocatable.pods`)
+   * says: tests make small nodes so. Default: each node's own capacity.
+   */
   maxPodsPerNode?: number;
   /**
    * Whether a Shutdown GameServer is deleted. The standalone sidecar keeps its one GameServer,
@@ -33,8 +39,10 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
  * The GameServer controller (Agones's pkg/gameservers): allocates host ports, "creates the
  * pod", schedules it onto a simulated node and fills address and ports, turns RequestReady into
  * Ready, and deletes Shutdown GameServers. Each step is a machine transition, so it is an event.
+ * It is the scheduler too: it places each pod on a node with room by that node's own capacity,
+ * and keeps the pods that fit nowhere waiting (what the node autoscaler reads).
  */
-export class GameServerController {
+export class GameServerController implements SchedulingView {
   private readonly queue = new Set<string>();
   private scheduled = false;
   private readonly subscriptions: Subscription[] = [];
@@ -46,11 +54,20 @@ export class GameServerController {
   /** GameServers waiting for a free listening port, retried when one is released. */
   private readonly waitingForPorts = new Set<string>();
   private readonly events: EventRecorder;
+  /** Pods each node runs (a node's count outlives it only while pods still name it). */
   private readonly podsPerNode = new Map<string, number>();
-  /** Nodes by how many pods they run (index = pods), so choosing one does not scan them all. */
+  /** Pods each node takes, for the nodes that exist. */
+  private readonly capacity = new Map<string, number>();
+  /**
+   * Nodes that have room, by how many pods they run (index = pods), so choosing one does not
+   * scan them all; a full node is in none until a pod leaves it.
+   */
   private readonly nodesByPods: Array<Set<string>> = [];
-  private knownNodes = 0;
+  /** The largest capacity of a node seen: how far a choice looks through nodesByPods. */
+  private largestCapacity = 0;
   private readonly maxPods: number;
+  /** GameServers whose pod fit on no node, in the order they failed: retried as room appears. */
+  private readonly unschedulable = new Set<string>();
   private readonly deleteShutdown: boolean;
   /** Metrics' observer of the queue (none: no bookkeeping). */
   private queueObserver: WorkQueueObserver | undefined;
@@ -66,11 +83,12 @@ export class GameServerController {
     this.listeningPorts = new PortAllocator(range.min, range.max, cluster.rng, 1, false);
     this.listens = options.listens ?? (() => false);
     this.events = new EventRecorder(cluster, 'gameserver-controller');
-    this.maxPods = options.maxPodsPerNode ?? MAX_PODS_PER_NODE;
+    this.maxPods = options.maxPodsPerNode ?? Number.POSITIVE_INFINITY;
     this.deleteShutdown = options.deleteShutdown ?? true;
   }
 
   start(): void {
+    for (const node of this.cluster.readModel.list(NODE_KIND)) this.setNode(node);
     for (const [key, gs] of this.cluster.gameServers.entries()) {
       this.account(undefined, gs);
       // A TCPUDP port's two halves share their host port.
@@ -83,6 +101,10 @@ export class GameServerController {
       this.cluster.gameServerApplied$.subscribe((change) => {
         this.account(change.previous, change.object);
         if (!change.object) this.release(change.key);
+        if (this.unschedulable.size > 0 && change.object?.status.state !== 'Starting') this.unschedulable.delete(change.key);
+      }),
+      this.cluster.resourceApplied$.subscribe((event) => {
+        if (event.kind === NODE_KIND) this.nodeChanged(event);
       }),
       this.cluster.gameServerChanges$.subscribe((change) => {
         if (change.object) this.observe(change.key, change.object);
@@ -127,29 +149,73 @@ export class GameServerController {
   }
 
   private movePods(node: string, delta: number): void {
-    this.syncNodes();
     const pods = this.podsPerNode.get(node) ?? 0;
     this.nodesByPods[pods]?.delete(node);
     const next = Math.max(0, pods + delta);
-    // A pod leaving a node can make another node the busiest with room.
-    if (delta < 0) this.packedBest = undefined;
     this.podsPerNode.set(node, next);
-    (this.nodesByPods[next] ??= new Set()).add(node);
+    const capacity = this.capacity.get(node);
+    if (capacity === undefined) return;
+    if (next < capacity) (this.nodesByPods[next] ??= new Set()).add(node);
+    if (delta < 0) {
+      // A pod leaving a node can make another node the busiest with room, and gives a waiting pod a place.
+      this.packedBest = undefined;
+      this.retryUnschedulable(capacity - next);
+    }
   }
 
-  /** Picks up simulated nodes created since (they start with no pods). */
-  private syncNodes(): void {
-    const nodes = this.cluster.readModel.store('Node');
-    if (!nodes || nodes.size === this.knownNodes) return;
-    this.knownNodes = nodes.size;
-    this.packedBest = undefined;
-    for (const node of nodes.values()) {
-      const name = node.metadata.name;
-      if (!this.podsPerNode.has(name)) {
-        this.podsPerNode.set(name, 0);
-        (this.nodesByPods[0] ??= new Set()).add(name);
-      }
+  /** A Node was created, changed or deleted: the scheduler takes it up or forgets it. */
+  private nodeChanged(event: StoredEvent): void {
+    if (event.type === 'ResourceDeleted') this.forgetNode(event.name);
+    else if (event.type === 'ResourceCreated' || event.type === 'ResourceUpdated') this.setNode((event.payload as { object: Resource }).object);
+  }
+
+  private setNode(node: Resource): void {
+    const name = node.metadata.name;
+    this.forgetNode(name);
+    const capacity = Math.min(allocatablePods(node), this.maxPods);
+    const pods = this.podsPerNode.get(name) ?? 0;
+    this.capacity.set(name, capacity);
+    this.largestCapacity = Math.max(this.largestCapacity, capacity);
+    if (pods < capacity) (this.nodesByPods[pods] ??= new Set()).add(name);
+    this.retryUnschedulable(capacity - pods);
+  }
+
+  private forgetNode(name: string): void {
+    if (!this.capacity.delete(name)) return;
+    const pods = this.podsPerNode.get(name) ?? 0;
+    this.nodesByPods[pods]?.delete(name);
+    if (pods === 0) this.podsPerNode.delete(name);
+    if (this.packedBest === name) this.packedBest = undefined;
+  }
+
+  /** Room for `room` more pods appeared: as many waiting GameServers try again, longest waiting first. */
+  private retryUnschedulable(room: number): void {
+    for (const key of this.unschedulable) {
+      if (room-- <= 0) return;
+      this.unschedulable.delete(key);
+      const gs = this.cluster.gameServers.getByKey(key);
+      if (gs) this.observe(key, gs);
     }
+  }
+
+  /** GameServers whose pod fits on no node now (Kubernetes's Unschedulable pods). */
+  get unschedulableCount(): number {
+    return this.unschedulable.size;
+  }
+
+  /** The first `limit` unschedulable GameServers (`namespace/name` keys), longest waiting first. */
+  unschedulableKeys(limit: number): string[] {
+    const keys: string[] = [];
+    for (const key of this.unschedulable) {
+      if (keys.length >= limit) break;
+      keys.push(key);
+    }
+    return keys;
+  }
+
+  /** Pods running on `node` now. */
+  podsOn(node: string): number {
+    return this.podsPerNode.get(node) ?? 0;
   }
 
   private observe(key: string, gs: GameServer): void {
@@ -221,7 +287,11 @@ export class GameServerController {
         return;
       case 'Starting': {
         const node = this.chooseNode(gs);
-        if (!node) return; // Unschedulable: retried when a pod goes away.
+        if (!node) {
+          // Unschedulable: retried when a pod leaves a node or a node is added.
+          this.unschedulable.add(key);
+          return;
+        }
         void send({ type: 'controller.scheduled', ...node });
         return;
       }
@@ -240,26 +310,25 @@ export class GameServerController {
   private chooseNode(gs: GameServer):
     | { nodeName: string; address: string; addresses: NodeAddress[]; ports: GameServerStatusPort[] }
     | undefined {
-    this.syncNodes();
     const packed = gs.spec.scheduling !== 'Distributed';
     let chosen: string | undefined;
-    if (packed && this.packedBest !== undefined && (this.podsPerNode.get(this.packedBest) ?? 0) < this.maxPods) {
-      chosen = this.packedBest;
-    }
-    for (let i = 0; i < this.maxPods && chosen === undefined; i++) {
-      const pods = packed ? this.maxPods - 1 - i : i;
-      chosen = firstOf(this.nodesByPods[pods]);
+    const best = this.packedBest;
+    if (packed && best !== undefined && (this.podsPerNode.get(best) ?? 0) < (this.capacity.get(best) ?? 0)) chosen = best;
+    // Only nodes with room are indexed: the first found, from the busiest (Packed) or the emptiest, is the one.
+    const largest = this.largestCapacity;
+    for (let i = 0; i < largest && chosen === undefined; i++) {
+      chosen = firstOf(this.nodesByPods[packed ? largest - 1 - i : i]);
     }
     // Packed keeps its node; a Distributed placement may lift another node above it.
     this.packedBest = packed ? chosen : undefined;
-    const node = chosen === undefined ? undefined : this.cluster.get('Node', '', chosen);
-    const best = node && { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
-    if (!best) return undefined;
+    const node = chosen === undefined ? undefined : this.cluster.get(NODE_KIND, '', chosen);
+    if (!node) return undefined;
+    const chosenNode = { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
     const podIp = `10.${100 + (this.cluster.rng.int(100))}.${this.cluster.rng.int(256)}.${1 + this.cluster.rng.int(254)}`;
     return {
-      nodeName: best.name,
-      address: nodeAddress(best.addresses) ?? podIp,
-      addresses: [...best.addresses, { type: 'PodIP', address: podIp }],
+      nodeName: chosenNode.name,
+      address: nodeAddress(chosenNode.addresses) ?? podIp,
+      addresses: [...chosenNode.addresses, { type: 'PodIP', address: podIp }],
       ports: gs.spec.ports.map((p) => ({
         name: p.name,
         port: p.portPolicy === 'None' ? (p.containerPort ?? 0) : (p.hostPort ?? p.containerPort ?? 0),

@@ -3,6 +3,7 @@ import type { EventHeader, EventLog, StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { EVENT_KIND } from '../kinds/event/event.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
 
@@ -163,6 +164,8 @@ export function describeChange(event: StoredEvent, versions: Versions): string {
   if (event.kind === GAMESERVER_KIND) return describeGameServerChange(event, before as GameServer | undefined, after as GameServer | undefined);
   switch (event.type) {
     case 'ResourceCreated':
+      // A Kubernetes Event says what it records: a scale-up's reason and message, say.
+      if (event.kind === EVENT_KIND) return `recorded ${eventText(after)}`;
       return `created${replicasText(after) === undefined ? '' : ` with replicas ${replicasText(after)}`}`;
     case 'ResourceDeleted':
       return 'deleted';
@@ -221,6 +224,11 @@ function describeGameServerChange(event: StoredEvent, before: GameServer | undef
     default:
       return event.type;
   }
+}
+
+function eventText(object: Record<string, unknown> | undefined): string {
+  const { type, reason, message } = (object ?? {}) as { type?: string; reason?: string; message?: string };
+  return `${type ?? 'Normal'} ${reason ?? ''}: ${message ?? ''}`;
 }
 
 function replicasText(object: Record<string, unknown> | undefined): number | undefined {

@@ -6,41 +6,66 @@ import type { Cluster } from '../cluster.js';
 /** Pods a simulated node takes, as a default kubelet does. */
 export const MAX_PODS_PER_NODE = 110;
 
+export const NODE_KIND = 'Node';
+
 export function nodeName(index: number): string {
   return `node-${index + 1}`;
 }
 
+/** How a simulated node differs from another: its name, its pod capacity, extra labels, its internal address. */
+export interface NodeShape {
+  name: string;
+  /** Pods the node takes (`status.capacity.pods` and `status.allocatable.pods`). */
+  pods: number;
+  labels?: Record<string, string>;
+  /** The second octet and the ordinal of its 10.x.y.z InternalIP, so nodes of different pools never share one. */
+  network: number;
+  ordinal: number;
+}
+
 /**
- * Simulated nodes: Node objects (read-only through the API) with addresses. The external
+ * A simulated node: a Node object (read-only through the API) with addresses. The external
  * address is loopback, so a game client on this machine can reach what a GameServer reports.
  */
-export function nodeObject(index: number, uid: string, now: number): Resource {
-  const name = nodeName(index);
+export function simulatedNode(shape: NodeShape, uid: string, now: number): Resource {
+  const { name, pods, ordinal } = shape;
   const addresses: NodeAddress[] = [
     { type: 'Hostname', address: name },
     { type: 'ExternalIP', address: '127.0.0.1' },
-    { type: 'InternalIP', address: `10.0.${Math.floor(index / 250)}.${(index % 250) + 1}` },
+    { type: 'InternalIP', address: `10.${shape.network}.${Math.floor(ordinal / 250)}.${(ordinal % 250) + 1}` },
   ];
+  const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'fleetsim.dev/simulated': 'true', ...shape.labels };
   return {
     apiVersion: 'v1',
-    kind: 'Node',
-    metadata: clusterObjectMeta(name, uid, now, { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'fleetsim.dev/simulated': 'true' }),
+    kind: NODE_KIND,
+    metadata: clusterObjectMeta(name, uid, now, labels),
     spec: {},
     status: {
       addresses,
-      capacity: { pods: String(MAX_PODS_PER_NODE), cpu: '8', memory: '32Gi' },
-      allocatable: { pods: String(MAX_PODS_PER_NODE), cpu: '8', memory: '32Gi' },
+      capacity: { pods: String(pods), cpu: '8', memory: '32Gi' },
+      allocatable: { pods: String(pods), cpu: '8', memory: '32Gi' },
       conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'simulated by fleetsim' }],
     },
   };
 }
 
-/** Creates the first `count` simulated nodes the log does not hold yet. */
-export async function ensureNodes(cluster: Cluster, count: number): Promise<void> {
+/** The creation of a simulated node, as it goes into the log. */
+export function nodeCreation(cluster: Cluster, shape: NodeShape) {
+  return resourceEvent('ResourceCreated', NODE_KIND, '', shape.name, { object: simulatedNode(shape, cluster.rng.uid(), cluster.clock.now()) });
+}
+
+/** Pods a Node takes, from its `status.allocatable.pods` (0 when it says nothing usable). */
+export function allocatablePods(node: Resource): number {
+  const pods = Number((node.status as { allocatable?: { pods?: unknown } } | undefined)?.allocatable?.pods);
+  return Number.isInteger(pods) && pods > 0 ? pods : 0;
+}
+
+/** Creates the first `count` simulated nodes, each taking `pods` pods, that the log does not hold yet. */
+export async function ensureNodes(cluster: Cluster, count: number, pods = MAX_PODS_PER_NODE): Promise<void> {
   const events = [];
   for (let i = 0; i < count; i++) {
-    if (cluster.get('Node', '', nodeName(i))) continue;
-    events.push(resourceEvent('ResourceCreated', 'Node', '', nodeName(i), { object: nodeObject(i, cluster.rng.uid(), cluster.clock.now()) }));
+    if (cluster.get(NODE_KIND, '', nodeName(i))) continue;
+    events.push(nodeCreation(cluster, { name: nodeName(i), pods, network: 0, ordinal: i }));
   }
   await cluster.commit(events, { type: 'startup', detail: `the simulated cluster starts with ${count} nodes` });
 }

@@ -115,13 +115,18 @@ export function parseProfile(document: unknown): ProcessProfile {
 }
 
 export function loadProfiles(path: string): ProcessProfile[] {
+  return loadDocuments(path, parseProfile);
+}
+
+/** Reads every YAML document of a file with `parse`; an error names the file and the document (1-based). */
+export function loadDocuments<T>(path: string, parse: (document: unknown) => T): T[] {
   const text = readFileSync(path, 'utf8');
   return parseAllDocuments(text)
     .map((d) => d.toJSON() as unknown)
     .filter((d) => d !== null)
     .map((d, i) => {
       try {
-        return parseProfile(d);
+        return parse(d);
       } catch (error) {
         throw new Error(`${path}, document ${i + 1}: ${(error as Error).message}`);
       }

@@ -22,16 +22,22 @@ export interface ScatterChartSpec {
 export function scatterChartOption(spec: ScatterChartSpec): EChartsOption {
   const style = xAxisStyle(spec.x.label);
   const xMax = dataMax(spec.points.map((p) => p.x));
-  const series: ScatterSeriesOption[] = spec.points.map((p) => ({
+  // Labels of neighbouring points (by cost) alternate above and to the right, so two variants of
+  // about the same cost stay readable (ECharts's overlap layout does not run when drawn on the server).
+  const order = [...spec.points].sort((a, b) => a.x - b.x);
+  const series: ScatterSeriesOption = {
     type: 'scatter',
-    name: p.label,
-    color: p.color,
     symbolSize: 12,
-    data: [[p.x, p.y]],
-    label: { show: true, position: 'right', formatter: p.label, color: '#1f2937' },
-  }));
+    data: spec.points.map((p) => ({
+      name: p.label,
+      value: [p.x, p.y],
+      itemStyle: { color: p.color },
+      label: { position: order.indexOf(p) % 2 === 0 ? 'top' : 'right', color: p.color },
+    })),
+    label: { show: true, formatter: '{b}', fontWeight: 600 },
+  };
   return {
-    ...baseOption(spec.width, spec.points.map((p) => ({ name: p.label, swatch: 'box' }))),
+    ...baseOption(spec.width, []),
     title: noDataTitle(spec.points.length === 0),
     xAxis: {
       ...style,
@@ -44,6 +50,6 @@ export function scatterChartOption(spec: ScatterChartSpec): EChartsOption {
       max: xMax > 0 ? undefined : 1,
     },
     yAxis: valueAxis(spec.y, dataMax(spec.points.map((p) => p.y)), '15%'),
-    series,
+    series: [series],
   };
 }

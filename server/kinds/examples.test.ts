@@ -144,7 +144,7 @@ describe("the project's example manifests (examples/)", () => {
   it('cover every stored kind a user starts with, and each autoscaler policy', () => {
     expect(new Set(examples.map((e) => e.definition.kind))).toEqual(new Set(['Fleet', 'GameServer', 'FleetAutoscaler', 'GameServerAllocationPolicy']));
     const policies = examples.filter((e) => e.definition.kind === 'FleetAutoscaler').map((e) => (e.body.spec as { policy: { type: string } }).policy.type);
-    expect(policies.sort()).toEqual(['Buffer', 'Counter', 'List', 'Webhook']);
+    expect(policies.sort()).toEqual(['Buffer', 'Buffer', 'Chain', 'Counter', 'List', 'Webhook']);
   });
 
   checkExamples(examples, (file) => PROJECT_NEEDS[file] ?? { gates: [], without: [] });

@@ -17,6 +17,8 @@ export interface StoreOptions {
   gates: FeatureGates;
   /** How long Kubernetes Events are kept (kube-apiserver's --event-ttl); default one hour. */
   eventTtlMs?: number;
+  /** Writes the log behind, many commits at a time (EventLog's `writeBehind`): what-if runs only. */
+  writeBehind?: boolean;
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
@@ -82,7 +84,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.log = new EventLog(options.db, { flushWhenFull: false });
+    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind });
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;

@@ -17,6 +17,8 @@ import { applyManifests } from '../manifests.js';
 import { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { ensureNodes } from '../sim/nodes.js';
+import { ensurePoolNodes } from '../sim/node-pools.js';
+import { NodeAutoscaler } from '../controllers/node-autoscaler.js';
 import { SimulatedProcesses } from '../sim/processes.js';
 import { settle } from '../sim/virtual-time.js';
 import { SimulationRecorder, type SimulationResult } from './recorder.js';
@@ -60,19 +62,23 @@ interface SetUp {
 
 async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
   const clock = new VirtualClock(scenario.startMs);
-  const cluster = new Cluster({ db, clock, gates: scenario.gates, seed: scenario.seed });
+  // No client waits on a commit here: the log is written behind, thousands of events a transaction.
+  const cluster = new Cluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind: true });
   const service = new ResourceService(cluster);
+  const gameServers = new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } });
   const controllers = [
-    new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } }),
+    gameServers,
     new GameServerSetController(cluster, service),
     new FleetController(cluster, service),
     new FleetAutoscalerController(cluster, service, { resolveService: loopbackServiceResolver }),
     new SimulatedProcesses(cluster, scenario.profiles, { listen: false }),
     new EventExpiry(cluster),
+    ...(scenario.nodePools.length ? [new NodeAutoscaler(cluster, scenario.nodePools, gameServers)] : []),
   ];
   const allocator = new Allocator(cluster);
   try {
-    await ensureNodes(cluster, scenario.nodes);
+    if (scenario.nodePools.length) await ensurePoolNodes(cluster, scenario.nodePools);
+    else await ensureNodes(cluster, scenario.nodes);
     for (const controller of controllers) controller.start();
     for (const resource of scenario.resources) {
       try {

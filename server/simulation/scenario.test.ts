@@ -1,6 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../clock.js';
 import { parseDemand } from './demand.js';
@@ -8,6 +9,7 @@ import { parseDistribution } from './distributions.js';
 import { ScenarioError } from './fields.js';
 import { loadScenario, parseScenario, readScenario } from './scenario.js';
 import { applyVariation, parseVary } from './vary.js';
+import { checkScenario } from './runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetsim-scenario-'));
 
@@ -182,5 +184,18 @@ describe('demand and sessions', () => {
       expect(Math.abs(drawn - expected) / expected, JSON.stringify(spec)).toBeLessThan(0.03);
     }
     expect(() => parseDistribution({ distribution: 'lognormal', median: '20m', p95: '10m' }, ['length'])).toThrow('length.p95: must be longer than the median');
+  });
+});
+
+describe('the example scenarios', () => {
+  const examples = fileURLToPath(new URL('../../examples/simulate/', import.meta.url));
+  const files = readdirSync(examples).filter((f) => f.endsWith('.yaml') && readFileSync(join(examples, f), 'utf8').includes('kind: Scenario'));
+
+  it('are all here', () => {
+    expect(files.sort()).toEqual(['bench-day-rooms.yaml', 'bench-day.yaml', 'diurnal.yaml', 'launch-spike.yaml', 'rooms.yaml']);
+  });
+
+  it.each(files)('%s reads and sets up (its resources and allocation accepted)', async (file) => {
+    await checkScenario(loadScenario(join(examples, file)));
   });
 });

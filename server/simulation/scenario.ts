@@ -4,7 +4,8 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { type FeatureGates, parseFeatureGates } from '../features.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
 import { readManifests } from '../manifests.js';
-import { type ProcessProfile, parseProfile } from '../sim/profiles.js';
+import { type ProcessProfile, loadProfiles, parseProfile } from '../sim/profiles.js';
+import { type NodePool, checkNodePools, loadNodePools, parseNodePool } from '../sim/node-pools.js';
 import { type Demand, parseDemand } from './demand.js';
 import { type Distribution, parseDistribution } from './distributions.js';
 import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, pathText, required, stringAt } from './fields.js';
@@ -20,7 +21,7 @@ import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, lis
  *     duration: 24h
  *     seed: 7
  *     resources: [fleet.yaml, autoscaler.yaml]      # files beside the scenario, or objects inline
- *     nodes: 100                                    # or nodePools: [...]
+ *     nodes: 100                                    # or nodePools: [pools.yaml, or NodePool documents inline]
  *     demand:
  *       arrivals: { type: diurnal, min: 2, peak: 8, peakAt: 20h }
  *       allocation: { spec: { selectors: [{ matchLabels: { agones.dev/fleet: game } }] } }
@@ -63,7 +64,10 @@ export interface Scenario {
   gates: FeatureGates;
   featureGates: string;
   resources: ScenarioResource[];
+  /** Fixed nodes, when no node pools are given. */
   nodes: number;
+  /** Node pools, grown and shrunk by the node autoscaler (none: `nodes` fixed nodes). */
+  nodePools: NodePool[];
   profiles: ProcessProfile[];
   demand: {
     namespace: string;
@@ -97,6 +101,7 @@ const SPEC_FIELDS = [
   'featureGates',
   'resources',
   'nodes',
+  'nodePools',
   'processes',
   'demand',
   'sessions',
@@ -185,14 +190,15 @@ function buildScenario(source: ScenarioSource): Scenario {
   }
 
   const resources = resourcesOf(spec.resources, [...path, 'resources'], source);
+  if (spec.nodes !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'nodePools'], 'give nodes (fixed) or nodePools (autoscaled), not both');
   const nodes = spec.nodes === undefined ? 100 : numberAt(spec.nodes, [...path, 'nodes'], { integer: true, min: 1 });
-  const profiles = (spec.processes === undefined ? [] : listAt(spec.processes, [...path, 'processes'])).map((raw, i) => {
-    try {
-      return parseProfile(raw);
-    } catch (error) {
-      throw new FieldError([...path, 'processes', i], (error as Error).message);
-    }
-  });
+  const nodePools = documentsOf(spec.nodePools, [...path, 'nodePools'], resolvePath, parseNodePool, loadNodePools);
+  try {
+    checkNodePools(nodePools);
+  } catch (error) {
+    throw new FieldError([...path, 'nodePools'], (error as Error).message);
+  }
+  const profiles = documentsOf(spec.processes, [...path, 'processes'], resolvePath, parseProfile, loadProfiles);
 
   const demandPath = [...path, 'demand'];
   const demand = objectAt(required(spec, 'demand', path), demandPath);
@@ -225,6 +231,7 @@ function buildScenario(source: ScenarioSource): Scenario {
     featureGates,
     resources,
     nodes,
+    nodePools,
     profiles,
     demand: {
       namespace: demand.namespace === undefined ? 'default' : stringAt(demand.namespace, [...demandPath, 'namespace']),
@@ -287,6 +294,19 @@ function readResources(source: ScenarioSource): void {
     });
   });
   (spec as Fields).resources = expanded;
+}
+
+/** A list of fleetsim documents (NodePool, ProcessProfile): each inline, or a file of them beside the scenario. */
+function documentsOf<T>(value: unknown, path: FieldPath, resolvePath: (p: string) => string, parse: (document: unknown) => T, load: (file: string) => T[]): T[] {
+  if (value === undefined) return [];
+  return listAt(value, path).flatMap((item, i) => {
+    try {
+      return typeof item === 'string' ? load(resolvePath(item)) : [parse(item)];
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read ${item as string}: ENOENT` : (error as Error).message;
+      throw new FieldError([...path, i], reason);
+    }
+  });
 }
 
 function sessionEnd(value: unknown, path: FieldPath, allocation: Fields, allocationPath: FieldPath): SessionEnd {

@@ -204,6 +204,8 @@ export class GameServerSetController extends KeyedController {
   private readonly overflowSeen = new Map<string, string>();
   /** Per set, the rest of a scale-down order being worked through batch by batch. */
   private readonly victimOrders = new Map<string, VictimOrder>();
+  /** Each set object's GameServer body (objects are replaced, never changed, on a write). */
+  private readonly templates = new WeakMap<Resource, Record<string, unknown>>();
 
   /** `service` builds GameServers with the GameServer kind's defaults and validation. */
   constructor(cluster: Cluster, service?: ResourceService, options: GameServerSetControllerOptions = {}) {
@@ -340,7 +342,9 @@ export class GameServerSetController extends KeyedController {
    * read model derives each SuccessfulCreate Event from it).
    */
   private create(set: Resource, count: number, cause: Cause): Promise<void> {
-    const body = gameServerOfSet(set);
+    // One body per set revision, so the service prepares (defaults, validates) its template once.
+    let body = this.templates.get(set);
+    if (!body) this.templates.set(set, (body = gameServerOfSet(set)));
     const bodies: unknown[] = [];
     for (let i = 0; i < count; i++) bodies.push(body);
     const { events } = this.service.prepareGameServerBatch(set.metadata.namespace, bodies);

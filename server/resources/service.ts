@@ -49,6 +49,9 @@ const MAX_NAME = 63;
  * nothing is answered with the object as it is, and nothing is appended.
  */
 export class ResourceService {
+  /** The first GameServer prepared from each body a caller reuses across batches (a set's template). */
+  private readonly preparedCopies = new WeakMap<object, GameServer>();
+
   constructor(private readonly cluster: Cluster) {}
 
   private get context(): KindContext {
@@ -143,14 +146,27 @@ export class ResourceService {
     for (const body of bodies) {
       let object: GameServer;
       const generateName = isJsonObject(body) && isJsonObject(body.metadata) ? body.metadata.generateName : undefined;
-      if (first && body === first.body && typeof generateName === 'string' && !(isJsonObject(body) && isJsonObject(body.metadata) && body.metadata.name)) {
+      const copyable = typeof generateName === 'string' && !(isJsonObject(body) && isJsonObject(body.metadata) && body.metadata.name);
+      if (!first && copyable && isJsonObject(body)) {
+        // A body seen in an earlier batch (a set's template, kept by the set's controller): its
+        // defaults and validation were those; only its namespace and creation time are new.
+        const earlier = this.preparedCopies.get(body);
+        if (earlier) {
+          this.requireLiveNamespace(GAMESERVER_DEFINITION, namespace, body);
+          first = { body, object: { ...earlier, metadata: { ...earlier.metadata, creationTimestamp: rfc3339(this.cluster.clock.now()) } } };
+        }
+      }
+      if (first && body === first.body && copyable) {
         // The same body again: its defaults and validation are those of the first copy, and
         // objects are never mutated, so the copies share everything but their identity.
-        const name = this.generateName(GAMESERVER_DEFINITION, namespace, generateName, taken);
+        const name = this.generateName(GAMESERVER_DEFINITION, namespace, generateName as string, taken);
         object = { ...first.object, metadata: { ...first.object.metadata, name, uid: this.cluster.rng.uid() } };
       } else {
         object = this.prepareCreate(GAMESERVER_DEFINITION, namespace, body, {}, taken).object as unknown as GameServer;
-        first ??= { body, object };
+        if (!first) {
+          first = { body, object };
+          if (copyable && isJsonObject(body)) this.preparedCopies.set(body, object);
+        }
       }
       taken.add(object.metadata.name);
       objects.push(object);

@@ -19,6 +19,8 @@ export interface StoreOptions {
   eventTtlMs?: number;
   /** Writes the log behind, many commits at a time (EventLog's `writeBehind`): what-if runs only. */
   writeBehind?: boolean;
+  /** How many committed changes a watch can resume from; default WATCH_WINDOW (a run with no API keeps few). */
+  watchWindow?: number;
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
@@ -48,6 +50,8 @@ export class Store {
   readonly log: EventLog;
   readonly clock: Clock;
   readonly gates: FeatureGates;
+  /** How many committed changes a watch can resume from. */
+  private readonly watchWindow: number;
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
 
@@ -85,6 +89,7 @@ export class Store {
     this.clock = options.clock;
     this.gates = options.gates;
     this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind });
+    this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;
@@ -214,7 +219,7 @@ export class Store {
       this.recent.push(change);
       this.committedByKind.get(change.kind)?.next(change);
     }
-    if (this.recent.length > WATCH_WINDOW * 2) this.recent.splice(0, this.recent.length - WATCH_WINDOW);
+    if (this.recent.length > this.watchWindow * 2) this.recent.splice(0, this.recent.length - this.watchWindow);
   }
 
   /** Sequence number of the last committed event: the list resourceVersion. */

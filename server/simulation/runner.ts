@@ -62,8 +62,9 @@ interface SetUp {
 
 async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
   const clock = new VirtualClock(scenario.startMs);
-  // No client waits on a commit here: the log is written behind, thousands of events a transaction.
-  const cluster = new Cluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind: true });
+  // No client waits on a commit and none watches: the log is written behind, thousands of events
+  // a transaction, and watches keep a short window.
+  const cluster = new Cluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind: true, watchWindow: 1024 });
   const service = new ResourceService(cluster);
   const gameServers = new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } });
   const controllers = [

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
+import { LogWriterThread } from './log-writer.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
 export interface NewEvent<P = unknown> {
@@ -129,6 +130,19 @@ const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'paylo
 // No index by object: it would cost several times the insert itself, and only the replay tool's
 // per-object listing reads that way (a scan of the file).
 
+/** An event's row: its column values, in COLUMNS order, from `params[at]` on. */
+function rowValues(e: StoredEvent, cause: string | null, params: unknown[], at: number): void {
+  params[at] = e.seq;
+  params[at + 1] = e.time;
+  params[at + 2] = e.type;
+  params[at + 3] = e.kind;
+  params[at + 4] = e.namespace;
+  params[at + 5] = e.name;
+  params[at + 6] = stringifyJsonExact(e.payload);
+  params[at + 7] = e.schemaVersion;
+  params[at + 8] = cause;
+}
+
 /** Rows per multi-row INSERT. */
 const ROWS_PER_STATEMENT = 64;
 
@@ -194,6 +208,8 @@ export class EventLog {
   private readonly writeBehind: boolean;
   private unwritten: StoredEvent[] = [];
   private unwrittenCauses: Array<string | null> = [];
+  /** Write-behind: the thread that inserts the gathered batches (started by the first). */
+  private writer: LogWriterThread | undefined;
 
   /**
    * Called synchronously after each transaction commits, before any append's promise resolves:
@@ -206,9 +222,10 @@ export class EventLog {
    * has more to do with the records (project them) before they may commit.
    *
    * `writeBehind: true` releases each batch at once and writes batches to the file together, many
-   * thousands of events per transaction (and on reading or closing): for a what-if run, whose
-   * log is its record rather than a promise made to a client. A transaction per turn of the loop
-   * costs a page or two written per commit, however few its events; a simulated day has millions.
+   * thousands of events per transaction, on a thread of their own (and waits for it before
+   * reading or closing): for a what-if run, whose log is its record rather than a promise made to
+   * a client. A transaction per turn of the loop costs a page or two written per commit, however
+   * few its events, and the inserts themselves took a quarter of a simulated day's time.
    */
   constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean } = {}) {
     this.path = path;
@@ -242,18 +259,7 @@ export class EventLog {
   private prepareInsertBatch(): (events: StoredEvent[], causes: Array<string | null>) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
     return this.db.transaction((events: StoredEvent[], causes: Array<string | null>) => {
-      insertEvents(events.length, (i, params, p) => {
-        const e = events[i]!;
-        params[p] = e.seq;
-        params[p + 1] = e.time;
-        params[p + 2] = e.type;
-        params[p + 3] = e.kind;
-        params[p + 4] = e.namespace;
-        params[p + 5] = e.name;
-        params[p + 6] = stringifyJsonExact(e.payload);
-        params[p + 7] = e.schemaVersion;
-        params[p + 8] = causes[i];
-      });
+      insertEvents(events.length, (i, params, p) => rowValues(events[i]!, causes[i]!, params, p));
     });
   }
 
@@ -354,19 +360,30 @@ export class EventLog {
     if (this.unwritten.length >= WRITE_BEHIND_EVENTS) this.writeUnwritten();
   }
 
-  /** Writes what a write-behind log has kept (before reading the file, and on closing it). */
+  /** Hands what a write-behind log has kept to its writer thread, as rows of column values. */
   private writeUnwritten(): void {
     if (this.unwritten.length === 0) return;
     const events = this.unwritten;
     const causes = this.unwrittenCauses;
     this.unwritten = [];
     this.unwrittenCauses = [];
-    this.insertBatch(events, causes);
+    // Another thread cannot reach an in-memory database: such a log writes here.
+    if (this.path === ':memory:') return this.insertBatch(events, causes);
+    const values: unknown[] = new Array(events.length * PARAMS_PER_ROW);
+    for (let i = 0; i < events.length; i++) rowValues(events[i]!, causes[i]!, values, i * PARAMS_PER_ROW);
+    this.writer ??= new LogWriterThread(this.path, `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, PARAMS_PER_ROW);
+    this.writer.write(values);
+  }
+
+  /** Before reading the file: everything appended is in it. */
+  private written(): void {
+    this.writeUnwritten();
+    this.writer?.drain();
   }
 
   /** Events in sequence order, optionally bounded and filtered to one object. */
   *read(options: ReadOptions = {}): Generator<StoredEvent> {
-    this.writeUnwritten();
+    this.written();
     const where: string[] = ['seq >= @fromSeq'];
     const params: Record<string, string | number> = { fromSeq: options.fromSeq ?? 1 };
     if (options.toSeq !== undefined) {
@@ -408,7 +425,7 @@ export class EventLog {
    * creation's payload holds a whole set's GameServers).
    */
   headers(query: HeaderQuery): EventHeader[] {
-    this.writeUnwritten();
+    this.written();
     const where: string[] = [];
     const params: Record<string, string | number> = { limit: query.limit };
     if (query.fromSeq !== undefined) {
@@ -430,7 +447,7 @@ export class EventLog {
 
   /** The first and the last committed event's sequence number and time; undefined for an empty log. */
   bounds(): { first: { seq: number; time: number }; last: { seq: number; time: number } } | undefined {
-    this.writeUnwritten();
+    this.written();
     const first = this.db.prepare('SELECT seq, time FROM events ORDER BY seq ASC LIMIT 1').get() as { seq: number; time: number } | undefined;
     const last = this.db.prepare('SELECT seq, time FROM events ORDER BY seq DESC LIMIT 1').get() as { seq: number; time: number } | undefined;
     return first && last ? { first, last } : undefined;
@@ -446,7 +463,11 @@ export class EventLog {
     this.flush();
     this.writeUnwritten();
     this.closed = true;
-    this.db.close();
+    try {
+      this.writer?.close();
+    } finally {
+      this.db.close();
+    }
   }
 
   /** What event `seq` records of its cause: the cause itself the first time, then where it was written. */

@@ -1,0 +1,107 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * A thread that writes a write-behind log's rows into its SQLite file, on the machine's other
+ * core: a what-if run's main thread then spends nothing on inserts (a quarter of a simulated
+ * day's time when they ran inline). Rows arrive as flat arrays of column values; `drain()` blocks
+ * until every batch sent is in the file, for a reader or for closing.
+ *
+ * The thread's code is given as source (`eval`), so it runs the same from the compiled build and
+ * from the TypeScript sources the tests import; it finds better-sqlite3 where this module does.
+ */
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const progress = new Int32Array(workerData.progress);
+const failure = new Uint8Array(workerData.failure);
+// A failure (here or in a write) is kept for the main thread, which may be blocked waiting: every
+// message is still counted, so it never waits forever.
+const fail = (error) => {
+  if (Atomics.load(progress, 1) !== 0) return;
+  failure.set(new TextEncoder().encode(String((error && error.message) || error)).subarray(0, failure.length));
+  Atomics.store(progress, 1, 1);
+};
+let db;
+let write;
+try {
+  const Database = require(workerData.sqlite);
+  db = new Database(workerData.path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const insert = db.prepare(workerData.insertSql);
+  const width = workerData.width;
+  write = db.transaction((values) => {
+    for (let i = 0; i < values.length; i += width) insert.run(values.slice(i, i + width));
+  });
+} catch (error) {
+  fail(error);
+}
+parentPort.on('message', (values) => {
+  try {
+    if (values === null) db && db.close();
+    else if (Atomics.load(progress, 1) === 0) write(values);
+  } catch (error) {
+    fail(error);
+  }
+  Atomics.add(progress, 0, 1);
+  Atomics.notify(progress, 0);
+});
+`;
+
+export class LogWriterThread {
+  private readonly worker: Worker;
+  /** [0]: messages handled; [1]: 1 once a write failed (its message in `failure`). */
+  private readonly progress = new Int32Array(new SharedArrayBuffer(8));
+  private readonly failure = new Uint8Array(new SharedArrayBuffer(1024));
+  private sent = 0;
+
+  /** `insertSql` inserts one row of `width` values. */
+  constructor(path: string, insertSql: string, width: number) {
+    this.worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: {
+        sqlite: createRequire(import.meta.url).resolve('better-sqlite3'),
+        path,
+        insertSql,
+        width,
+        progress: this.progress.buffer,
+        failure: this.failure.buffer,
+      },
+    });
+    this.worker.unref();
+  }
+
+  /** Queues rows (`width` values each, in column order) for one transaction. */
+  write(values: unknown[]): void {
+    this.check();
+    this.worker.postMessage(values);
+    this.sent++;
+  }
+
+  /** Blocks until every batch sent is written; throws the writer's error, if one failed. */
+  drain(): void {
+    for (;;) {
+      const done = Atomics.load(this.progress, 0);
+      if (done >= this.sent) break;
+      Atomics.wait(this.progress, 0, done);
+    }
+    this.check();
+  }
+
+  /** Writes what is queued, closes the thread's connection, and ends the thread. */
+  close(): void {
+    this.worker.postMessage(null);
+    this.sent++;
+    try {
+      this.drain();
+    } finally {
+      void this.worker.terminate();
+    }
+  }
+
+  private check(): void {
+    if (Atomics.load(this.progress, 1) === 0) return;
+    const end = this.failure.indexOf(0);
+    throw new Error(`the event log's writer failed: ${new TextDecoder().decode(this.failure.slice(0, end < 0 ? undefined : end))}`);
+  }
+}

@@ -146,3 +146,33 @@ describe('EventLog', () => {
     reader.close();
   });
 });
+
+describe('EventLog written behind (what-if runs)', () => {
+  it('releases each batch at once, writes on its own thread, and has everything in the file when read or closed', async () => {
+    const path = tempDb();
+    const log = new EventLog(path, { writeBehind: true });
+    const causes = { type: 'startup', detail: 'test' } as const;
+    for (let n = 1; n <= 20_000; n++) await log.append([event(`gs-${n % 7}`, n)], 1000 + n, n % 3 === 0 ? causes : undefined).committed;
+    // Reading waits for the writer: every event, in order, with its cause.
+    const read = [...log.read({ fromSeq: 19_998 })];
+    expect(read.map((e) => e.payload)).toEqual([{ n: 19_998 }, { n: 19_999 }, { n: 20_000 }]);
+    expect(read.map((e) => e.cause?.type)).toEqual(['startup', undefined, undefined]);
+    for (let n = 20_001; n <= 20_010; n++) log.append([event('late', n)], 1000 + n);
+    log.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT COUNT(*) AS n, MAX(seq) AS last FROM events').get()).toEqual({ n: 20_010, last: 20_010 });
+    db.close();
+  });
+
+  it('gives a writer failure to the next reader instead of losing it', async () => {
+    const path = tempDb();
+    const log = new EventLog(path, { writeBehind: true });
+    // Another connection holds an event with the sequence number the log will use next.
+    const other = new Database(path);
+    other.prepare("INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES (1, 0, 'X', 'X', '', 'x', '{}', 1)").run();
+    other.close();
+    await log.append([event('a', 1)], 1000).committed;
+    expect(() => [...log.read()]).toThrow(/the event log's writer failed: UNIQUE constraint failed: events.seq/);
+    expect(() => log.close()).toThrow(/writer failed/);
+  });
+});

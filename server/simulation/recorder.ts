@@ -101,6 +101,7 @@ export class SimulationRecorder {
     for (const fleet of cluster.readModel.list(FLEET_KIND)) this.desired.set(fleet.metadata.name, this.replicasOf(fleet));
     // A fleet's spec.replicas changes only when scaled: by the autoscaler in a scenario.
     cluster.changesOf(FLEET_KIND).subscribe((change) => {
+      if (change.derived) return; // only its status moved with its GameServers
       const fleet = cluster.readModel.get(FLEET_KIND, change.namespace, change.name);
       if (!fleet) return;
       const to = this.replicasOf(fleet);

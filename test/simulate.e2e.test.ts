@@ -138,6 +138,22 @@ describe('fleetsim simulate', () => {
     for (const variant of ['bufferSize-1', 'bufferSize-20']) expect(existsSync(join(out, variant, 'fleetsim.db'))).toBe(true);
   }, 300_000);
 
+  it('puts several scenario files side by side', async () => {
+    const other = join(dir, 'late.yaml');
+    writeFileSync(other, SCENARIO.replace('name: evening', 'name: late').replace('seed: 21', 'seed: 22'));
+    const out = join(dir, 'files');
+    const run = await runCli(['simulate', scenarioFile, other, '--out', out], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Array<Summary & { seed: number }>;
+    expect(summaries.map((s) => [s.variant, s.seed])).toEqual([
+      ['evening', 21],
+      ['late', 22],
+    ]);
+    // Each file keeps its own seed, so its own players.
+    expect(summaries[0]!.allocations.requests).not.toBe(summaries[1]!.allocations.requests);
+    expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('href="late/index.html"');
+  }, 300_000);
+
   it('refuses a bad scenario with the file, line and field, and runs nothing', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, SCENARIO.replace('retry: { interval: 2s, timeout: 30s }', 'retry: { every: 2s }'));

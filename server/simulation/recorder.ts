@@ -38,6 +38,29 @@ function quantile(sorted: ArrayLike<number>, q: number): number {
 }
 
 const round = (n: number, digits = 6) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Counts integrated over time (count × ms), for the whole run and for each sample. */
+interface Tally {
+  ready: number;
+  allocated: number;
+  gameServers: number;
+  nodes: number;
+  roomsInUse: number;
+  roomsCapacity: number;
+  ms: number;
+}
+
+const emptyTally = (): Tally => ({ ready: 0, allocated: 0, gameServers: 0, nodes: 0, roomsInUse: 0, roomsCapacity: 0, ms: 0 });
+
+function addTo(tally: Tally, counts: Omit<Tally, 'ms'>, ms: number): void {
+  tally.ready += counts.ready * ms;
+  tally.allocated += counts.allocated * ms;
+  tally.gameServers += counts.gameServers * ms;
+  tally.nodes += counts.nodes * ms;
+  tally.roomsInUse += counts.roomsInUse * ms;
+  tally.roomsCapacity += counts.roomsCapacity * ms;
+  tally.ms += ms;
+}
 const HOUR = 3_600_000;
 
 /**
@@ -60,19 +83,14 @@ export class SimulationRecorder {
   private failed = 0;
   private attempts = 0;
   private refusals = 0;
-  private readyMs = 0;
-  private allocatedMs = 0;
-  private totalMs = 0;
-  private nodeMs = 0;
-  private roomsInUseMs = 0;
-  private roomsCapacityMs = 0;
+  private readonly total = emptyTally();
   private peakGameServers = 0;
   private peakNodes = 0;
   private minNodes = Infinity;
   private readonly decisions: ScaleDecision[] = [];
   private readonly desired = new Map<string, number>();
   // The sample in progress.
-  private sample = { arrivals: 0, allocated: 0, failed: 0, refused: 0, ready: 0, allocatedGs: 0, gameServers: 0, nodes: 0, roomsInUse: 0, roomsCapacity: 0, ms: 0 };
+  private sample = { arrivals: 0, allocated: 0, failed: 0, refused: 0, counts: emptyTally() };
   private sampleWaits: number[] = [];
 
   constructor(
@@ -163,30 +181,20 @@ export class SimulationRecorder {
       }
     }
     const nodes = this.cluster.readModel.store('Node')?.size ?? 0;
-    this.readyMs += ready * ms;
-    this.allocatedMs += allocated * ms;
-    this.totalMs += total * ms;
-    this.nodeMs += nodes * ms;
-    this.roomsInUseMs += inUse * ms;
-    this.roomsCapacityMs += capacity * ms;
+    const counts = { ready, allocated, gameServers: total, nodes, roomsInUse: inUse, roomsCapacity: capacity };
+    addTo(this.total, counts, ms);
+    addTo(this.sample.counts, counts, ms);
     this.peakGameServers = Math.max(this.peakGameServers, total);
     this.peakNodes = Math.max(this.peakNodes, nodes);
     this.minNodes = Math.min(this.minNodes, nodes);
-    const s = this.sample;
-    s.ready += ready * ms;
-    s.allocatedGs += allocated * ms;
-    s.gameServers += total * ms;
-    s.nodes += nodes * ms;
-    s.roomsInUse += inUse * ms;
-    s.roomsCapacity += capacity * ms;
-    s.ms += ms;
     if (now >= this.sampleEnd || now >= this.scenario.startMs + this.scenario.durationMs) this.closeSample(now);
   }
 
   private closeSample(now: number): void {
     const s = this.sample;
-    const seconds = s.ms / 1000 || 1;
-    const mean = (sum: number) => round(sum / (s.ms || 1), 3);
+    const c = s.counts;
+    const seconds = c.ms / 1000 || 1;
+    const mean = (sum: number) => round(sum / (c.ms || 1), 3);
     const series = this.series;
     series.t.push(round((now - this.scenario.startMs) / 1000, 3));
     series.arrivalsPerSecond.push(round(s.arrivals / seconds, 4));
@@ -196,15 +204,15 @@ export class SimulationRecorder {
     const waits = this.sampleWaits.sort((a, b) => a - b);
     series.waitP50Seconds.push(waits.length ? round(quantile(waits, 0.5), 3) : null);
     series.waitP99Seconds.push(waits.length ? round(quantile(waits, 0.99), 3) : null);
-    series.readyGameServers.push(mean(s.ready));
-    series.allocatedGameServers.push(mean(s.allocatedGs));
-    series.gameServers.push(mean(s.gameServers));
+    series.readyGameServers.push(mean(c.ready));
+    series.allocatedGameServers.push(mean(c.allocated));
+    series.gameServers.push(mean(c.gameServers));
     series.desiredReplicas.push([...this.desired.values()].reduce((a, b) => a + b, 0));
-    series.nodes.push(mean(s.nodes));
+    series.nodes.push(mean(c.nodes));
     series.cost.push(round(this.costSoFar().total, 4));
-    series.roomsInUse?.push(mean(s.roomsInUse));
-    series.roomsCapacity?.push(mean(s.roomsCapacity));
-    this.sample = { arrivals: 0, allocated: 0, failed: 0, refused: 0, ready: 0, allocatedGs: 0, gameServers: 0, nodes: 0, roomsInUse: 0, roomsCapacity: 0, ms: 0 };
+    series.roomsInUse?.push(mean(c.roomsInUse));
+    series.roomsCapacity?.push(mean(c.roomsCapacity));
+    this.sample = { arrivals: 0, allocated: 0, failed: 0, refused: 0, counts: emptyTally() };
     this.sampleWaits = [];
     this.sampleEnd += this.scenario.sampleMs;
     // Memory is looked at once a sample: often enough for a peak, rarely enough to cost nothing.
@@ -214,8 +222,8 @@ export class SimulationRecorder {
   }
 
   private costSoFar(): { nodes: number; gameServers: number; total: number } {
-    const nodes = (this.nodeMs / HOUR) * this.scenario.prices.nodeHour;
-    const gameServers = (this.totalMs / HOUR) * this.scenario.prices.gameServerHour;
+    const nodes = (this.total.nodes / HOUR) * this.scenario.prices.nodeHour;
+    const gameServers = (this.total.gameServers / HOUR) * this.scenario.prices.gameServerHour;
     return { nodes, gameServers, total: nodes + gameServers };
   }
 
@@ -256,21 +264,21 @@ export class SimulationRecorder {
       waitSeconds: wait,
       gameServers: {
         peak: this.peakGameServers,
-        readyHours: round(this.readyMs / HOUR, 3),
-        allocatedHours: round(this.allocatedMs / HOUR, 3),
-        totalHours: round(this.totalMs / HOUR, 3),
-        idleShare: this.totalMs ? round(this.readyMs / this.totalMs, 4) : null,
+        readyHours: round(this.total.ready / HOUR, 3),
+        allocatedHours: round(this.total.allocated / HOUR, 3),
+        totalHours: round(this.total.gameServers / HOUR, 3),
+        idleShare: this.total.gameServers ? round(this.total.ready / this.total.gameServers, 4) : null,
       },
       rooms:
         this.rooms === undefined
           ? null
           : {
               counter: this.rooms,
-              inUseHours: round(this.roomsInUseMs / HOUR, 3),
-              capacityHours: round(this.roomsCapacityMs / HOUR, 3),
-              idleShare: this.roomsCapacityMs ? round(1 - this.roomsInUseMs / this.roomsCapacityMs, 4) : null,
+              inUseHours: round(this.total.roomsInUse / HOUR, 3),
+              capacityHours: round(this.total.roomsCapacity / HOUR, 3),
+              idleShare: this.total.roomsCapacity ? round(1 - this.total.roomsInUse / this.total.roomsCapacity, 4) : null,
             },
-      nodes: { peak: this.peakNodes, min: Number.isFinite(this.minNodes) ? this.minNodes : 0, nodeHours: round(this.nodeMs / HOUR, 3) },
+      nodes: { peak: this.peakNodes, min: Number.isFinite(this.minNodes) ? this.minNodes : 0, nodeHours: round(this.total.nodes / HOUR, 3) },
       cost: {
         currency: scenario.prices.currency,
         nodeHour: scenario.prices.nodeHour,

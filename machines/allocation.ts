@@ -115,6 +115,17 @@ export function matchesSelector(gs: GameServer, selector: GameServerSelector, ga
   return true;
 }
 
+/**
+ * Whether `matchesSelector` tests more than matchLabels and state (expressions, players,
+ * counters, lists): then most servers with the labels may fail it, and scanning for a match
+ * costs more than keeping the matches.
+ */
+export function testsBeyondLabels(selector: GameServerSelector, gates: FeatureGates): boolean {
+  if (selector.matchExpressions && selector.matchExpressions.length > 0) return true;
+  if (gates.PlayerAllocationFilter && selector.players?.maxAvailable) return true;
+  return gates.CountsAndLists && (!isEmpty(selector.counters) || !isEmpty(selector.lists));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ordering (§6.6)
 // ---------------------------------------------------------------------------------------------

@@ -143,13 +143,15 @@ function candidatesOf(servers: GameServer[]): { candidates: GameServer[]; nodeCo
 }
 
 let seq = 0;
-function indexOf(servers: GameServer[]): AllocationIndex {
+function put(store: ObjectStore<GameServer>, object: GameServer, type = 'GameServerCreated') {
+  const { namespace, name } = object.metadata;
+  return store.apply({ seq: ++seq, time: 0, type, kind: 'GameServer', namespace, name, payload: { object }, schemaVersion: 1 } as StoredEvent);
+}
+
+function storeOf(servers: GameServer[]): ObjectStore<GameServer> {
   const store = new ObjectStore<GameServer>('GameServer', evolveGameServer);
-  for (const object of servers) {
-    const { namespace, name } = object.metadata;
-    store.apply({ seq: ++seq, time: 0, type: 'GameServerCreated', kind: 'GameServer', namespace, name, payload: { object }, schemaVersion: 1 } as StoredEvent);
-  }
-  return new AllocationIndex(store);
+  for (const object of servers) put(store, object);
+  return store;
 }
 
 const keyOf = (gs: GameServer | undefined) => (gs ? `${gs.metadata.namespace}/${gs.metadata.name}` : 'none');
@@ -175,10 +177,9 @@ function generate(seed: number): Case | undefined {
 }
 
 /** What the index answers, and what the reference accepts: one server, or (random) a set of them. */
-function compare(c: Case): { index: string; reference: string[] } {
+function compare(c: Case, index = new AllocationIndex(storeOf(c.servers))): { index: string; reference: string[] } {
   const { candidates, nodeCounts } = candidatesOf(c.servers);
   const namespace = c.gsa.metadata.namespace ?? 'default';
-  const index = indexOf(c.servers);
   const rng = new SeededRandom(c.seed);
   let picked: GameServer | undefined;
   for (const selector of toSelectors(c.gsa)) {
@@ -199,6 +200,53 @@ function compare(c: Case): { index: string; reference: string[] } {
   return { index: keyOf(picked), reference: ['none'] };
 }
 
+/** A random change of the kind a running fleet sees: counters, lists, players, states, nodes, labels, deletions, new servers. */
+function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, fresh: () => GameServer): void {
+  const servers = [...store.values()];
+  if (servers.length === 0 || g.chance(0.1)) {
+    const created = put(store, fresh());
+    index.update(created.previous, created.object);
+    return;
+  }
+  const gs = g.pick(servers);
+  const status = { ...gs.status };
+  const metadata = { ...gs.metadata };
+  switch (g.int(0, 7)) {
+    case 0: {
+      const removed = put(store, gs, 'GameServerDeleted');
+      index.update(removed.previous, removed.object);
+      return;
+    }
+    case 1:
+    case 2: {
+      // A room taken or freed, most often: the change a view must follow.
+      const key = g.pick(['rooms', 'seats']);
+      const counter = status.counters?.[key];
+      if (!counter) return;
+      const count = Math.max(0, Math.min(Number(counter.capacity), Number(counter.count) + g.pick([-1, 1])));
+      status.counters = { ...status.counters, [key]: { ...counter, count } };
+      break;
+    }
+    case 3:
+      status.state = g.pick(['Ready', 'Allocated', 'Allocated', 'Shutdown']);
+      break;
+    case 4:
+      if (status.players) status.players = { ...status.players, count: g.int(0, Number(status.players.capacity)) };
+      if (status.lists?.players) status.lists = { players: { ...status.lists.players, values: ['ann', 'bo', 'cy'].filter(() => g.chance(0.4)) } };
+      break;
+    case 5:
+      status.nodeName = g.pick(NODES);
+      break;
+    case 6:
+      metadata.labels = { ...metadata.labels, team: g.pick(['red', 'gold']) };
+      break;
+    default:
+      metadata.deletionTimestamp = '2026-01-01T00:02:00Z';
+  }
+  const updated = put(store, { ...gs, metadata, status });
+  index.update(updated.previous, updated.object);
+}
+
 describe('the allocation index and the reference order in machines/ agree', () => {
   it(`pick the same GameServer over ${CASES} random fleets, selectors, priorities, gates and both strategies`, () => {
     const disagreements: string[] = [];
@@ -215,5 +263,29 @@ describe('the allocation index and the reference order in machines/ agree', () =
     // The generator reaches every branch often enough to mean something.
     expect(Math.min(seen.Packed, seen.Distributed, seen.found, seen.none)).toBeGreaterThan(CASES / 20);
   });
-});
 
+  it('keep agreeing when the same requests come back while the fleet changes (the index keeps their matches)', () => {
+    const disagreements: string[] = [];
+    let checks = 0;
+    for (let seed = FIRST_SEED; seed < FIRST_SEED + CASES / 10; seed++) {
+      const g = new Gen(new SeededRandom(seed));
+      const featureGates = gates(g);
+      // A few requests, each sent again and again: the same selector objects, as the allocator sees them.
+      const requests = Array.from({ length: 3 }, () => defaultAllocation(allocation(g), featureGates)).filter((gsa) => validateAllocation(gsa, featureGates).length === 0);
+      if (requests.length === 0) continue;
+      let created = 0;
+      const fresh = () => gameServer(g, created++, featureGates.PlayerTracking);
+      const store = storeOf(Array.from({ length: g.int(0, 24) }, fresh));
+      const index = new AllocationIndex(store);
+      for (let step = 0; step < 40; step++) {
+        change(g, store, index, fresh);
+        const gsa = g.pick(requests);
+        const { index: picked, reference } = compare({ seed: seed * 1000 + step, servers: [...store.values()], gsa, gates: featureGates }, index);
+        checks++;
+        if (!reference.includes(picked)) disagreements.push(`seed ${seed} step ${step}: index ${picked}, reference ${reference.join(' | ')}`);
+      }
+    }
+    expect(disagreements.slice(0, 10)).toEqual([]);
+    expect(checks).toBeGreaterThan(CASES);
+  });
+});

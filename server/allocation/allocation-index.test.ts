@@ -99,4 +99,29 @@ describe('AllocationIndex', () => {
     expect(index.findPacked('default', 'Ready', {}, any, preferZ)?.metadata.name).toBe('z');
     expect(index.findPacked('default', 'Ready', {}, (g) => g.status.nodeName !== 'n2')?.metadata.name).toBe('m');
   });
+
+  it('keeps the matches of a reused test, follows changes the pools do not see, and drops the least recently used', () => {
+    const { index, change, store } = setup([gs('a', 'n1', 'Allocated'), gs('b', 'n1', 'Allocated'), gs('c', 'n2', 'Allocated')]);
+    const free = (g: GameServer) => g.metadata.annotations?.full !== 'yes';
+    const fill = (name: string, full: string) => {
+      const g = store.get('default', name)!;
+      change({ ...g, metadata: { ...g.metadata, annotations: { full } } });
+    };
+    const pick = (key: object) => index.findPacked('default', 'Allocated', {}, free, undefined, key)?.metadata.name;
+    const keys = Array.from({ length: 40 }, () => ({}));
+    expect(pick(keys[0]!)).toBe('a');
+    expect(pick(keys[0]!)).toBe('a'); // now from its view
+    fill('a', 'yes'); // no pool, node or label moves: only the view sees it
+    expect(pick(keys[0]!)).toBe('b');
+    for (const key of keys.slice(1)) {
+      pick(key);
+      pick(key);
+    }
+    fill('b', 'yes');
+    fill('a', 'no');
+    expect(pick(keys[0]!)).toBe('a'); // dropped and built again
+    fill('a', 'yes');
+    expect(pick(keys[0]!)).toBe('c');
+    expect(pick(keys[39]!)).toBe('c');
+  });
 });

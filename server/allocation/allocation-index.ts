@@ -27,6 +27,23 @@ class Bucket {
   size = 0;
 }
 
+/**
+ * The candidates of one pool in one namespace that a request's test takes, kept in step with
+ * every change: a request whose test rejects most of its bucket (a free room among thousands of
+ * full Allocated servers) then looks at matches only.
+ */
+interface View {
+  namespace: string;
+  pool: Pool;
+  accept: (gs: GameServer) => boolean;
+  bucket: Bucket;
+  /** Each member's node: where to find it when it changes or leaves. */
+  nodeOf: Map<string, string>;
+}
+
+/** Views kept, least recently used dropped first: a client making a new selector per request cannot grow them. */
+const MAX_VIEWS = 32;
+
 /** The bucket of every candidate of a pool in a namespace, whatever its labels. */
 const ALL = '*';
 
@@ -63,6 +80,10 @@ export class AllocationIndex {
   private readonly allocatedPools = new Set<string>();
   private readonly selectorKeyCache = new WeakMap<Record<string, string>, { namespace: string; pool: Pool; keys: string[] }>();
   private readonly keyCache = new WeakMap<Record<string, string>, { namespace: string; Ready?: string[]; Allocated?: string[] }>();
+  /** Views by the object their test depends on, in least-recently-used order. */
+  private readonly views = new Map<object, View>();
+  /** View keys asked for once: a view is built on the second request, so one-off tests pay nothing. */
+  private readonly seenOnce = new WeakSet<object>();
 
   constructor(private readonly gameServers: ObjectStore<GameServer>) {
     for (const gs of gameServers.values()) this.update(undefined, gs);
@@ -70,6 +91,8 @@ export class AllocationIndex {
 
   /** Applies one GameServer change (synchronously, so the next decision sees it). */
   update(previous: GameServer | undefined, next: GameServer | undefined): void {
+    // Before the early return: a counter or player change moves a server in or out of a view.
+    if (this.views.size > 0) this.updateViews(previous, next);
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
@@ -90,8 +113,10 @@ export class AllocationIndex {
     accept: (gs: GameServer) => boolean,
     /** Tie-breaks beyond the name (players, priorities); omit when there are none. */
     better?: (a: GameServer, b: GameServer) => number,
+    /** The object `accept` depends on alone (see `candidates`). */
+    viewKey?: object,
   ): GameServer | undefined {
-    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    const bucket = this.candidates(namespace, pool, matchLabels, accept, viewKey);
     if (!bucket) return undefined;
     let best: GameServer | undefined;
     let bestKey = '';
@@ -116,7 +141,10 @@ export class AllocationIndex {
     return best;
   }
 
-  /** A uniformly random candidate (Distributed without priorities). */
+  /**
+   * A uniformly random candidate (Distributed without priorities). No view here: the draws from
+   * `rng` depend on the whole bucket, and a run must draw the same numbers to stay reproducible.
+   */
   findRandom(
     namespace: string,
     pool: Pool,
@@ -150,8 +178,10 @@ export class AllocationIndex {
     matchLabels: Record<string, string>,
     accept: (gs: GameServer) => boolean,
     compare: (a: GameServer, b: GameServer) => number,
+    /** The object `accept` depends on alone (see `candidates`). */
+    viewKey?: object,
   ): GameServer | undefined {
-    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    const bucket = this.candidates(namespace, pool, matchLabels, accept, viewKey);
     if (!bucket) return undefined;
     let best: GameServer | undefined;
     for (const gs of this.all(bucket)) if (accept(gs) && (!best || compare(gs, best) < 0)) best = gs;
@@ -171,6 +201,71 @@ export class AllocationIndex {
       }
     }
     return out;
+  }
+
+  /**
+   * Where to look for a request's candidates. With a `viewKey` (an object `accept` depends on
+   * alone, the same test for as long as the index lives, taking only servers with `matchLabels`,
+   * as a selector's test does) asked for before: the view of what `accept` takes, a subset of the
+   * label bucket in the same node order, so the same answer.
+   * `accept` is still asked of each server looked at, so a view can narrow but never decide.
+   */
+  private candidates(
+    namespace: string,
+    pool: Pool,
+    matchLabels: Record<string, string>,
+    accept: (gs: GameServer) => boolean,
+    viewKey: object | undefined,
+  ): Bucket | undefined {
+    if (viewKey === undefined) return this.smallestBucket(namespace, pool, matchLabels);
+    let view = this.views.get(viewKey);
+    if (view && view.namespace === namespace && view.pool === pool) {
+      // Most recently used last.
+      this.views.delete(viewKey);
+      this.views.set(viewKey, view);
+      return view.bucket;
+    }
+    const bucket = this.smallestBucket(namespace, pool, matchLabels);
+    if (!this.seenOnce.has(viewKey)) {
+      this.seenOnce.add(viewKey);
+      return bucket;
+    }
+    if (view) this.dropView(viewKey, view);
+    view = { namespace, pool, accept, bucket: new Bucket(), nodeOf: new Map() };
+    for (const gs of bucket ? this.all(bucket) : []) if (accept(gs)) this.join(view, gs);
+    this.views.set(viewKey, view);
+    if (this.views.size > MAX_VIEWS) {
+      const [oldest, dropped] = this.views.entries().next().value!;
+      this.dropView(oldest, dropped);
+    }
+    return view.bucket;
+  }
+
+  private updateViews(previous: GameServer | undefined, next: GameServer | undefined): void {
+    const gs = next ?? previous!;
+    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    for (const view of this.views.values()) {
+      const node = view.nodeOf.get(key);
+      const takes = next !== undefined && next.metadata.namespace === view.namespace && poolOf(next) === view.pool && view.accept(next);
+      if (node !== undefined && takes && node === next.status.nodeName) continue;
+      if (node !== undefined) {
+        this.removeFrom(view.bucket, node, key);
+        view.nodeOf.delete(key);
+      }
+      if (takes) this.join(view, next);
+    }
+  }
+
+  /** Adds a server its test takes. */
+  private join(view: View, gs: GameServer): void {
+    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    this.insertInto(view.bucket, gs.status.nodeName, key);
+    view.nodeOf.set(key, gs.status.nodeName);
+  }
+
+  private dropView(viewKey: object, view: View): void {
+    this.views.delete(viewKey);
+    for (const slot of view.bucket.order) this.bucketsOfNode.get(slot.node)?.delete(view.bucket);
   }
 
   /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
@@ -239,17 +334,21 @@ export class AllocationIndex {
         bucket = new Bucket();
         this.buckets.set(bk, bucket);
       }
-      let slot = bucket.slots.get(node);
-      if (!slot) {
-        slot = { node, counts: this.countsOf(node), servers: [], index: bucket.order.length };
-        bucket.slots.set(node, slot);
-        bucket.order.push(slot);
-        this.nodeBuckets(node).add(bucket);
-        this.reposition(bucket, slot);
-      }
-      insertSorted(slot.servers, key);
-      bucket.size++;
+      this.insertInto(bucket, node, key);
     }
+  }
+
+  private insertInto(bucket: Bucket, node: string, key: string): void {
+    let slot = bucket.slots.get(node);
+    if (!slot) {
+      slot = { node, counts: this.countsOf(node), servers: [], index: bucket.order.length };
+      bucket.slots.set(node, slot);
+      bucket.order.push(slot);
+      this.nodeBuckets(node).add(bucket);
+      this.reposition(bucket, slot);
+    }
+    insertSorted(slot.servers, key);
+    bucket.size++;
   }
 
   private remove(gs: GameServer, pool: Pool): void {
@@ -262,17 +361,21 @@ export class AllocationIndex {
     const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
     for (const bk of this.keysOf(gs, pool)) {
       const bucket = this.buckets.get(bk);
-      const slot = bucket?.slots.get(node);
-      if (!bucket || !slot || !removeSorted(slot.servers, key)) continue;
-      bucket.size--;
-      if (slot.servers.length === 0) {
-        bucket.order.splice(slot.index, 1);
-        for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
-        bucket.slots.delete(node);
-        this.bucketsOfNode.get(node)?.delete(bucket);
-      }
-      if (bucket.size === 0) this.buckets.delete(bk);
+      if (bucket && this.removeFrom(bucket, node, key) && bucket.size === 0) this.buckets.delete(bk);
     }
+  }
+
+  private removeFrom(bucket: Bucket, node: string, key: string): boolean {
+    const slot = bucket.slots.get(node);
+    if (!slot || !removeSorted(slot.servers, key)) return false;
+    bucket.size--;
+    if (slot.servers.length === 0) {
+      bucket.order.splice(slot.index, 1);
+      for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
+      bucket.slots.delete(node);
+      this.bucketsOfNode.get(node)?.delete(bucket);
+    }
+    return true;
   }
 
   private countsOf(node: string): NodeCount {

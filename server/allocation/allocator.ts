@@ -1,4 +1,4 @@
-import { compareDistributed, comparePacked, decideAllocation, matchesSelector } from '../../machines/allocation.js';
+import { compareDistributed, comparePacked, decideAllocation, matchesSelector, testsBeyondLabels } from '../../machines/allocation.js';
 import type { NodeCounts } from '../../machines/scale-down-order.js';
 import type { SeededRandom, TimerHandle } from '../clock.js';
 import type { FeatureGates } from '../features.js';
@@ -42,7 +42,9 @@ const EMPTY_NODE_COUNTS: NodeCounts = new Map();
  * The candidate the index gives one selector of a (defaulted) request, by the request's
  * strategy: the same rule as machines/allocation's orderForAllocation followed by
  * findGameServerForAllocation, without sorting the fleet (a property test holds the two equal).
- * Distributed without priorities draws from `rng`.
+ * Distributed without priorities draws from `rng`. A selector testing more than labels has its
+ * matches kept by the index (a view keyed by the selector object: requests are reused, and the
+ * cluster's gates never change).
  */
 export function pickForSelector(
   index: AllocationIndex,
@@ -57,14 +59,15 @@ export function pickForSelector(
   const pool: Pool = selector.gameServerState === 'Allocated' ? 'Allocated' : 'Ready';
   const accept = (gs: GameServer) => matchesSelector(gs, selector, gates);
   const labels = selector.matchLabels ?? {};
+  const viewKey = testsBeyondLabels(selector, gates) ? selector : undefined;
   if (spec.scheduling !== 'Distributed') {
     // Within a node, Packed breaks ties by player room and priorities before the name.
     const tieBreaks = gates.PlayerAllocationFilter || (priorities && priorities.length > 0);
     const better = tieBreaks ? (a: GameServer, b: GameServer) => comparePacked(a, b, EMPTY_NODE_COUNTS, priorities, gates) : undefined;
-    return index.findPacked(namespace, pool, labels, accept, better);
+    return index.findPacked(namespace, pool, labels, accept, better, viewKey);
   }
   if (priorities && priorities.length > 0) {
-    return index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities));
+    return index.findBest(namespace, pool, labels, accept, (a, b) => compareDistributed(a, b, priorities), viewKey);
   }
   return index.findRandom(namespace, pool, labels, accept, rng);
 }

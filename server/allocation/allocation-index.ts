@@ -1,6 +1,7 @@
 import type { SeededRandom } from '../clock.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { objectKey } from '../kinds/meta.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
 
@@ -242,8 +243,9 @@ export class AllocationIndex {
   }
 
   private updateViews(previous: GameServer | undefined, next: GameServer | undefined): void {
-    const gs = next ?? previous!;
-    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    const gs = next ?? previous;
+    if (!gs) return;
+    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     for (const view of this.views.values()) {
       const node = view.nodeOf.get(key);
       const takes = next !== undefined && next.metadata.namespace === view.namespace && poolOf(next) === view.pool && view.accept(next);
@@ -258,7 +260,7 @@ export class AllocationIndex {
 
   /** Adds a server its test takes. */
   private join(view: View, gs: GameServer): void {
-    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     this.insertInto(view.bucket, gs.status.nodeName, key);
     view.nodeOf.set(key, gs.status.nodeName);
   }
@@ -327,7 +329,7 @@ export class AllocationIndex {
 
   private bucket(gs: GameServer, pool: Pool): void {
     const node = gs.status.nodeName;
-    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     for (const bk of this.keysOf(gs, pool)) {
       let bucket = this.buckets.get(bk);
       if (!bucket) {
@@ -358,7 +360,7 @@ export class AllocationIndex {
 
   private unbucket(gs: GameServer, pool: Pool): void {
     const node = gs.status.nodeName;
-    const key = `${gs.metadata.namespace}/${gs.metadata.name}`;
+    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     for (const bk of this.keysOf(gs, pool)) {
       const bucket = this.buckets.get(bk);
       if (bucket && this.removeFrom(bucket, node, key) && bucket.size === 0) this.buckets.delete(bk);

@@ -8,14 +8,15 @@ import { runSimulations } from './runs.js';
 /**
  * `npm run bench:simulate`: a whole simulated day, as fast as the machine allows (it lives beside
  * the simulation it measures: the bench floor sits below it). Runs examples/simulate/bench-day.yaml
- * (a fleet peaking at ~10,000 GameServers, one 20-minute session each) and prints the wall time,
- * simulated seconds per wall second and peak memory. Target: the day in under 60 s.
+ * (a fleet peaking at ~10,000 GameServers, one 20-minute session each) and bench-day-rooms.yaml
+ * (the same peak with 6 rooms per server: ~50 allocations/s), and prints for each the wall time,
+ * simulated seconds per wall second and peak memory. Target: each day in under 60 s.
  * BENCH_SCENARIOS=file,file runs others. The npm script gives V8 a 128 MB young generation:
  * a simulated day makes short-lived objects by the gigabyte.
  */
 
 const TARGET_SECONDS = 60;
-const DEFAULT = [join(REPO_ROOT, 'examples', 'simulate', 'bench-day.yaml')];
+const DEFAULT = ['bench-day.yaml', 'bench-day-rooms.yaml'].map((f) => join(REPO_ROOT, 'examples', 'simulate', f));
 const files = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',') : DEFAULT;
 
 let ok = true;

@@ -135,18 +135,18 @@ export class SimulationRecorder {
     return (fleet.spec as { replicas?: number } | undefined)?.replicas ?? 0;
   }
 
-  arrived(_at: number): void {
+  arrived(): void {
     this.requests++;
     this.sample.arrivals++;
   }
 
-  refused(_at: number): void {
+  refused(): void {
     this.attempts++;
     this.refusals++;
     this.sample.refused++;
   }
 
-  allocated(_at: number, waitMs: number, attempts: number): void {
+  allocated(waitMs: number, attempts: number): void {
     this.attempts++;
     this.allocatedCount++;
     if (attempts === 1) this.firstTry++;
@@ -155,7 +155,7 @@ export class SimulationRecorder {
     this.sampleWaits.push(waitMs / 1000);
   }
 
-  gaveUp(_at: number, _attempts: number): void {
+  gaveUp(): void {
     this.failed++;
     this.sample.failed++;
   }

@@ -148,8 +148,9 @@ export async function simulate(scenario: Scenario, options: SimulateOptions): Pr
  */
 class Players {
   private readonly arrivals: Iterator<number>;
-  private readonly arrivalRng: SeededRandom;
   private readonly sessionRng: SeededRandom;
+  /** The resource API path every request names (in its cause). */
+  private readonly requestPath: string;
   private nextId = 1;
   private timer: number | undefined;
   private stopped = false;
@@ -163,9 +164,9 @@ class Players {
     private readonly gsa: GameServerAllocation,
     private readonly recorder: SimulationRecorder,
   ) {
-    this.arrivalRng = new SeededRandom(scenario.seed, ARRIVAL_STREAM);
     this.sessionRng = new SeededRandom(scenario.seed, SESSION_STREAM);
-    this.arrivals = scenario.demand.arrivals.arrivals(this.arrivalRng, scenario.durationMs);
+    this.arrivals = scenario.demand.arrivals.arrivals(new SeededRandom(scenario.seed, ARRIVAL_STREAM), scenario.durationMs);
+    this.requestPath = `/apis/allocation.agones.dev/v1/namespaces/${scenario.demand.namespace}/gameserverallocations`;
   }
 
   start(): void {
@@ -195,7 +196,7 @@ class Players {
   private arrive(): void {
     // Drawn on arrival, whatever happens next, so every variant of a scenario gets the same sessions.
     const request: Request = { id: this.nextId++, arrivedAt: this.cluster.clock.now(), sessionMs: this.scenario.sessions.length.draw(this.sessionRng), attempts: 0 };
-    this.recorder.arrived(request.arrivedAt);
+    this.recorder.arrived();
     this.attempt(request);
   }
 
@@ -206,16 +207,16 @@ class Players {
     const cause: RequestCause = {
       type: 'request',
       method: 'POST',
-      path: `/apis/allocation.agones.dev/v1/namespaces/${this.scenario.demand.namespace}/gameserverallocations`,
+      path: this.requestPath,
       client: 'simulated player',
       requestId: `player-${request.id}${request.attempts > 1 ? `-attempt-${request.attempts}` : ''}`,
     };
     this.allocations.allocate(this.gsa, cause).then(
       (result) => {
         if (result.status.state === 'Allocated' && result.gameServer) return this.allocated(request, at, result.gameServer);
-        this.recorder.refused(at);
+        this.recorder.refused();
         if (at + this.scenario.demand.retryIntervalMs - request.arrivedAt > this.scenario.demand.retryTimeoutMs) {
-          this.recorder.gaveUp(at, request.attempts);
+          this.recorder.gaveUp();
           return;
         }
         this.cluster.clock.setTimeout(() => this.attempt(request), at + this.scenario.demand.retryIntervalMs - this.cluster.clock.now());
@@ -225,7 +226,7 @@ class Players {
   }
 
   private allocated(request: Request, at: number, gs: GameServer): void {
-    this.recorder.allocated(at, at - request.arrivedAt, request.attempts);
+    this.recorder.allocated(at - request.arrivedAt, request.attempts);
     const { namespace, name } = gs.metadata;
     this.cluster.clock.setTimeout(() => void this.endSession(namespace, name, request.sessionMs), at + request.sessionMs - this.cluster.clock.now());
   }

@@ -165,7 +165,7 @@ export class FleetsimServer {
       const name = decodePathSegment(m[2]!, 'GameServer name');
       return { sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), path: m[3] ?? '/' };
     };
-    app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
+    app.use('/sdk', sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
     app.use(explainRoutes(this.cluster.log));

@@ -1,6 +1,5 @@
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import type { StreamRegistry } from '../sidecar/stream-registry.js';
@@ -8,7 +7,6 @@ import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { RequestCause } from '../log/cause.js';
-import { isClientMistake } from './request-body.js';
 import { httpRequestCause } from './request-cause.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
@@ -60,38 +58,75 @@ function errorBody(error: unknown): GrpcError {
   return new GrpcError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
 }
 
-function writeJson(res: Response, status: number, body: unknown): void {
+function writeJson(res: ServerResponse, status: number, body: unknown): void {
   if (body === null) {
-    res.status(status).end();
+    res.writeHead(status);
+    res.end();
     return;
   }
-  // Exactly Agones's header (express would add a charset).
-  res.status(status).setHeader('Content-Type', 'application/json');
-  res.end(stringifyJsonExact(body));
+  // Exactly Agones's header (no charset); headers and body leave in one write.
+  const text = stringifyJsonExact(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
-/** Express middleware serving the sidecar routes for whatever `resolve` maps a path to. */
+function refuseTooLarge(res: ServerResponse): void {
+  const tooLarge = new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`);
+  // The rest of the body is not read: the connection cannot carry another request.
+  res.shouldKeepAlive = false;
+  writeJson(res, 413, tooLarge.toJSON());
+}
+
+/**
+ * Reads a request's body as text, up to SIDECAR_BODY_LIMIT: `undefined` when it has none. A body
+ * over the limit is answered 413 here and `done` is never called.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse, done: (body: string | undefined) => void): void {
+  if (!hasBody(req)) return done(undefined);
+  if (Number(req.headers['content-length']) > SIDECAR_BODY_LIMIT) return refuseTooLarge(res);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  req.on('data', (chunk: Buffer) => {
+    if (refused) return;
+    size += chunk.length;
+    if (size > SIDECAR_BODY_LIMIT) {
+      refused = true;
+      return refuseTooLarge(res);
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (!refused) done(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+  });
+  // A client that goes away mid-body has nobody to answer.
+  req.on('error', () => req.destroy());
+}
+
+/**
+ * Serves the sidecar routes for whatever `resolve` maps a path to, on plain node:http (or as
+ * Express middleware: `next` is called for a path no sidecar serves). No framework sits in
+ * between: a sidecar request costs little more than Node answering HTTP.
+ */
 export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegistry) {
-  const raw = express.raw({ type: () => true, limit: SIDECAR_BODY_LIMIT });
-  return [
-    raw,
-    (req: Request, res: Response, next: NextFunction) => {
-      const { path, query } = splitTarget(req.originalUrl);
-      let target: SidecarTarget | undefined;
-      try {
-        target = resolve(path);
-      } catch (error) {
-        const refused = errorBody(error);
-        return writeJson(res, refused.httpStatus, refused.toJSON());
-      }
-      if (!target) return next();
-      const body = hasBody(req) && Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined;
-      const request: SidecarRequest = { method: req.method, path: target.path, query, body };
+  return (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: () => void): void => {
+    const { path, query } = splitTarget(req.originalUrl ?? req.url);
+    let target: SidecarTarget | undefined;
+    try {
+      target = resolve(path);
+    } catch (error) {
+      const refused = errorBody(error);
+      return writeJson(res, refused.httpStatus, refused.toJSON());
+    }
+    if (!target) return next();
+    const { sidecar } = target;
+    const sidecarPath = target.path;
+    readBody(req, res, (body) => {
+      const request: SidecarRequest = { method: req.method ?? 'GET', path: sidecarPath, query, body };
       const sink: ResponseSink = {
         reply: (status, document) => writeJson(res, status, document),
         startStream: () => {
-          res.status(200).setHeader('Content-Type', 'application/json');
-          res.setHeader('Transfer-Encoding', 'chunked');
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
           res.flushHeaders();
           const unregister = streams.add(() => res.end());
           // A client that goes away must not leave its stream registered.
@@ -107,26 +142,9 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         // A client gone before the route subscribed still releases what the route holds.
         onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
-      const { sidecar } = target;
       void dispatchSidecar(() => sidecar(httpRequestCause(req)), request, sink);
-    },
-    (error: Error & { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
-      if (error.type === 'entity.too.large') {
-        const tooLarge = new GrpcError(
-          GrpcCode.RESOURCE_EXHAUSTED,
-          `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`,
-        );
-        return writeJson(res, 413, tooLarge.toJSON());
-      }
-      if (res.headersSent) return next(error);
-      // Anything else a request raised is answered in the gateway's format, never an HTML page.
-      const sdkError =
-        error instanceof GrpcError
-          ? error
-          : new GrpcError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, error.message);
-      writeJson(res, sdkError.httpStatus, sdkError.toJSON());
-    },
-  ];
+    });
+  };
 }
 
 /**

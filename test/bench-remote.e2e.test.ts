@@ -1,12 +1,14 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findK6 } from '../loadtest/k6.js';
 import type { RunData } from '../reports/run-data.js';
 import { type TestCertificates, createTestCertificates } from './helpers/certs.js';
 import { KUBECTL } from './helpers/kubectl.js';
 import { fleetManifest } from './helpers/manifests.js';
-import { cleanEnv, killAll, startCli } from './helpers/process.js';
+import { REPO_ROOT, cleanEnv, killAll, startCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -16,7 +18,8 @@ import { waitFor } from './helpers/wait.js';
  * test/helpers/certs.ts), reached by the real k6 with a client certificate, and by the real
  * kubectl through a kubeconfig for the fleet, which the bench creates, follows and deletes.
  * The stand-in's simulated simple-game-servers listen (they shut themselves down after their
- * session, as the example does) on a port range no other test uses.
+ * session, as the example does) on a port range no other test uses. Last, the k6 operator's way
+ * from loadtest/README.md: a k6 archive run as segmented runners, as the operator starts them.
  */
 
 const ALLOCATOR_LINE = /^fleetsim allocator serving on https:\/\/127\.0\.0\.1:(\d+)\/gameserverallocation/m;
@@ -78,6 +81,16 @@ async function bench(args: string[], timeoutMs = 90_000) {
 const tls = () => ['--target-allocator', allocator, '--client-cert', certs.client.certFile, '--client-key', certs.client.keyFile, '--ca', certs.ca.certFile];
 
 const status = async (path: string) => (await apiRequest(remote.baseUrl, 'GET', path)).status;
+
+/** Creates a fleet of `replicas` on the remote and waits until they are Ready. */
+async function readyFleet(name: string, replicas: number): Promise<void> {
+  const created = await apiRequest(remote.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, replicas) });
+  expect(created.status, created.text).toBe(201);
+  await waitFor(async () => ((await apiRequest(remote.baseUrl, 'GET', `${FLEETS}/${name}`)).json as { status?: { readyReplicas?: number } }).status?.readyReplicas === replicas, {
+    timeoutMs: 20_000,
+    what: `fleet ${name} Ready`,
+  });
+}
 
 async function fleetNames(): Promise<string[]> {
   const reply = await apiRequest(remote.baseUrl, 'GET', FLEETS);
@@ -145,12 +158,7 @@ describe('fleetsim bench against a remote allocator', () => {
   });
 
   it('without --kubeconfig allocates from a fleet that exists, and says it assumed it', { timeout: 120_000 }, async () => {
-    const created = await apiRequest(remote.baseUrl, 'POST', FLEETS, { body: fleetManifest('existing', 3) });
-    expect(created.status, created.text).toBe(201);
-    await waitFor(async () => ((await apiRequest(remote.baseUrl, 'GET', `${FLEETS}/existing`)).json as { status?: { readyReplicas?: number } }).status?.readyReplicas === 3, {
-      timeoutMs: 20_000,
-      what: 'fleet existing Ready',
-    });
+    await readyFleet('existing', 3);
     const out = join(dir, 'assumed');
     const result = await bench(['agones-scenario', ...tls(), '--fleet', 'existing', '--duration', '2s', '--p99-ms', '2000', '--out', out]);
     expect(result.code, result.output).toBe(0);
@@ -178,7 +186,7 @@ describe('fleetsim bench against a remote allocator', () => {
       },
       {
         args: ['--target-allocator', allocator, '--client-cert', certs.client.certFile, '--client-key', certs.server.keyFile],
-        message: '--client-key',
+        message: `--client-key ${certs.server.keyFile} does not go with --client-cert ${certs.client.certFile}`,
       },
       {
         // A client certificate of another CA: the allocator refuses the handshake.
@@ -201,5 +209,43 @@ describe('fleetsim bench against a remote allocator', () => {
     }
     expect(await fleetNames()).toEqual(['existing']);
     expect(await status(`${AUTOSCALERS}/refused`)).toBe(404);
+  });
+
+  it("the k6 operator's way: a k6 archive with its settings, run as two segmented runners that get the certificate from K6_CONFIG", { timeout: 60_000 }, async () => {
+    await readyFleet('operator', 8);
+    const k6 = await findK6();
+    const k6Run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      new Promise<{ code: number; output: string }>((resolve) => {
+        execFile(k6, args, { cwd: dir, env: { ...process.env, K6_NO_USAGE_REPORT: 'true', ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+        );
+      });
+    const archive = join(dir, 'allocation.tar');
+    const settings = ['TARGET=remote', `ALLOCATOR_URL=${allocator}`, 'RESOURCE_API_SHARE=0', 'FLEET=operator', 'RATE=16', 'VUS=6', 'DURATION=2s', 'P99_MS=2000'];
+    const archived = await k6Run(['archive', join(REPO_ROOT, 'scenarios', 'allocation-throughput.ts'), '-O', archive, ...settings.flatMap((e) => ['-e', e])]);
+    expect(archived.code, archived.output).toBe(0);
+    expect(readFileSync(archive).includes('PRIVATE KEY')).toBe(false);
+    const config = join(dir, 'k6-tls.json');
+    writeFileSync(config, JSON.stringify({ tlsAuth: [{ cert: certs.client.cert, key: certs.client.key }] }));
+
+    // As the operator's runner Jobs: `k6 run` of the archive, each with its execution segment.
+    const runner = (segment: string, env: NodeJS.ProcessEnv) =>
+      k6Run(['run', '--quiet', '--execution-segment', segment, '--execution-segment-sequence', '0,1/2,1', '--summary-export', join(dir, `runner-${segment.replace(/\W/g, '')}.json`), archive], env);
+    const tlsEnv = { K6_CONFIG: config, SSL_CERT_FILE: certs.ca.certFile };
+    const runners = await Promise.all([runner('0:1/2', tlsEnv), runner('1/2:1', tlsEnv)]);
+    const counts = ['012', '121'].map((segment) => {
+      const metrics = (JSON.parse(readFileSync(join(dir, `runner-${segment}.json`), 'utf8')) as { metrics: Record<string, { count?: number }> }).metrics;
+      return { requests: metrics.http_reqs?.count ?? 0, allocated: metrics.alloc_allocated?.count ?? 0, errors: metrics.alloc_error?.count ?? 0 };
+    });
+    for (const [i, r] of runners.entries()) expect(r.code, `runner ${i}: ${r.output}`).toBe(0);
+    // Each runner sent its half of the load, through mutual TLS, and the fleet's servers were allocated.
+    for (const c of counts) expect(c.requests).toBeGreaterThan(0);
+    expect(counts.reduce((sum, c) => sum + c.errors, 0)).toBe(0);
+    expect(counts.reduce((sum, c) => sum + c.allocated, 0)).toBe(8);
+
+    // Without the k6 configuration file the runner presents no certificate, and the allocator refuses it.
+    const bare = await runner('0:1/2', { SSL_CERT_FILE: certs.ca.certFile });
+    expect(bare.code, bare.output).toBe(99);
+    expect(bare.output).toContain('tls: certificate required');
   });
 });

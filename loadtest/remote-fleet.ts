@@ -145,12 +145,16 @@ function oneLine(text: string): string {
 }
 
 /**
- * The fleet over the load, as the report draws it: the status at the load's start (the last seen
- * before it), then each one the watch printed until the end, in seconds since the start.
+ * The fleet at every whole second from `fromMs` to `toMs` (t = seconds since `fromMs`), each the
+ * last status the watch printed by then: the same samples a local run takes from its event log.
  */
 export function fleetSamples(statuses: readonly TimedFleetStatus[], fromMs: number, toMs: number): FleetSample[] {
-  const before = statuses.filter((s) => s.atMs <= fromMs).at(-1);
-  const during = statuses.filter((s) => s.atMs > fromMs && s.atMs <= toMs);
-  const sample = (s: TimedFleetStatus, t: number): FleetSample => ({ t: Math.round(t * 1000) / 1000, replicas: s.replicas, ready: s.ready, allocated: s.allocated });
-  return [...(before ? [sample(before, 0)] : []), ...during.map((s) => sample(s, (s.atMs - fromMs) / 1000))];
+  const samples: FleetSample[] = [];
+  let latest: TimedFleetStatus | undefined;
+  let i = 0;
+  for (let t = 0, at = fromMs; at <= toMs; t++, at += 1000) {
+    while (i < statuses.length && statuses[i]!.atMs <= at) latest = statuses[i++];
+    if (latest) samples.push({ t, replicas: latest.replicas, ready: latest.ready, allocated: latest.allocated });
+  }
+  return samples;
 }

@@ -31,6 +31,8 @@ export class RemoteFleet {
   /** Every status line the watch printed, in order. */
   readonly statuses: TimedFleetStatus[] = [];
   private watcher: ChildProcess | undefined;
+  /** The end of what the watch printed on stderr, for the error if it stops. */
+  private watchErrors = '';
   private created = false;
 
   constructor(
@@ -105,7 +107,7 @@ export class RemoteFleet {
         if (line.trim() !== '') this.statuses.push({ atMs: Date.now(), replicas: replicas ?? 0, ready: ready ?? 0, allocated: allocated ?? 0 });
       }
     });
-    child.stderr.resume();
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.watchErrors = `${this.watchErrors}${chunk}`.slice(-2000)));
     child.once('error', () => undefined);
     this.watcher = child;
   }
@@ -120,7 +122,8 @@ export class RemoteFleet {
       if (Date.now() - started > timeoutMs) {
         throw new Error(`fleet ${this.fleet} did not reach ${size} Ready game servers within ${timeoutMs} ms (last seen: ${last ? `${last.ready} Ready of ${last.replicas}` : 'no status'})`);
       }
-      if (this.watcher?.exitCode !== null && this.watcher?.exitCode !== undefined) throw new Error(`kubectl get --watch on fleet ${this.fleet} exited (${this.watcher.exitCode})`);
+      const exited = this.watcher?.exitCode;
+      if (exited !== null && exited !== undefined) throw new Error(`kubectl get --watch on fleet ${this.fleet} exited (${exited}): ${oneLine(this.watchErrors)}`);
       if (Date.now() - lastReport > 5000) {
         lastReport = Date.now();
         onProgress(last ? `replicas ${last.replicas}, ready ${last.ready}` : 'no status yet');

@@ -148,9 +148,10 @@ export async function probeAllocator(target: RemoteTarget, timeoutMs = 10_000): 
     ...(target.ca !== undefined && { ca: readFileSync(target.ca, 'utf8') }),
   };
   /** Which flags to look at for an error. */
-  const hint = (code: string): string => {
+  const hint = (code: string, message: string): string => {
     if (isCertificateError(code)) return target.ca ? 'is --ca the CA that signed the allocator\'s certificate?' : "give the CA of the allocator's certificate with --ca";
     if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(code)) return 'is the allocator service at that address?';
+    if (/wrong version number|packet length too long/i.test(message)) return 'that port does not speak TLS: is it the allocator service?';
     return 'check --client-cert and --client-key: the allocator must trust their CA';
   };
   return new Promise<number>((resolvePromise, reject) => {
@@ -165,8 +166,8 @@ export async function probeAllocator(target: RemoteTarget, timeoutMs = 10_000): 
     req.on('socket', (socket) => socket.once('secureConnect', () => (handshakeDone = true)));
     req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
     req.on('error', (error: Error & { code?: string }) => {
-      const why = describeCallError(error, { handshakeDone, tls }).replace("the policy's serverCa", '--ca');
-      reject(new FlagError(`--target-allocator ${target.allocatorUrl}: ${why}; ${hint(error.code ?? '')}`));
+      const why = describeCallError(error, { handshakeDone, tls }).replace("the policy's serverCa", '--ca').replace(/\s*\n\s*/g, ' ');
+      reject(new FlagError(`--target-allocator ${target.allocatorUrl}: ${why}; ${hint(error.code ?? '', error.message)}`));
     });
     req.end();
   });

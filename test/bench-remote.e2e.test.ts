@@ -189,6 +189,11 @@ describe('fleetsim bench against a remote allocator', () => {
         message: `--client-key ${certs.server.keyFile} does not go with --client-cert ${certs.client.certFile}`,
       },
       {
+        // The stand-in's plain HTTP port, not its allocator.
+        args: ['--target-allocator', remote.baseUrl.replace('http:', 'https:'), '--client-cert', certs.client.certFile, '--client-key', certs.client.keyFile, '--ca', certs.ca.certFile],
+        message: 'that port does not speak TLS',
+      },
+      {
         // A client certificate of another CA: the allocator refuses the handshake.
         args: ['--target-allocator', allocator, '--client-cert', certs.untrustedClient.certFile, '--client-key', certs.untrustedClient.keyFile, '--ca', certs.ca.certFile],
         message: `--target-allocator ${allocator}: the server closed the connection right after the TLS handshake`,

@@ -8,7 +8,9 @@
  * The allocation scripts can also allocate from a real cluster's allocator service over mutual
  * TLS instead (`fleetsim bench --target-allocator`): ALLOCATOR_URL, CLIENT_CERT and CLIENT_KEY
  * (files), and the server's CA through SSL_CERT_FILE in k6's environment (k6 has no option for a
- * CA of its own; Go reads that variable for its roots).
+ * CA of its own; Go reads that variable for its roots). Packed as a k6 archive for the k6 operator,
+ * leave CLIENT_CERT out (the archive freezes these options, key included) and give k6 the
+ * certificate in its configuration file (K6_CONFIG): loadtest/README.md.
  */
 import http from 'k6/http';
 import { SharedArray } from 'k6/data';

@@ -58,6 +58,22 @@ function errorBody(error: unknown): GrpcError {
   return new GrpcError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * The text of each document object, made once: the routes answer with shared objects (one SDK
+ * view per GameServer version, one watch message per change for all its watchers), never
+ * changed once answered.
+ */
+const texts = new WeakMap<object, string>();
+function jsonText(document: unknown): string {
+  if (typeof document !== 'object' || document === null) return stringifyJsonExact(document);
+  let text = texts.get(document);
+  if (text === undefined) {
+    text = stringifyJsonExact(document);
+    texts.set(document, text);
+  }
+  return text;
+}
+
 function writeJson(res: ServerResponse, status: number, body: unknown): void {
   if (body === null) {
     res.writeHead(status);
@@ -65,7 +81,7 @@ function writeJson(res: ServerResponse, status: number, body: unknown): void {
     return;
   }
   // Exactly Agones's header (no charset); headers and body leave in one write.
-  const text = stringifyJsonExact(body);
+  const text = jsonText(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -132,7 +148,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
           // A client that goes away must not leave its stream registered.
           res.once('close', unregister);
           return {
-            write: (document) => res.write(`${stringifyJsonExact(document)}\n`),
+            write: (document) => res.write(`${jsonText(document)}\n`),
             end: () => {
               unregister();
               res.end();
@@ -220,7 +236,7 @@ function upgrade(
     const request: SidecarRequest = { method, path: target.path, query, body: undefined };
     const sink: ResponseSink = {
       reply: (_status, document) => {
-        if (document !== null) ws.send(stringifyJsonExact(document));
+        if (document !== null) ws.send(jsonText(document));
         // Unary routes: one frame, then the connection ends without a close frame.
         ws.terminate();
       },
@@ -229,7 +245,7 @@ function upgrade(
         // A client that goes away must not leave its stream registered.
         closeListeners.push(unregister);
         return {
-          write: (document) => ws.send(stringifyJsonExact(document)),
+          write: (document) => ws.send(jsonText(document)),
           end: () => {
             unregister();
             ws.close(1000);

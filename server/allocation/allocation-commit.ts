@@ -1,9 +1,17 @@
 import { decideAllocation } from '../../machines/allocation.js';
 import type { Cluster } from '../cluster.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
+import type { GameServerAllocation, GameServerAllocationStatus } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
+
+/** What an allocation decided, and when it was committed. */
+export interface AllocationResult {
+  status: GameServerAllocationStatus;
+  gameServer?: GameServer;
+  /** Tries it took (agones-batch retries a lost race); one when absent. */
+  attempts?: number;
+}
 
 /** An allocation written to the store: the GameServer as it now is, and when that is durable. */
 export interface CommittedAllocation {

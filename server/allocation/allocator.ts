@@ -6,11 +6,10 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
-import { commitAllocation } from './allocation-commit.js';
+import { type AllocationResult, commitAllocation } from './allocation-commit.js';
 import { BatchAllocator } from './batch-allocator.js';
 import {
   type GameServerAllocation,
-  type GameServerAllocationStatus,
   type GameServerSelector,
   LOCAL_ALLOCATION_SOURCE,
   allocationStatus,
@@ -45,13 +44,7 @@ export interface AllocatorOptions {
   informerLagMs?: number;
 }
 
-/** What an allocation decided, and when it was committed. */
-export interface AllocationResult {
-  status: GameServerAllocationStatus;
-  gameServer?: GameServer;
-  /** Tries it took (agones-batch retries a lost race); one when absent. */
-  attempts?: number;
-}
+export type { AllocationResult } from './allocation-commit.js';
 
 const EMPTY_NODE_COUNTS: NodeCounts = new Map();
 

@@ -11,6 +11,8 @@ export interface AllocationResult {
   gameServer?: GameServer;
   /** Tries it took (agones-batch retries a lost race); one when absent. */
   attempts?: number;
+  /** When it was decided (the cluster's clock), when later than asked (agones-batch waits for its batch). */
+  decidedAt?: number;
 }
 
 /** An allocation written to the store: the GameServer as it now is, and when that is durable. */

@@ -28,6 +28,8 @@ export type AllocatorModel = 'exact' | 'agones-batch';
 /** Agones's defaults: allocationBatchWaitTime and the allocator Deployment's replicas (its Helm chart). */
 export const DEFAULT_BATCH_WAIT_MS = 500;
 export const DEFAULT_ALLOCATOR_REPLICAS = 3;
+/** Most replicas a model runs: each is a pod with its own cache and batch loop. */
+export const MAX_ALLOCATOR_REPLICAS = 64;
 /**
  * How late a replica's watch delivers a committed change (client-go informer): an assumption,
  * as Kubernetes publishes no target for watch latency; see the README's allocator model.

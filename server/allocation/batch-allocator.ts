@@ -46,7 +46,11 @@ const MODEL_STREAM = 0xa11_0c8;
 
 /** Agones's ErrGameServerUpdateConflict, the answer once every attempt's update failed. */
 export class GameServerUpdateConflictError extends Error {
-  constructor(readonly attempts: number) {
+  constructor(
+    readonly attempts: number,
+    /** When the last try failed (the cluster's clock). */
+    readonly decidedAt: number,
+  ) {
     super('could not update the selected GameServer');
   }
 }
@@ -311,18 +315,19 @@ class AllocatorReplica {
     request.attempts++;
     stats.attempts++;
     const gates = this.cluster.gates;
+    const decidedAt = this.cluster.clock.now();
     switch (attempt.kind) {
       case 'allocated': {
         stats.allocated++;
         const status = allocationStatus(attempt.gameServer, LOCAL_ALLOCATION_SOURCE, gates);
-        const result = { status, gameServer: attempt.gameServer, attempts: request.attempts };
+        const result = { status, gameServer: attempt.gameServer, attempts: request.attempts, decidedAt };
         attempt.committed.then(() => request.resolve(result), request.reject);
         return;
       }
       case 'none':
         stats.unallocated++;
         // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
-        void this.cluster.readCommitted(() => request.resolve({ status: failedAllocationStatus('UnAllocated'), attempts: request.attempts }));
+        void this.cluster.readCommitted(() => request.resolve({ status: failedAllocationStatus('UnAllocated'), attempts: request.attempts, decidedAt }));
         return;
     }
     if (request.attempts < ALLOCATION_ATTEMPTS) {
@@ -336,11 +341,11 @@ class AllocatorReplica {
     }
     stats.failed++;
     if (attempt.kind === 'selection-conflict') {
-      request.resolve({ status: failedAllocationStatus('Contention'), attempts: request.attempts });
+      request.resolve({ status: failedAllocationStatus('Contention'), attempts: request.attempts, decidedAt });
       return;
     }
     this.cache.resync();
-    request.reject(new GameServerUpdateConflictError(request.attempts));
+    request.reject(new GameServerUpdateConflictError(request.attempts, decidedAt));
   }
 }
 

@@ -4,11 +4,9 @@ import {
   DEFAULT_ALLOCATOR_REPLICAS,
   DEFAULT_BATCH_WAIT_MS,
   DEFAULT_INFORMER_LAG_MS,
+  MAX_ALLOCATOR_REPLICAS,
 } from '../allocation/allocator.js';
 import { FlagError, type FlagSpec, type FlagValues, parseDuration } from '../flags.js';
-
-/** Most allocator replicas a model runs (Agones's chart has 3; each is a pod with its own cache). */
-const MAX_REPLICAS = 64;
 
 /** The flags of `--allocator-model agones-batch`: how the real allocator it models is deployed. */
 export const ALLOCATOR_MODEL_FLAGS: FlagSpec[] = [
@@ -40,8 +38,8 @@ export function allocatorModelOptions(model: AllocatorModel, values: FlagValues,
     return { model };
   }
   const replicas = Number(values['allocator-replicas']);
-  if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
-    throw new FlagError(`--allocator-replicas must be a whole number from 1 to ${MAX_REPLICAS}, not ${String(values['allocator-replicas'])}`);
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_ALLOCATOR_REPLICAS) {
+    throw new FlagError(`--allocator-replicas must be a whole number from 1 to ${MAX_ALLOCATOR_REPLICAS}, not ${String(values['allocator-replicas'])}`);
   }
   const batchWaitMs = parseDuration(String(values['allocator-batch-wait']), '--allocator-batch-wait');
   if (batchWaitMs <= 0) throw new FlagError('--allocator-batch-wait must be longer than 0');

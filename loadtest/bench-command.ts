@@ -19,7 +19,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'out', type: 'string', help: 'run folder (default reports/out/<timestamp>-<scenario>/)' },
   { name: 'scenario-file', type: 'string', help: 'agones-scenario: lines duration,clients,intervalMs (default scenarios/agones/fixed.txt)' },
   { name: 'time-scale', type: 'number', help: 'agones-scenario: multiply every duration in the file by this' },
-  { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (the real allocator's batches and 500 ms idle wait)" },
+  { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (Agones's allocator: replicas with lagging caches, batches, update conflicts)" },
   { name: 'scrape-metrics', type: 'number', default: 5, help: "seconds between scrapes of fleetsim's /metrics during its run, as Prometheus would (0: none)" },
   { name: 'keep-raw', type: 'boolean', default: false, help: "keep k6's raw JSON output (one line per sample; large) in the run folder" },
   ...REMOTE_FLAGS,

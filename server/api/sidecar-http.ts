@@ -8,6 +8,7 @@ import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidec
 import { stringifyJsonExact } from '../log/json.js';
 import type { RequestCause } from '../log/cause.js';
 import { httpRequestCause } from './request-cause.js';
+import { readBody, sendJsonText } from './request-body.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
@@ -74,49 +75,18 @@ function jsonText(document: unknown): string {
   return text;
 }
 
-function writeJson(res: ServerResponse, status: number, body: unknown): void {
+function writeJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   if (body === null) {
     res.writeHead(status);
     res.end();
     return;
   }
-  // Exactly Agones's header (no charset); headers and body leave in one write.
-  const text = jsonText(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  sendJsonText(res, status, jsonText(body), close);
 }
 
 function refuseTooLarge(res: ServerResponse): void {
   const tooLarge = new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`);
-  // The rest of the body is not read: the connection cannot carry another request.
-  res.shouldKeepAlive = false;
-  writeJson(res, 413, tooLarge.toJSON());
-}
-
-/**
- * Reads a request's body as text, up to SIDECAR_BODY_LIMIT: `undefined` when it has none. A body
- * over the limit is answered 413 here and `done` is never called.
- */
-function readBody(req: IncomingMessage, res: ServerResponse, done: (body: string | undefined) => void): void {
-  if (!hasBody(req)) return done(undefined);
-  if (Number(req.headers['content-length']) > SIDECAR_BODY_LIMIT) return refuseTooLarge(res);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let refused = false;
-  req.on('data', (chunk: Buffer) => {
-    if (refused) return;
-    size += chunk.length;
-    if (size > SIDECAR_BODY_LIMIT) {
-      refused = true;
-      return refuseTooLarge(res);
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => {
-    if (!refused) done(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));
-  });
-  // A client that goes away mid-body has nobody to answer.
-  req.on('error', () => req.destroy());
+  writeJson(res, 413, tooLarge.toJSON(), true);
 }
 
 /**
@@ -137,7 +107,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
     if (!target) return next();
     const { sidecar } = target;
     const sidecarPath = target.path;
-    readBody(req, res, (body) => {
+    const serve = (body: string | undefined) => {
       const request: SidecarRequest = { method: req.method ?? 'GET', path: sidecarPath, query, body };
       const sink: ResponseSink = {
         reply: (status, document) => writeJson(res, status, document),
@@ -159,7 +129,10 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
       void dispatchSidecar(() => sidecar(httpRequestCause(req)), request, sink);
-    });
+    };
+    if (!hasBody(req)) return serve(undefined);
+    // A client gone before the end of its body has nobody to answer.
+    readBody(req, SIDECAR_BODY_LIMIT).then((body) => (body ? serve(body.toString('utf8')) : refuseTooLarge(res)), () => undefined);
   };
 }
 

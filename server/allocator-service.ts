@@ -98,7 +98,7 @@ export class AllocatorService {
       const host = this.options.host && this.options.host !== '0.0.0.0' && this.options.host !== '::' ? this.options.host : 'localhost';
       const where = `https://${host.includes(':') ? `[${host}]` : host}:${this.tlsListener?.port ?? tls.port}/gameserverallocation`;
       return (
-        `allocation is not served on this port: the allocator requires client certificates (--allocator-client-ca); ` +
+        `allocation is not served on this port: the allocator requires client certificates (${tls.material === 'auto' ? '--allocator-tls auto' : '--allocator-client-ca'}); ` +
         `allocate at ${where} with a client certificate, or start fleetsim serve with --allocator-plain-allowed to allow it here too`
       );
     };

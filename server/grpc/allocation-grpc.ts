@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
@@ -25,8 +26,10 @@ import { requestCause } from '../log/cause.js';
 /** grpc-go's default largest message a server receives. */
 export const GRPC_MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
 export const ALLOCATE_METHOD = '/allocation.AllocationService/Allocate';
-/** The .proto file, beside this module's source (dist/server/grpc/ → server/grpc/). */
-export const ALLOCATION_PROTO = fileURLToPath(new URL('../../../server/grpc/allocation.proto', import.meta.url));
+/** The .proto file, beside this module's source (built, this module is in dist/server/grpc/). */
+export const ALLOCATION_PROTO = [new URL('allocation.proto', import.meta.url), new URL('../../../server/grpc/allocation.proto', import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((path) => existsSync(path))!;
 
 const root = protobuf.loadSync(ALLOCATION_PROTO);
 const REQUEST = root.lookupType('allocation.AllocationRequest');
@@ -61,7 +64,8 @@ function unwrapValues(type: protobuf.Type, object: Record<string, unknown>): Rec
 export function decodeAllocationRequest(bytes: Uint8Array): unknown {
   let message: protobuf.Message;
   try {
-    message = REQUEST.decode(bytes);
+    // A plain Uint8Array: protobufjs's reader for Buffers lets a string run past the end of the message.
+    message = REQUEST.decode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } catch (error) {
     throw new GrpcError(GrpcCode.INTERNAL, `grpc: error unmarshalling request: ${(error as Error).message}`);
   }

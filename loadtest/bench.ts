@@ -159,7 +159,7 @@ async function runTarget(
  * The allocator's address and the client's certificate files, read from its Service and Secrets
  * as Agones's guide tells a client to, for a script that calls it over mutual TLS.
  */
-async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
+export async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
   const secret = async (namespace: string, name: string, key: string) => {
     const object = await requestJson<{ data: Record<string, string> }>(fleetsim.baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
     return Buffer.from(object.data[key] ?? '', 'base64').toString('utf8');

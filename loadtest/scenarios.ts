@@ -175,7 +175,7 @@ export function churningFleet(name: string, size: number): string {
 const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
 
 /** Room for a churning fleet at its largest (four times its size) and the servers shutting down. */
-const churningFleetNodes = (size: number) => nodesFor(size * 5);
+export const churningFleetNodes = (size: number) => nodesFor(size * 5);
 
 // -- allocation (allocation-throughput and agones-scenario) -------------------------------------
 

@@ -11,10 +11,10 @@ export const ALLOCATOR_FLAGS: FlagSpec[] = [
     type: 'string',
     help: 'auto: serve the allocator over mutual TLS on --allocator-port with certificates made at first start and kept in the log (the Secrets of agones-system, as Agones installs them)',
   },
-  { name: 'allocator-tls-cert', type: 'string', help: 'PEM certificate: also serve POST /gameserverallocation over HTTPS on --allocator-port' },
+  { name: 'allocator-tls-cert', type: 'string', help: 'PEM certificate: also serve the allocator (REST POST /gameserverallocation and gRPC Allocate) over TLS on --allocator-port' },
   { name: 'allocator-tls-key', type: 'string', help: 'PEM private key of --allocator-tls-cert' },
   { name: 'allocator-client-ca', type: 'string', help: 'PEM CA bundle: require client certificates it signed (mutual TLS)' },
-  { name: 'allocator-port', type: 'number', default: DEFAULT_ALLOCATOR_TLS_PORT, help: 'HTTPS port of the allocator (with --allocator-tls-cert)' },
+  { name: 'allocator-port', type: 'number', default: DEFAULT_ALLOCATOR_TLS_PORT, help: 'TLS port of the allocator, REST and gRPC (with --allocator-tls-cert or --allocator-tls auto; 0: any free port)' },
   {
     name: 'allocator-plain-allowed',
     type: 'boolean',

@@ -162,13 +162,18 @@ export class AllocationService {
    * request as received, with its transport), then allocated; the answer is the AllocationResponse,
    * or a GrpcError (`unallocatedCode` for UnAllocated).
    */
-  async allocateRequest(key: string, read: () => unknown, unallocatedCode: GrpcCode, cause?: Cause): Promise<AllocationResponseJson> {
-    const gsa = this.prepareOnce(key, () => {
-      const request = fromAllocationRequest(read());
-      return this.prepare(request.metadata?.namespace ?? '', request, false);
-    });
-    const { status } = await this.allocate(gsa, cause);
-    return toAllocationResponse(status, this.gates, unallocatedCode);
+  allocateRequest(key: string, read: () => unknown, unallocatedCode: GrpcCode, cause?: Cause): Promise<AllocationResponseJson> {
+    let gsa: GameServerAllocation;
+    try {
+      gsa = this.prepareOnce(key, () => {
+        const request = fromAllocationRequest(read());
+        return this.prepare(request.metadata?.namespace ?? '', request, false);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // A `then`, not an async function: the hot path of every allocation, one promise fewer.
+    return this.allocate(gsa, cause).then(({ status }) => toAllocationResponse(status, this.gates, unallocatedCode));
   }
 
   /** The resource API's create: the allocation as Agones's API answers it (201, with status). */

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestCertificates } from '../test/helpers/certs.js';
 import { FlagError } from '../server/flags.js';
 import { benchSettings } from './bench-command.js';
 import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
@@ -48,5 +51,57 @@ describe('fleetsim bench flags', () => {
     expect(() => benchSettings(['agones-scenario', '--scenario-file', '/nonexistent'])).toThrow(/--scenario-file/);
     expect(() => benchSettings(['allocation-throughput', '--allocator-model', 'fast'])).toThrow('--allocator-model must be exact or agones-batch, not "fast"');
     expect(benchSettings(['--help'])).toBe('help');
+  });
+});
+
+describe('fleetsim bench --target-allocator flags', () => {
+  const certs = createTestCertificates();
+  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-bench-flags-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+  afterAll(() => {
+    certs.remove();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const tls = ['--client-cert', certs.client.certFile, '--client-key', certs.client.keyFile];
+
+  it('reads the target, the TLS files, the kubeconfig, the namespace and the fleet', () => {
+    const { settings } = settingsOf('allocation-throughput', '--target-allocator', 'https://allocator.example:443/', ...tls, '--ca', certs.ca.certFile, '--kubeconfig', kubeconfig, '--namespace', 'games');
+    expect(settings.remote).toEqual({
+      allocatorUrl: 'https://allocator.example',
+      clientCert: certs.client.certFile,
+      clientKey: certs.client.keyFile,
+      ca: certs.ca.certFile,
+      kubeconfig,
+      namespace: 'games',
+      fleet: 'bench-allocation',
+    });
+    const agones = settingsOf('agones-scenario', '--target-allocator', 'https://10.0.0.1:8443', ...tls, '--fleet', 'arena').settings.remote;
+    expect(agones).toMatchObject({ allocatorUrl: 'https://10.0.0.1:8443', namespace: 'default', fleet: 'arena' });
+    expect(agones?.ca).toBeUndefined();
+    expect(settingsOf('allocation-throughput').settings.remote).toBeUndefined();
+  });
+
+  it('refuses, naming the flag: not https, paths, missing or mismatched files, scenarios and flags that need a local fleetsim', () => {
+    const target = ['--target-allocator', 'https://127.0.0.1:8443'];
+    const refused = (...argv: string[]) => () => benchSettings(['allocation-throughput', ...argv]);
+    expect(refused('--target-allocator', 'http://127.0.0.1:8443', ...tls)).toThrow('--target-allocator must be https:// (the allocator service speaks TLS only), not "http://127.0.0.1:8443"');
+    expect(refused('--target-allocator', '127.0.0.1:8443', ...tls)).toThrow(/--target-allocator must be/);
+    expect(refused('--target-allocator', 'https://127.0.0.1:8443/gameserverallocation', ...tls)).toThrow(/nothing after it/);
+    expect(refused(...target)).toThrow(/needs --client-cert and --client-key/);
+    expect(refused(...target, '--client-cert', join(dir, 'none.crt'), '--client-key', certs.client.keyFile)).toThrow(`--client-cert ${join(dir, 'none.crt')}: cannot read it`);
+    expect(refused(...target, '--client-cert', certs.client.keyFile, '--client-key', certs.client.keyFile)).toThrow(/--client-cert .*: not a PEM certificate/);
+    expect(refused(...target, '--client-cert', certs.client.certFile, '--client-key', certs.server.keyFile)).toThrow(/--client-key .* does not go with --client-cert/);
+    expect(refused(...target, ...tls, '--ca', certs.client.keyFile)).toThrow(/--ca .*: not a PEM certificate/);
+    expect(refused(...target, ...tls, '--kubeconfig', join(dir, 'none'))).toThrow(/--kubeconfig .*none: cannot read it/);
+    expect(refused(...target, ...tls, '--namespace', 'Not_A_Name')).toThrow(/--namespace "Not_A_Name"/);
+    expect(refused(...target, ...tls, '--fleet', 'bad/name')).toThrow(/--fleet "bad\/name"/);
+    expect(refused(...target, ...tls, '--baseline')).toThrow('--baseline is for a local fleetsim');
+    expect(refused(...target, ...tls, '--allocator-model', 'agones-batch')).toThrow('--allocator-model is for a local fleetsim');
+    expect(refused(...target, ...tls, '--scrape-metrics', '0')).toThrow('--scrape-metrics is for a local fleetsim');
+    expect(() => benchSettings(['watch-fanout', ...target, ...tls])).toThrow(/watch-fanout talks to game servers' sidecars/);
+    expect(() => benchSettings(['sidecar-lifecycle', ...target, ...tls])).toThrow(/sidecar-lifecycle talks to game servers' sidecars/);
+    expect(refused('--kubeconfig', kubeconfig)).toThrow('--kubeconfig goes with --target-allocator');
+    expect(refused('--ca', certs.ca.certFile)).toThrow('--ca goes with --target-allocator');
   });
 });

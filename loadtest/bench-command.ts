@@ -6,6 +6,7 @@ import { runBench } from './bench.js';
 import { agonesLoadCommand } from './agones-load.js';
 import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
 import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
+import { REMOTE_FLAGS, remoteTarget } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, SCENARIO_NAMES, isScenarioName } from './scenarios.js';
 
 const FLAGS: FlagSpec[] = [
@@ -19,13 +20,15 @@ const FLAGS: FlagSpec[] = [
   { name: 'out', type: 'string', help: 'run folder (default reports/out/<timestamp>-<scenario>/)' },
   { name: 'scenario-file', type: 'string', help: 'agones-scenario: lines duration,clients,intervalMs (default scenarios/agones/fixed.txt)' },
   { name: 'time-scale', type: 'number', help: 'agones-scenario: multiply every duration in the file by this' },
-  { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (the real allocator's batches and 500 ms idle wait)" },
+  { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (Agones's allocator: replicas with lagging caches, batches, update conflicts)" },
   { name: 'scrape-metrics', type: 'number', default: 5, help: "seconds between scrapes of fleetsim's /metrics during its run, as Prometheus would (0: none)" },
   { name: 'keep-raw', type: 'boolean', default: false, help: "keep k6's raw JSON output (one line per sample; large) in the run folder" },
+  ...REMOTE_FLAGS,
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
 export const BENCH_USAGE = `fleetsim bench <scenario>: a k6 load test against a fresh fleetsim on 127.0.0.1, with a report
+(or, with --target-allocator, the allocation scenarios against another cluster's allocator service)
 
 Scenarios:
 ${SCENARIO_NAMES.map((name) => {
@@ -65,7 +68,7 @@ function allocatorModel(value: unknown): AllocatorModel {
 
 /** The run's settings from the command line, defaults filled in. */
 export function benchSettings(argv: readonly string[]): { settings: BenchSettings; out: string } | 'help' {
-  const { values, positional } = parseFlags(argv, FLAGS, {});
+  const { values, positional, given } = parseFlags(argv, FLAGS, {});
   if (values.help) return 'help';
   if (positional.length !== 1) throw new FlagError(`name one scenario: ${SCENARIO_NAMES.join(', ')}`);
   const scenario = positional[0]!;
@@ -85,6 +88,9 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
     scrapeSeconds: positive(values, 'scrape-metrics', 5, true),
     allocatorModel: allocatorModel(values['allocator-model']),
   };
+  const definition = SCENARIOS[scenario];
+  const remote = remoteTarget(values, given, scenario, definition.allocation ? definition.fleet?.name : undefined);
+  if (remote) settings.remote = remote;
   if (scenario === 'sidecar-lifecycle') settings.fleetSize = 0;
   if (scenario === 'watch-fanout') settings.session = 0;
 

@@ -48,6 +48,8 @@ export interface K6Run {
   /** k6 is stopped (SIGTERM, then SIGKILL) if it runs longer than this. */
   timeoutMs: number;
   cwd: string;
+  /** Added to k6's own environment (not `-e`): SSL_CERT_FILE, for a remote allocator's CA. */
+  processEnv?: Record<string, string>;
   /** Told k6's process id once it has started (to sample its CPU). */
   onStart?: (pid: number) => void;
 }
@@ -63,7 +65,7 @@ export interface K6Outcome {
 /** Exit code k6 uses when a threshold is crossed. */
 export const K6_THRESHOLDS_FAILED = 99;
 
-export function k6Arguments(run: Omit<K6Run, 'k6' | 'timeoutMs' | 'cwd' | 'logPath'>): string[] {
+export function k6Arguments(run: Omit<K6Run, 'k6' | 'timeoutMs' | 'cwd' | 'logPath' | 'processEnv'>): string[] {
   const args = ['run', '--no-usage-report', '--no-color', '--quiet', '--summary-export', run.summaryPath, '--out', `json=${run.jsonPath}`];
   for (const [name, value] of Object.entries(run.env)) args.push('-e', `${name}=${value}`);
   args.push(run.script);
@@ -77,7 +79,7 @@ export function runK6(options: K6Run): Promise<K6Outcome> {
     const startedAtMs = Date.now();
     const child = spawn(options.k6, k6Arguments(options), {
       cwd: options.cwd,
-      env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+      env: { ...process.env, ...options.processEnv, K6_NO_USAGE_REPORT: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     if (child.pid !== undefined) options.onStart?.(child.pid);

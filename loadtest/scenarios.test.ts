@@ -11,7 +11,9 @@ import { Cluster } from '../server/cluster.js';
 import { parseProfile } from '../server/sim/profiles.js';
 import { REPO_ROOT } from './paths.js';
 import { lifecycleGameServer } from './lifecycle-gameserver.js';
-import { SCENARIOS, SCENARIO_NAMES, churningFleet, scriptPath, sessionProfile } from './scenarios.js';
+import type { GameServer } from '../server/kinds/gameserver/gameserver.js';
+import { configOf } from '../server/sim/simple-game-server.js';
+import { SCENARIOS, SCENARIO_NAMES, churningFleet, remoteChurningFleet, scriptPath, sessionProfile } from './scenarios.js';
 
 const documents = (text: string) => parseAllDocuments(text).map((d) => d.toJSON() as unknown);
 
@@ -37,6 +39,21 @@ describe('scenario fixtures', () => {
       expect(autoscaler?.spec).toMatchObject({ policy: { type: 'Buffer', buffer: { bufferSize: 90, minReplicas: 100, maxReplicas: 400 } } });
       const created = await applyManifests(service, [lifecycleGameServer('lifecycle-1-0', 4)], 'lifecycle');
       expect(created).toEqual(['gameserver.agones.dev "lifecycle-1-0" created']);
+    } finally {
+      cluster.close();
+    }
+  });
+
+  it("the remote churning fleet runs Agones's example game server, which shuts down after the session", async () => {
+    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates(''), seed: 1 });
+    try {
+      await applyManifests(new ResourceService(cluster), [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'games' } }], 'namespace');
+      const applied = await applyManifests(new ResourceService(cluster), documents(remoteChurningFleet('arena', 'games', 20, 2.4)), 'fixture');
+      expect(applied).toEqual(['fleet.agones.dev "arena" created', 'fleetautoscaler.autoscaling.agones.dev "arena" created']);
+      // Its GameServers get the template's spec: what the example (and fleetsim's simulation of it) reads.
+      const fleet = cluster.readModel.get('Fleet', 'games', 'arena') as unknown as { spec: { template: { spec: GameServer['spec'] } } };
+      expect(configOf({ spec: fleet.spec.template.spec } as GameServer).automaticShutdownDelaySec).toBe(2);
+      expect(cluster.readModel.get('FleetAutoscaler', 'games', 'arena')?.spec).toMatchObject({ policy: { buffer: { bufferSize: 18, minReplicas: 20, maxReplicas: 80 } } });
     } finally {
       cluster.close();
     }

@@ -5,6 +5,7 @@ import type { BaselineConfig, CannedResponse, SidecarGameServer } from './baseli
 import { type AgonesStage, stageRate } from './durations.js';
 import { LIFECYCLE_COUNTER, lifecycleGameServer } from './lifecycle-gameserver.js';
 import { SCENARIOS_DIR } from './paths.js';
+import type { RemoteTarget } from './remote-target.js';
 import { type HttpAnswer, request } from './servers.js';
 
 /**
@@ -43,6 +44,8 @@ export interface BenchSettings {
   scrapeSeconds: number;
   /** `fleetsim serve --allocator-model`. */
   allocatorModel: AllocatorModel;
+  /** `--target-allocator`: allocate from another cluster instead of a local fleetsim. */
+  remote?: RemoteTarget;
   /** agones-scenario: the file and the factor its durations are scaled by. */
   scenarioFile?: string;
   stages?: AgonesStage[];
@@ -127,39 +130,37 @@ export function sessionProfile(session: number): string {
   });
 }
 
-function fleetManifest(name: string, replicas: number, annotations: Record<string, string>): Record<string, unknown> {
+/** A Fleet of `replicas` whose GameServers run `spec` (health, pod template) on port 7654. */
+function fleetManifest(name: string, namespace: string, replicas: number, annotations: Record<string, string>, spec: Record<string, unknown>): Record<string, unknown> {
   return {
     apiVersion: 'agones.dev/v1',
     kind: 'Fleet',
-    metadata: { name, namespace: 'default' },
-    spec: {
-      replicas,
-      template: {
-        metadata: { annotations },
-        spec: {
-          ports: [{ name: 'default', containerPort: 7654 }],
-          // Simulated processes send no pings here: health checking is not what these runs measure.
-          health: { disabled: true },
-          template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
-        },
-      },
-    },
+    metadata: { name, namespace },
+    spec: { replicas, template: { metadata: { annotations }, spec: { ports: [{ name: 'default', containerPort: 7654 }], ...spec } } },
   };
 }
 
+/** A fleet of simulated game servers: their process is the ProcessProfile's, so the image is a name only. */
+function simulatedFleet(name: string, replicas: number, annotations: Record<string, string>): Record<string, unknown> {
+  return fleetManifest(name, 'default', replicas, annotations, {
+    // Simulated processes send no pings here: health checking is not what these runs measure.
+    health: { disabled: true },
+    template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
+  });
+}
+
 /**
- * A churning fleet: `size` Ready game servers, a Buffer FleetAutoscaler that keeps 90% of `size`
- * Ready beyond the allocated ones (the buffer must be below minReplicas; never fewer than `size`
- * replicas, at most four times it), and allocated servers that shut down after their session and
- * are replaced. The buffer is large because replacements take a moment (the autoscaler's 1 s
- * interval, then start-up): at thousands of allocations a second, thousands are on their way,
- * and a smaller buffer would measure the fleet running dry rather than allocation.
+ * A Buffer FleetAutoscaler that keeps 90% of `size` Ready beyond the allocated ones (the buffer
+ * must be below minReplicas; never fewer than `size` replicas, at most four times it). The buffer
+ * is large because replacements take a moment (the autoscaler's 1 s interval, then start-up): at
+ * thousands of allocations a second, thousands are on their way, and a smaller buffer would
+ * measure the fleet running dry rather than allocation.
  */
-export function churningFleet(name: string, size: number): string {
-  const autoscaler = {
+function bufferAutoscaler(name: string, namespace: string, size: number): Record<string, unknown> {
+  return {
     apiVersion: 'autoscaling.agones.dev/v1',
     kind: 'FleetAutoscaler',
-    metadata: { name, namespace: 'default' },
+    metadata: { name, namespace },
     spec: {
       fleetName: name,
       policy: {
@@ -169,8 +170,33 @@ export function churningFleet(name: string, size: number): string {
       sync: { type: 'FixedInterval', fixedInterval: { seconds: 1 } },
     },
   };
-  return [fleetManifest(name, size, { 'fleetsim.dev/process-profile': SESSION_PROFILE }), autoscaler].map((d) => stringify(d)).join('---\n');
 }
+
+/**
+ * A churning fleet: `size` Ready game servers, their Buffer FleetAutoscaler, and allocated servers
+ * that shut down after their session (the ProcessProfile) and are replaced.
+ */
+export function churningFleet(name: string, size: number): string {
+  const fleet = simulatedFleet(name, size, { 'fleetsim.dev/process-profile': SESSION_PROFILE });
+  return [fleet, bufferAutoscaler(name, 'default', size)].map((d) => stringify(d)).join('---\n');
+}
+
+/** Agones's example game server: real clusters can pull it, and fleetsim simulates that image. */
+export const SIMPLE_GAME_SERVER_IMAGE = 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.41';
+
+/**
+ * The same churning fleet for another cluster (`--target-allocator --kubeconfig`): the example
+ * game server, which marks itself Ready on start and shuts itself down `session` seconds (whole,
+ * at least 1) after it is allocated (its -automaticShutdownDelaySec), with the same autoscaler.
+ */
+export function remoteChurningFleet(name: string, namespace: string, size: number, session: number): string {
+  const container = { name: 'simple-game-server', image: SIMPLE_GAME_SERVER_IMAGE, args: [`-automaticShutdownDelaySec=${remoteSessionSeconds(session)}`] };
+  const fleet = fleetManifest(name, namespace, size, {}, { template: { spec: { containers: [container] } } });
+  return [fleet, bufferAutoscaler(name, namespace, size)].map((d) => stringify(d)).join('---\n');
+}
+
+/** The example's shutdown delay takes whole seconds. */
+export const remoteSessionSeconds = (session: number) => Math.max(1, Math.round(session));
 
 const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
 
@@ -287,7 +313,7 @@ const watchFanout: ScenarioDefinition = {
   featureGates: '',
   fleet: { name: 'bench-watch', waitFor: 'ready' },
   needsNames: true,
-  fixture: (s) => ({ manifests: stringify(fleetManifest('bench-watch', s.fleetSize, {})) }),
+  fixture: (s) => ({ manifests: stringify(simulatedFleet('bench-watch', s.fleetSize, {})) }),
   nodes: (s) => nodesFor(s.fleetSize),
   k6Env: (s) => ({
     WATCHERS: String(s.vus),

@@ -190,17 +190,14 @@ export interface RandomSource {
 }
 
 /**
- * Every candidate in the order an allocation tries them (§6.5-6.6). Packed: the Packed order.
- * Distributed with CountsAndLists on and priorities: priorities then name. Distributed otherwise:
- * a uniformly random permutation (Fisher-Yates from the last position down, as Go's
- * rand.Shuffle), drawn from `random`, of the list Agones would have sorted.
+ * The list Agones's allocation cache sorts for a batch: Packed order, or (CountsAndLists on,
+ * Distributed) priorities then name (ListSortedGameServers / ListSortedGameServersPriorities).
  */
-export function orderForAllocation(
+export function sortForAllocation(
   candidates: readonly GameServer[],
   gsa: GameServerAllocation,
   nodeCounts: NodeCounts,
   gates: FeatureGates,
-  random: RandomSource,
 ): GameServer[] {
   const spec = gsa.spec ?? {};
   const priorities = gates.CountsAndLists ? spec.priorities ?? undefined : undefined;
@@ -210,15 +207,41 @@ export function orderForAllocation(
   } else {
     sorted.sort((a, b) => compareDistributed(a, b, priorities));
   }
-  if (spec.scheduling === 'Distributed' && !(priorities && priorities.length > 0)) {
-    for (let i = sorted.length - 1; i > 0; i--) {
-      const j = random.int(i + 1);
-      const t = sorted[i]!;
-      sorted[i] = sorted[j]!;
-      sorted[j] = t;
-    }
-  }
   return sorted;
+}
+
+/** Distributed without priorities searches the sorted list in a random order. */
+export function searchesAtRandom(gsa: GameServerAllocation, gates: FeatureGates): boolean {
+  const spec = gsa.spec ?? {};
+  const priorities = gates.CountsAndLists ? spec.priorities ?? undefined : undefined;
+  return spec.scheduling === 'Distributed' && !(priorities && priorities.length > 0);
+}
+
+/** A uniformly random permutation of `list`, in place (Fisher-Yates from the last position down, as Go's rand.Shuffle). */
+export function shuffleInPlace<T>(list: T[], random: RandomSource): T[] {
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = random.int(i + 1);
+    const t = list[i]!;
+    list[i] = list[j]!;
+    list[j] = t;
+  }
+  return list;
+}
+
+/**
+ * Every candidate in the order an allocation tries them (§6.5-6.6): `sortForAllocation`, then
+ * for Distributed without priorities a uniformly random permutation, drawn from `random`, of
+ * the list Agones would have sorted.
+ */
+export function orderForAllocation(
+  candidates: readonly GameServer[],
+  gsa: GameServerAllocation,
+  nodeCounts: NodeCounts,
+  gates: FeatureGates,
+  random: RandomSource,
+): GameServer[] {
+  const sorted = sortForAllocation(candidates, gsa, nodeCounts, gates);
+  return searchesAtRandom(gsa, gates) ? shuffleInPlace(sorted, random) : sorted;
 }
 
 export interface AllocationMatch {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
-import { type NodeCount, countPerNode, firstForScaleDown, sortForScaleDown } from './scale-down-order.js';
+import { type NodeCount, countPerNode, firstForScaleDown, scaleDownOrder, sortForScaleDown } from './scale-down-order.js';
 import { gameServer as buildGameServer } from '../test/helpers/gameservers.js';
 
 interface Options {
@@ -122,8 +122,8 @@ describe('scale-down order, Distributed', () => {
   });
 });
 
-describe('firstForScaleDown', () => {
-  it('gives the head of the full order, whatever the input order', () => {
+describe('firstForScaleDown and scaleDownOrder', () => {
+  it('give the full order (or its head), whatever the input order', () => {
     let seed = 42;
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -142,6 +142,7 @@ describe('firstForScaleDown', () => {
       for (const count of [1, 7, 64, 200, 500, 600]) {
         expect(names(firstForScaleDown(list, count, { scheduling }))).toEqual(full.slice(0, count));
       }
+      expect(names([...scaleDownOrder(list, { scheduling })])).toEqual(full);
     }
   });
 });

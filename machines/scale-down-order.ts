@@ -108,6 +108,23 @@ export function sortForScaleDown(candidates: readonly GameServer[], options: Sca
   return [...candidates].sort(compare);
 }
 
+/** Restores the heap below `start`: a parent stays `above` its children. */
+function siftDown<T>(heap: T[], start: number, above: (a: T, b: T) => boolean): void {
+  let i = start;
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let top = i;
+    if (l < heap.length && above(heap[l]!, heap[top]!)) top = l;
+    if (r < heap.length && above(heap[r]!, heap[top]!)) top = r;
+    if (top === i) return;
+    const t = heap[i]!;
+    heap[i] = heap[top]!;
+    heap[top] = t;
+    i = top;
+  }
+}
+
 /**
  * The first `count` victims in the order `sortForScaleDown` gives, without sorting everything:
  * a bounded heap keeps the cost at O(n log count), so a 64-server batch out of a 100,000-server
@@ -119,39 +136,43 @@ export function firstForScaleDown(candidates: readonly GameServer[], count: numb
   if (count >= candidates.length / 4) return [...candidates].sort(compare).slice(0, count);
   // Max-heap (by deletion order) of the best `count` seen so far: its root is the worst kept.
   const heap: GameServer[] = [];
-  const above = (i: number, j: number) => compare(heap[i]!, heap[j]!) > 0;
-  const swap = (i: number, j: number) => {
-    const t = heap[i]!;
-    heap[i] = heap[j]!;
-    heap[j] = t;
-  };
-  const siftDown = (start: number) => {
-    let i = start;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let top = i;
-      if (l < heap.length && above(l, top)) top = l;
-      if (r < heap.length && above(r, top)) top = r;
-      if (top === i) return;
-      swap(i, top);
-      i = top;
-    }
-  };
+  const above = (a: GameServer, b: GameServer) => compare(a, b) > 0;
   for (const gs of candidates) {
     if (heap.length < count) {
       heap.push(gs);
       let i = heap.length - 1;
       while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (!above(i, parent)) break;
-        swap(i, parent);
+        if (!above(heap[i]!, heap[parent]!)) break;
+        const t = heap[i]!;
+        heap[i] = heap[parent]!;
+        heap[parent] = t;
         i = parent;
       }
     } else if (compare(gs, heap[0]!) < 0) {
       heap[0] = gs;
-      siftDown(0);
+      siftDown(heap, 0, above);
     }
   }
   return heap.sort(compare);
+}
+
+/**
+ * Every candidate in `sortForScaleDown`'s order, produced as it is read: a walk that stops
+ * after a few victims (an autoscaler checking its buffer) costs O(n + k log n), not a full sort.
+ */
+export function* scaleDownOrder(candidates: readonly GameServer[], options: ScaleDownOrderOptions): Generator<GameServer> {
+  const compare = scaleDownComparator(options, options.nodeCounts ?? countPerNode(candidates));
+  const above = (a: GameServer, b: GameServer) => compare(a, b) < 0;
+  const heap = [...candidates];
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i, above);
+  while (heap.length > 0) {
+    const first = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      siftDown(heap, 0, above);
+    }
+    yield first;
+  }
 }

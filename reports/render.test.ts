@@ -155,6 +155,33 @@ describe('renderRun', () => {
     expect(readFileSync(join(dir, 'summary.md'), 'utf8')).toContain('|  | fleetsim |\n');
   });
 
+  it('names a remote target, says how its fleet was handled, and shows no local server figures', async () => {
+    const remote = sampleRun({ baseline: false, watch: false });
+    delete remote.server;
+    remote.remote = { allocator: 'https://127.0.0.1:8443', namespace: 'games', fleet: 'arena', fleetManagement: 'created' };
+    const dir = runDir(remote);
+    await renderRun(dir);
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    expect(html).toContain('<span>remote allocator <code>https://127.0.0.1:8443</code></span>');
+    expect(html).toContain('<h2>Remote target</h2>');
+    expect(html).toContain('Fleet games/arena and its autoscaler were created by fleetsim through --kubeconfig');
+    expect(html).toContain('kubectl get --watch');
+    expect([...chartsOf(html).keys()]).not.toContain('Server memory over time');
+    const markdown = readFileSync(join(dir, 'summary.md'), 'utf8');
+    expect(markdown).toContain('|  | remote cluster |\n');
+    expect(markdown).toContain('| remote cluster | `http_req_duration` |');
+    expect(markdown).not.toContain('| events committed |');
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as RunSummary;
+    expect(summary).toMatchObject({ server: null, remote: remote.remote });
+
+    remote.remote = { ...remote.remote, fleetManagement: 'assumed' };
+    remote.fleet = [];
+    const assumed = runDir(remote);
+    await renderRun(assumed);
+    expect(readFileSync(join(assumed, 'summary.md'), 'utf8')).toContain('Fleet games/arena was assumed to exist (no --kubeconfig)');
+    expect([...chartsOf(await readFile(join(assumed, 'index.html'), 'utf8')).keys()]).not.toContain('Fleet size over time');
+  });
+
   it('shows a failed run and its failed thresholds', async () => {
     const failed = sampleRun();
     failed.ok = false;
@@ -176,6 +203,8 @@ describe('readRun', () => {
     await expect(readRun(join(dir, 'missing'))).rejects.toThrow(/cannot read .*run\.json/);
     writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 2 }));
     await expect(readRun(dir)).rejects.toThrow(/schema version 2/);
+    const remote = { ...run, remote: { allocator: 'https://h:1', namespace: 'default', fleet: 'f', fleetManagement: 'borrowed' } };
+    await expect(readRun(runDir(remote as unknown as RunData))).rejects.toThrow(/remote\.fleetManagement should be "created" or "assumed", but is a string/);
   });
 
   it('reads null histogram bounds as +Inf and null numbers as NaN', async () => {

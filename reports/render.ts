@@ -20,7 +20,7 @@ import { type Card, type Cell, type Chart, badge, cards, chartGrid, code, htmlPa
 import { fleetChart, latencyChart, latencyHistogramChart, memoryChart, outcomesChart, requestRateChart, type Side } from './run-charts.js';
 import type { RunData, TargetResult } from './run-data.js';
 import { bucketCounts, readRun } from './run-file.js';
-import { type RunSummary, figureRows, formatFigure, summarizeRun, summaryMarkdown } from './summary.js';
+import { type RunSummary, figureRows, formatFigure, measuredName, remoteNotes, summarizeRun, summaryMarkdown, targetName } from './summary.js';
 
 /** The files `renderRun` writes into a run's folder. */
 export const RUN_REPORT_FILES = ['index.html', 'summary.json', 'summary.md'] as const;
@@ -41,7 +41,7 @@ export async function renderRun(dir: string): Promise<void> {
 
 function targetSides(run: RunData): Array<Side<TargetResult>> {
   return [
-    { name: 'fleetsim', color: FLEETSIM_COLOR, dashed: false, data: run.fleetsim },
+    { name: measuredName(run.remote), color: FLEETSIM_COLOR, dashed: false, data: run.fleetsim },
     ...(run.baseline ? [{ name: 'baseline', color: BASELINE_COLOR, dashed: true, data: run.baseline }] : []),
   ];
 }
@@ -57,7 +57,8 @@ export function runCharts(run: RunData): Chart[] {
   ];
   if (run.fleet.length > 0) {
     const fleet = [{ name: 'fleet', color: FLEETSIM_COLOR, dashed: false, data: run.fleet }];
-    charts.push({ title: 'Fleet', note: 'replicas, Ready and Allocated game servers, from the event log', wide: true, draw: (w) => fleetChart(fleet, w, until) });
+    const source = run.remote ? "from the cluster's API (kubectl get --watch)" : 'from the event log';
+    charts.push({ title: 'Fleet', note: `replicas, Ready and Allocated game servers, ${source}`, wide: true, draw: (w) => fleetChart(fleet, w, until) });
   }
   const outcomes = targets.map((t) => ({ ...t, data: t.data.outcomes }));
   if (outcomes.some((o) => Object.keys(o.data).length > 0)) {
@@ -128,7 +129,7 @@ function figuresTable(summary: RunSummary): string {
     { text: formatFigure(row.fleetsim, row.unit), className: 'num' },
     ...(hasBaseline ? [{ text: row.scope === 'run' ? '' : formatFigure(row.baseline, row.unit), className: 'num' }] : []),
   ]);
-  const headers: Cell[] = ['', { text: 'fleetsim', className: 'num' }, ...(hasBaseline ? [{ text: 'baseline', className: 'num' }] : [])];
+  const headers: Cell[] = ['', { text: measuredName(summary.remote), className: 'num' }, ...(hasBaseline ? [{ text: 'baseline', className: 'num' }] : [])];
   return htmlTable(headers, rows);
 }
 
@@ -137,7 +138,7 @@ function thresholdsTable(summary: RunSummary): string {
   return htmlTable(
     ['target', 'metric', 'threshold', 'result'],
     summary.thresholds.results.map((t) => [
-      t.target,
+      targetName(t.target, summary.remote),
       { text: t.metric, code: true },
       { text: t.expression, code: true },
       { text: t.ok ? '✓ pass' : '✗ FAIL', className: t.ok ? 'good' : 'bad' },
@@ -162,12 +163,13 @@ export function runPage(run: RunData, summary: RunSummary = summarizeRun(run)): 
     metaLine([
       `started ${escapeXml(formatTimestamp(run.startedAt))}`,
       `ran ${escapeXml(formatDuration(run.durationSeconds))}`,
-      run.baseline ? 'fleetsim and the baseline server' : 'fleetsim only',
+      run.remote ? `remote allocator ${code(run.remote.allocator)}` : run.baseline ? 'fleetsim and the baseline server' : 'fleetsim only',
     ]),
     '</header>',
   ].join('\n');
   const body = [
     header,
+    ...(run.remote ? [section('Remote target', remoteNotes(run.remote).map((note) => `<p>${escapeXml(note)}</p>`).join('\n'))] : []),
     `<section>\n${cards(keyCards(summary))}\n</section>`,
     section('Charts', chartGrid(runCharts(run))),
     `<section class="columns">\n<div>\n<h2>Key figures</h2>\n${figuresTable(summary)}\n</div>\n` +

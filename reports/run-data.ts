@@ -62,6 +62,19 @@ export interface FleetSample {
   allocated: number;
 }
 
+/** A run against another cluster's allocator service (`fleetsim bench --target-allocator`). */
+export interface RemoteRun {
+  /** https://HOST:PORT */
+  allocator: string;
+  namespace: string;
+  fleet: string;
+  /**
+   * created: fleetsim created the fleet through --kubeconfig, followed its status and deleted it;
+   * assumed: no --kubeconfig, so the fleet was expected to exist and its status was not read.
+   */
+  fleetManagement: 'created' | 'assumed';
+}
+
 export interface RunData {
   /** Schema of this file. */
   version: 1;
@@ -69,12 +82,15 @@ export interface RunData {
   startedAt: string;
   durationSeconds: number;
   options: Record<string, string | number | boolean>;
+  /** The measured side: the local fleetsim, or with `remote` the remote cluster. */
   fleetsim: TargetResult;
   baseline?: TargetResult;
+  /** Set when the run went to another cluster: `server` figures are then absent. */
+  remote?: RemoteRun;
   /** fleetsim rate / baseline rate, when a baseline ran. */
   baselineRatio?: number;
   server?: ServerFigures;
-  /** Fleet size over time, read from the event log. */
+  /** Fleet size over time, read from the event log (remote: from the cluster's API). */
   fleet: FleetSample[];
   /** Watch delivery latency (ms) per change, for the watch fan-out scenario. */
   watchDelivery?: LatencySummary & { histogram: Array<{ le: number; count: number }> };

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FleetSample, LatencySummary, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
+import type { FleetSample, LatencySummary, RemoteRun, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
 import type { Bucket } from './charts/histogram.js';
 
 export class RunFileError extends Error {}
@@ -125,6 +125,18 @@ function fleetSample(value: unknown, path: string): FleetSample {
   };
 }
 
+function remote(value: unknown, path: string): RemoteRun {
+  const o = object(value, path);
+  const management = o.fleetManagement;
+  if (management !== 'created' && management !== 'assumed') fail(`${path}.fleetManagement`, '"created" or "assumed"', management);
+  return {
+    allocator: string(o.allocator, `${path}.allocator`),
+    namespace: string(o.namespace, `${path}.namespace`),
+    fleet: string(o.fleet, `${path}.fleet`),
+    fleetManagement: management,
+  };
+}
+
 function optionValue(value: unknown, path: string): string | number | boolean {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
   fail(path, 'a string, number or boolean', value);
@@ -144,6 +156,7 @@ export function parseRun(value: unknown, source = 'run.json'): RunData {
     fleetsim: target(o.fleetsim, `${source}.fleetsim`, 'fleetsim'),
     ...(o.baseline !== undefined && o.baseline !== null ? { baseline: target(o.baseline, `${source}.baseline`, 'baseline') } : {}),
     ...(typeof o.baselineRatio === 'number' ? { baselineRatio: o.baselineRatio } : {}),
+    ...(o.remote !== undefined && o.remote !== null ? { remote: remote(o.remote, `${source}.remote`) } : {}),
     ...(o.server !== undefined && o.server !== null ? { server: server(o.server, `${source}.server`) } : {}),
     fleet: list(o.fleet ?? [], `${source}.fleet`).map((s, i) => fleetSample(s, `${source}.fleet[${i}]`)),
     ...(o.watchDelivery !== undefined && o.watchDelivery !== null

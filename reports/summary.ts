@@ -16,7 +16,7 @@ import {
   markdownCode,
   markdownText,
 } from './format.js';
-import type { LatencySummary, RunData, TargetResult } from './run-data.js';
+import type { LatencySummary, RemoteRun, RunData, TargetResult } from './run-data.js';
 
 export interface TargetSummary {
   /** Requests per second. */
@@ -56,6 +56,30 @@ export interface RunSummary {
   };
   server: ServerSummary | null;
   watchDeliveryMs: LatencySummary | null;
+  /** The remote cluster the run allocated from (`--target-allocator`), or null for a local fleetsim. */
+  remote: RemoteRun | null;
+}
+
+/** What the measured side is called: the local fleetsim, or the cluster behind --target-allocator. */
+export function measuredName(remote: RemoteRun | null | undefined): string {
+  return remote ? 'remote cluster' : 'fleetsim';
+}
+
+/** A threshold's target as the report names it. */
+export function targetName(target: TargetResult['target'], remote: RemoteRun | null): string {
+  return target === 'fleetsim' ? measuredName(remote) : target;
+}
+
+/** What a remote run measured and what it could not, in sentences (plain text). */
+export function remoteNotes(remote: RemoteRun): string[] {
+  const fleet = `${remote.namespace}/${remote.fleet}`;
+  return [
+    `Allocations went to the allocator service at ${remote.allocator} over mutual TLS; the figures are k6's, measured on this machine.`,
+    remote.fleetManagement === 'created'
+      ? `Fleet ${fleet} and its autoscaler were created by fleetsim through --kubeconfig (kubectl), its status was followed from the cluster's API, and both were deleted at the end.`
+      : `Fleet ${fleet} was assumed to exist (no --kubeconfig): fleetsim neither created it nor read its status, so there is no fleet chart.`,
+    "Not measured against a remote cluster: the server's CPU and memory and the events committed to its log — those are figures of a local fleetsim process.",
+  ];
 }
 
 const OUTCOME_ORDER = ['Allocated', 'UnAllocated', 'Contention', 'error'];
@@ -118,6 +142,7 @@ export function summarizeRun(run: RunData): RunSummary {
     watchDeliveryMs: run.watchDelivery
       ? (({ count, min, mean: avg, p50, p90, p95, p99, max }) => ({ count, min, mean: avg, p50, p90, p95, p99, max }))(run.watchDelivery)
       : null,
+    remote: run.remote ?? null,
   };
 }
 
@@ -246,7 +271,8 @@ export function summaryMarkdown(summary: RunSummary): string {
     `**${statusWord(summary.ok)}** · started ${formatTimestamp(summary.startedAt)} · ${formatDuration(summary.durationSeconds)}` +
       ` · thresholds ${summary.thresholds.passed} of ${summary.thresholds.passed + summary.thresholds.failed} passed`,
     '',
-    markdownTable(['', 'fleetsim', ...(hasBaseline ? ['baseline'] : [])], rows, ['left', 'right', ...(hasBaseline ? (['right'] as const) : [])]),
+    ...(summary.remote ? remoteNotes(summary.remote).flatMap((note) => [markdownText(note), '']) : []),
+    markdownTable(['', measuredName(summary.remote), ...(hasBaseline ? ['baseline'] : [])], rows, ['left', 'right', ...(hasBaseline ? (['right'] as const) : [])]),
   ];
   if (summary.thresholds.results.length > 0) {
     lines.push(
@@ -255,7 +281,7 @@ export function summaryMarkdown(summary: RunSummary): string {
       '',
       markdownTable(
         ['target', 'metric', 'threshold', 'result'],
-        summary.thresholds.results.map((t) => [t.target, markdownCode(t.metric, true), markdownCode(t.expression, true), t.ok ? 'pass' : '**FAIL**']),
+        summary.thresholds.results.map((t) => [targetName(t.target, summary.remote), markdownCode(t.metric, true), markdownCode(t.expression, true), t.ok ? 'pass' : '**FAIL**']),
         ['left', 'left', 'left', 'left'],
       ),
     );

@@ -11,7 +11,8 @@
  * seconds; the rates stay as written.
  *
  * Environment: BASE_URL, TARGET, FLEET, SCENARIO_FILE (absolute path), TIME_SCALE (default 1),
- * VUS (most requests in flight), P99_MS (threshold on the allocation p99, default 500).
+ * VUS (most requests in flight), P99_MS (threshold on the allocation p99, default 500); against a
+ * remote cluster: ALLOCATOR_URL, CLIENT_CERT, CLIENT_KEY and NAMESPACE (lib/common.ts).
  */
 import exec from 'k6/execution';
 import type { Options } from 'k6/options';

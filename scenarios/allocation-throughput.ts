@@ -10,7 +10,9 @@
  *
  * Environment: BASE_URL, TARGET, FLEET (fleet name), RATE (allocations/s, both endpoints
  * together), RESOURCE_API_SHARE (0..1 of RATE through the resource API, default 0.5), DURATION,
- * VUS (most requests in flight per endpoint), P99_MS (threshold on each endpoint's p99).
+ * VUS (most requests in flight per endpoint), P99_MS (threshold on each endpoint's p99);
+ * against a remote cluster (RESOURCE_API_SHARE=0): ALLOCATOR_URL, CLIENT_CERT, CLIENT_KEY and
+ * NAMESPACE (lib/common.ts).
  */
 import type { Options } from 'k6/options';
 import { COMMON_OPTIONS, allocationStatusesAreExpected, durationSeconds, envNumber, envString, msDuration } from './lib/common.ts';

@@ -1,4 +1,4 @@
-import { Allocator, type AllocatorModel } from './allocation/allocator.js';
+import { Allocator, type AllocatorOptions } from './allocation/allocator.js';
 import { AllocationService } from './allocation/allocation-service.js';
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
 import { type RouteHandler, allocationRoutes } from './api/allocation-routes.js';
@@ -22,7 +22,8 @@ export interface AllocatorTlsOptions {
 }
 
 export interface AllocatorServiceOptions {
-  model?: AllocatorModel;
+  /** The allocator's model and, for agones-batch, its replicas, batch wait and watch lag. */
+  model?: AllocatorOptions;
   tls?: AllocatorTlsOptions;
   /** The server's bind address and `--allowed-hosts`, which the TLS listener answers too. */
   host?: string;
@@ -44,7 +45,7 @@ export class AllocatorService {
     private readonly cluster: Cluster,
     private readonly options: AllocatorServiceOptions,
   ) {
-    this.allocator = new Allocator(cluster, { model: options.model });
+    this.allocator = new Allocator(cluster, options.model);
     this.allocations = new AllocationService(cluster, this.allocator);
     this.multiCluster = new MultiClusterAllocator(cluster, this.allocator);
     this.allocations.multiCluster = this.multiCluster;

@@ -26,6 +26,8 @@ export interface ClusterOptions extends StoreOptions {
  * the kubelet knows of each pod (container state and output).
  */
 export class Cluster extends Store {
+  /** The seed of `options`: models with draws of their own take their streams from it. */
+  readonly seed: number;
   readonly rng: SeededRandom;
   readonly actors: GameServerActors;
   readonly health: HealthMonitor;
@@ -35,7 +37,8 @@ export class Cluster extends Store {
     super(options);
     // A stream per position in the log: a fresh log with the same seed gives the same log, and a
     // restart draws uids and names no earlier start has drawn.
-    this.rng = new SeededRandom(options.seed ?? 1, this.log.lastSeq);
+    this.seed = options.seed ?? 1;
+    this.rng = new SeededRandom(this.seed, this.log.lastSeq);
     this.actors = new GameServerActors(this);
     this.actors.start();
     this.health = new HealthMonitor(this, this.actors);

@@ -31,7 +31,7 @@ import { NodeAutoscaler } from './controllers/node-autoscaler.js';
 import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
-import type { AllocatorModel } from './allocation/allocator.js';
+import type { AllocatorOptions } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
@@ -64,7 +64,7 @@ export interface ServeOptions {
   eventTtlMs?: number;
   /** Start a small default fleet when the log is empty and no manifest is given. */
   defaultFleet: boolean;
-  allocatorModel?: AllocatorModel;
+  allocatorModel?: AllocatorOptions;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's (server/api/request-origin.ts). */
   allowedHosts?: string[];
   allocatorTls?: AllocatorTlsOptions;
@@ -165,7 +165,7 @@ export class FleetsimServer {
       const name = decodePathSegment(m[2]!, 'GameServer name');
       return { sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), path: m[3] ?? '/' };
     };
-    app.use('/sdk', ...sidecarHttpHandler(resolveSidecar, this.streams));
+    app.use('/sdk', sidecarHttpHandler(resolveSidecar, this.streams));
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
     app.use(explainRoutes(this.cluster.log));

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import express from 'express';
 import type { WebSocketServer } from 'ws';
 import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { RequestOriginGuard } from './api/request-origin.js';
@@ -43,11 +42,10 @@ export class SidecarEndpoints {
   async start(): Promise<this> {
     const { options } = this;
     const resolve = (path: string) => ({ sidecar: options.sidecar, path });
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(...sidecarHttpHandler(resolve, this.streams));
+    const handler = sidecarHttpHandler(resolve, this.streams);
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: options.address, allowedHosts: options.allowedHosts, errorFormat: () => 'gateway' });
-    this.httpServer = createServer(guard.requests(app));
+    // Every path is some sidecar path: the resolver never passes one on.
+    this.httpServer = createServer(guard.requests((req, res) => handler(req, res, () => undefined)));
     this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
     guard.upgrades(this.httpServer);
     const host = options.address === '' ? undefined : options.address;

@@ -47,7 +47,9 @@ export class StandaloneSidecar {
   private name = 'local';
 
   constructor(private readonly options: StandaloneSidecarOptions) {
-    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false });
+    // No resource API here, so no watch resumes from a resourceVersion: keeping Kubernetes's watch
+    // window of changes would only hold memory that grows with every request.
+    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false, watchWindow: 16 });
     this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
     this.controller = new GameServerController(this.cluster, { deleteShutdown: false });
   }

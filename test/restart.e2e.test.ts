@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killAll, startSidecar } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
@@ -72,18 +72,28 @@ describe('fleetsim serve restarted on its log', () => {
   });
 });
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 describe('fleetsim sidecar and its log', () => {
   const setLabel = (baseUrl: string) => call(baseUrl, 'PUT', '/metadata/label', JSON.stringify({ key: 'kept', value: 'yes' }));
 
-  it('starts fresh every time without --db', async () => {
+  it('starts fresh every time without --db: its log is a temporary file, removed at exit (or by the next start after a kill)', async () => {
     const first = await startSidecar([]);
-    expect(first.log).toBe(':memory:');
+    expect(first.log).toMatch(new RegExp(`^${escapeRegExp(tmpdir())}/fleetsim-sidecar-\\d+-[^/]+/log\\.db$`));
+    expect(existsSync(first.log)).toBe(true);
     expect((await setLabel(first.baseUrl)).status).toBe(200);
     expect((await getGameServer(first.baseUrl)).object_meta.labels['agones.dev/sdk-kept']).toBe('yes');
     await first.process.kill('SIGTERM');
+    expect(existsSync(dirname(first.log))).toBe(false);
 
     const second = await startSidecar([]);
     expect((await getGameServer(second.baseUrl)).object_meta.labels['agones.dev/sdk-kept']).toBeUndefined();
+    await second.process.kill('SIGKILL');
+    expect(existsSync(second.log)).toBe(true);
+
+    const third = await startSidecar([]);
+    expect(existsSync(dirname(second.log))).toBe(false);
+    await third.process.kill('SIGTERM');
   });
 
   it('keeps its state across restarts with --db FILE', async () => {

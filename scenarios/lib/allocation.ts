@@ -5,11 +5,12 @@
  *    `POST /apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations` -> 201 with
  *    `status.state` Allocated, UnAllocated or Contention;
  *  - the allocator service's REST gateway, as a matchmaker would: `POST /gameserverallocation`
- *    -> 200 (Allocated), 429 (UnAllocated), 409 (Contention).
+ *    -> 200 (Allocated), 429 (UnAllocated), 409 (Contention). With ALLOCATOR_URL this is a remote
+ *    cluster's allocator service over mutual TLS (see common.ts).
  */
 import http, { type RefinedResponse, type ResponseType } from 'k6/http';
 import { Counter } from 'k6/metrics';
-import { baseUrl, jsonParams } from './common.ts';
+import { allocatorUrl, baseUrl, envString, jsonParams } from './common.ts';
 
 export type Outcome = 'Allocated' | 'UnAllocated' | 'Contention' | 'error';
 
@@ -60,8 +61,10 @@ export function resourceApiBody(fleet: string): string {
   });
 }
 
+/** An AllocationRequest for a GameServer of `fleet`, in NAMESPACE (default `default`). */
 export function allocatorBody(fleet: string): string {
-  return JSON.stringify({ namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] });
+  const namespace = envString('NAMESPACE', 'default');
+  return JSON.stringify({ namespace, gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }] });
 }
 
 export function allocateThroughResourceApi(body: string, tags: Record<string, string> = {}): Outcome {
@@ -73,8 +76,11 @@ export function allocateThroughResourceApi(body: string, tags: Record<string, st
   return record(ENDPOINT_RESOURCE_API, response);
 }
 
+let allocatorEndpoint: string | undefined;
+
 export function allocateThroughAllocator(body: string, tags: Record<string, string> = {}): Outcome {
-  const response = http.post(`${baseUrl()}/gameserverallocation`, body, jsonParams(ENDPOINT_ALLOCATOR, tags));
+  allocatorEndpoint ??= `${allocatorUrl()}/gameserverallocation`;
+  const response = http.post(allocatorEndpoint, body, jsonParams(ENDPOINT_ALLOCATOR, tags));
   return record(ENDPOINT_ALLOCATOR, response);
 }
 

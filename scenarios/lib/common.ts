@@ -4,6 +4,13 @@
  * hand against any fleetsim:
  *
  *   k6 run -e BASE_URL=http://127.0.0.1:8080 -e RATE=50 -e DURATION=10s scenarios/allocation-throughput.ts
+ *
+ * The allocation scripts can also allocate from a real cluster's allocator service over mutual
+ * TLS instead (`fleetsim bench --target-allocator`): ALLOCATOR_URL, CLIENT_CERT and CLIENT_KEY
+ * (files), and the server's CA through SSL_CERT_FILE in k6's environment (k6 has no option for a
+ * CA of its own; Go reads that variable for its roots). Packed as a k6 archive for the k6 operator,
+ * leave CLIENT_CERT out (the archive freezes these options, key included) and give k6 the
+ * certificate in its configuration file (K6_CONFIG): loadtest/README.md.
  */
 import http from 'k6/http';
 import { SharedArray } from 'k6/data';
@@ -16,6 +23,29 @@ export function baseUrl(): string {
     throw new Error(`BASE_URL must be a loopback address (127.0.0.0/8, localhost or [::1]), not "${url}"`);
   }
   return url;
+}
+
+/**
+ * Where allocation requests go: a remote allocator service (ALLOCATOR_URL, `https://HOST:PORT`,
+ * chosen by whoever runs the load against their own cluster) or the target's own REST gateway.
+ */
+export function allocatorUrl(): string {
+  const remote = (__ENV.ALLOCATOR_URL ?? '').replace(/\/+$/, '');
+  if (remote === '') return baseUrl();
+  if (!/^https:\/\/[^/?#]+$/.test(remote)) throw new Error(`ALLOCATOR_URL must be https://HOST:PORT, not "${remote}"`);
+  return remote;
+}
+
+/**
+ * The client certificate k6 presents (CLIENT_CERT and CLIENT_KEY, PEM files) for the allocator's
+ * mutual TLS; no domains, so k6 offers it to whichever server asks for one.
+ */
+function clientCertificate(): Pick<Options, 'tlsAuth'> {
+  const cert = __ENV.CLIENT_CERT;
+  const key = __ENV.CLIENT_KEY;
+  if (!cert && !key) return {};
+  if (!cert || !key) throw new Error('CLIENT_CERT and CLIENT_KEY go together');
+  return { tlsAuth: [{ cert: open(cert), key: open(key) }] };
 }
 
 /** `ws://…` for the same server. */
@@ -92,4 +122,5 @@ export const COMMON_OPTIONS: Options = {
   systemTags: ['status', 'method', 'scenario', 'expected_response', 'error_code'],
   summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'],
   tags: { target: target() },
+  ...clientCertificate(),
 };

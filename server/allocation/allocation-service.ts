@@ -49,6 +49,8 @@ export interface AllocationOutcome {
   /** Allocated, UnAllocated, Contention, or `error`. */
   status: string;
   gameServer?: GameServer;
+  /** Tries this cluster's allocator took (Agones's allocation retries); absent for multi-cluster. */
+  attempts?: number;
 }
 
 export class AllocationService {
@@ -124,8 +126,9 @@ export class AllocationService {
             seconds: (performance.now() - started) / 1000,
             multicluster: false,
             strategy: gsa.spec?.scheduling ?? 'Packed',
-            status: result.status.state ?? '',
-            gameServer: result.gameServer,
+            status: result ? (result.status.state ?? '') : 'error',
+            gameServer: result?.gameServer,
+            attempts: result ? (result.attempts ?? 1) : undefined,
           })
       : undefined;
   }

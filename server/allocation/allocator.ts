@@ -1,15 +1,15 @@
-import { compareDistributed, comparePacked, decideAllocation, matchesSelector, testsBeyondLabels } from '../../machines/allocation.js';
+import { compareDistributed, comparePacked, matchesSelector, testsBeyondLabels } from '../../machines/allocation.js';
 import type { NodeCounts } from '../../machines/scale-down-order.js';
-import type { SeededRandom, TimerHandle } from '../clock.js';
+import type { SeededRandom } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
 import { AllocationIndex, type Pool } from './allocation-index.js';
+import { type AllocationResult, commitAllocation } from './allocation-commit.js';
+import { BatchAllocator } from './batch-allocator.js';
 import {
   type GameServerAllocation,
-  type GameServerAllocationStatus,
   type GameServerSelector,
   LOCAL_ALLOCATION_SOURCE,
   allocationStatus,
@@ -18,23 +18,35 @@ import {
 } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /**
- * `exact`: every request sees the current state. `agones-batch`: requests wait in a queue that a
- * dispatcher drains, sleeping 500 ms whenever the queue is empty, as Agones's allocator does, so
- * users can reproduce the latency profile of a real cluster.
+ * `exact`: every request sees the current state. `agones-batch`: Agones's allocator as it works
+ * (batch-allocator.ts): replicas with caches that lag the store, batches served from one sorted
+ * list after an idle wait, update conflicts retried — so users meet the latency and the failures
+ * of a real cluster.
  */
 export type AllocatorModel = 'exact' | 'agones-batch';
 
+/** Agones's defaults: allocationBatchWaitTime and the allocator Deployment's replicas (its Helm chart). */
+export const DEFAULT_BATCH_WAIT_MS = 500;
+export const DEFAULT_ALLOCATOR_REPLICAS = 3;
+/** Most replicas a model runs: each is a pod with its own cache and batch loop. */
+export const MAX_ALLOCATOR_REPLICAS = 64;
+/**
+ * How late a replica's watch delivers a committed change (client-go informer): an assumption,
+ * as Kubernetes publishes no target for watch latency; see the README's allocator model.
+ */
+export const DEFAULT_INFORMER_LAG_MS = 100;
+
 export interface AllocatorOptions {
   model?: AllocatorModel;
-  /** How long the batch dispatcher sleeps when idle (Agones's allocationBatchWaitTime). */
+  /** agones-batch: how long a replica's batch loop sleeps when idle (Agones's allocationBatchWaitTime). */
   batchWaitMs?: number;
+  /** agones-batch: allocator pods, each with its own cache and batch loop. */
+  replicas?: number;
+  /** agones-batch: how late each replica's cache hears of a change to a GameServer. */
+  informerLagMs?: number;
 }
 
-/** What an allocation decided, and when it was committed. */
-export interface AllocationResult {
-  status: GameServerAllocationStatus;
-  gameServer?: GameServer;
-}
+export type { AllocationResult } from './allocation-commit.js';
 
 const EMPTY_NODE_COUNTS: NodeCounts = new Map();
 
@@ -80,50 +92,53 @@ export function pickForSelector(
 export class Allocator {
   readonly index: AllocationIndex;
   readonly model: AllocatorModel;
-  private readonly batchWaitMs: number;
-  private readonly queue: Array<{
-    gsa: GameServerAllocation;
-    cause: Cause | undefined;
-    started: number | undefined;
-    resolve: (r: AllocationResult) => void;
-    reject: (e: unknown) => void;
-  }> = [];
-  private sleepingSince: number | undefined;
+  /** The agones-batch model, when it is the model. */
+  readonly batch: BatchAllocator | undefined;
   private readonly selectors = new WeakMap<GameServerAllocation, GameServerSelector[]>();
-  private wake: TimerHandle | undefined;
 
   constructor(
     private readonly cluster: Cluster,
     options: AllocatorOptions = {},
   ) {
     this.model = options.model ?? 'exact';
-    this.batchWaitMs = options.batchWaitMs ?? 500;
     this.index = new AllocationIndex(cluster.gameServers);
     cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object));
-    this.sleepingSince = cluster.clock.now();
+    if (this.model === 'agones-batch') {
+      this.batch = new BatchAllocator(cluster, {
+        replicas: options.replicas ?? DEFAULT_ALLOCATOR_REPLICAS,
+        batchWaitMs: options.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS,
+        informerLagMs: options.informerLagMs ?? DEFAULT_INFORMER_LAG_MS,
+        seed: cluster.seed,
+      });
+    }
   }
 
   /**
-   * Told of each allocation asked for with a start time, once its result is final: the metrics'
-   * allocation latency, taken where the result is made rather than through one more promise.
+   * Told of each allocation asked for with a start time, once its result is final (undefined:
+   * it failed with an error): the metrics' allocation latency and retries, taken where the
+   * result is made rather than through one more promise.
    */
-  onAllocated: ((gsa: GameServerAllocation, result: AllocationResult, started: number) => void) | undefined;
+  onAllocated: ((gsa: GameServerAllocation, result: AllocationResult | undefined, started: number) => void) | undefined;
 
   /**
    * Allocates in this cluster; resolves once the allocation is committed. `cause`: the request,
    * recorded with it; `started` (performance.now()): report the result to `onAllocated`.
    */
   allocate(gsa: GameServerAllocation, cause?: Cause, started?: number): Promise<AllocationResult> {
-    if (this.model === 'exact') return this.allocateNow(gsa, cause, started);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ gsa, cause, started, resolve, reject });
-      this.scheduleDispatch();
-    });
+    if (!this.batch) return this.allocateNow(gsa, cause, started);
+    const result = this.batch.allocate(gsa, cause);
+    if (started === undefined) return result;
+    return result.then(
+      (done) => this.done(gsa, done, started),
+      (error: unknown) => {
+        this.onAllocated?.(gsa, undefined, started);
+        throw error;
+      },
+    );
   }
 
   stop(): void {
-    this.cluster.clock.clearTimeout(this.wake);
-    this.wake = undefined;
+    this.batch?.stop();
   }
 
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
@@ -149,45 +164,16 @@ export class Allocator {
     return selectors;
   }
 
-  /** Commits the decided event through the GameServer's machine; undefined when the machine refuses. */
+  /** Commits the allocation through the GameServer's machine; undefined when the machine refuses. */
   private apply(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined, started: number | undefined): Promise<AllocationResult> | undefined {
-    const gates = this.cluster.gates;
-    const event = decideAllocation(gs, gsa, this.cluster.clock.now(), gates);
-    const key = objectKey(event.namespace, event.name);
-    const committed = this.cluster.actors.sendByKey(key, { type: 'allocator.allocate', event }, cause);
-    if (!committed) return undefined; // The machine refused: the server left the pool meanwhile.
-    const allocated = this.cluster.gameServers.getByKey(key)!;
-    return committed.then(() => this.done(gsa, { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, gates), gameServer: allocated }, started));
+    const applied = commitAllocation(this.cluster, gs, gsa, cause);
+    if (!applied) return undefined; // The machine refused: the server left the pool meanwhile.
+    const allocated = applied.gameServer;
+    return applied.committed.then(() => this.done(gsa, { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, this.cluster.gates), gameServer: allocated }, started));
   }
 
   private done(gsa: GameServerAllocation, result: AllocationResult, started: number | undefined): AllocationResult {
     if (started !== undefined) this.onAllocated?.(gsa, result, started);
     return result;
-  }
-
-  /** agones-batch: a request arriving while the dispatcher sleeps waits for it to wake. */
-  private scheduleDispatch(): void {
-    if (this.wake !== undefined || this.sleepingSince === undefined) return;
-    const now = this.cluster.clock.now();
-    const slept = now - this.sleepingSince;
-    const wakeIn = this.batchWaitMs - (slept % this.batchWaitMs);
-    this.wake = this.cluster.clock.setTimeout(() => {
-      this.wake = undefined;
-      void this.dispatch();
-    }, wakeIn);
-  }
-
-  /** Drains the queue without sleeping, then goes back to sleep. */
-  private async dispatch(): Promise<void> {
-    this.sleepingSince = undefined;
-    while (this.queue.length > 0) {
-      const request = this.queue.shift()!;
-      try {
-        request.resolve(await this.allocateNow(request.gsa, request.cause, request.started));
-      } catch (error) {
-        request.reject(error);
-      }
-    }
-    this.sleepingSince = this.cluster.clock.now();
   }
 }

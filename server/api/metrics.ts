@@ -24,6 +24,8 @@ import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleeta
 
 /** Agones's buckets for the allocation latency and its client's work queues, in seconds. */
 const ALLOCATION_BUCKETS = [0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2, 3];
+/** Agones's buckets for the tries an allocation took until it succeeded. */
+const ALLOCATION_RETRY_BUCKETS = [1, 2, 3, 4, 5];
 /** Agones's buckets for the time a GameServer spends in a state, in seconds. */
 const STATE_DURATION_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 /** Agones's buckets for GameServers per node (just above each whole number). */
@@ -83,6 +85,9 @@ export class ClusterMetrics {
   private readonly gameServersTotal: TalliedCounter;
   private readonly stateDuration: TalliedHistogram;
   private readonly allocations: TalliedHistogram;
+  private readonly allocationRetries: TalliedHistogram;
+  /** Its one series, made at the first success (Agones shows none before). */
+  private retriedUntilSuccess: HistogramTally | undefined;
   private readonly requests: TalliedCounter;
   private readonly requestDuration: TalliedHistogram;
   private readonly queueDepth: TalliedGauge;
@@ -238,12 +243,20 @@ export class ClusterMetrics {
         },
       });
     }
+    // Agones's two allocation views share their tags; the retries are recorded, for each local
+    // allocation that succeeds, with only the status tag set.
+    const allocation = { labelNames: ['fleet_name', 'cluster_name', 'is_multicluster', 'status', 'scheduling_strategy'], registers };
     this.allocations = new TalliedHistogram({
       name: 'agones_gameserver_allocations_duration_seconds',
       help: 'The distribution of gameserver allocation requests latencies.',
-      labelNames: ['fleet_name', 'cluster_name', 'is_multicluster', 'status', 'scheduling_strategy'],
       buckets: ALLOCATION_BUCKETS,
-      registers,
+      ...allocation,
+    });
+    this.allocationRetries = new TalliedHistogram({
+      name: 'agones_gameserver_allocations_retry_total',
+      help: 'The count of gameserver allocation retry until it succeeds',
+      buckets: ALLOCATION_RETRY_BUCKETS,
+      ...allocation,
     });
     const checks = this.healthChecks;
     new client.Gauge({
@@ -361,6 +374,7 @@ export class ClusterMetrics {
   observeAllocation(outcome: AllocationOutcome): void {
     const fleet = outcome.gameServer ? fleetOf(outcome.gameServer) : '';
     this.allocations.series(fleet, '', outcome.multicluster ? 'true' : 'false', outcome.status, outcome.strategy).observe(outcome.seconds);
+    if (outcome.attempts !== undefined && outcome.status === 'Allocated') (this.retriedUntilSuccess ??= this.allocationRetries.series('', '', '', 'Success', '')).observe(outcome.attempts);
   }
 
   /**

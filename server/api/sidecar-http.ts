@@ -1,6 +1,5 @@
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import type { StreamRegistry } from '../sidecar/stream-registry.js';
@@ -8,8 +7,8 @@ import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { RequestCause } from '../log/cause.js';
-import { isClientMistake } from './request-body.js';
 import { httpRequestCause } from './request-cause.js';
+import { readBody, sendJsonText } from './request-body.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;
@@ -60,44 +59,66 @@ function errorBody(error: unknown): GrpcError {
   return new GrpcError(GrpcCode.INVALID_ARGUMENT, error instanceof Error ? error.message : String(error));
 }
 
-function writeJson(res: Response, status: number, body: unknown): void {
-  if (body === null) {
-    res.status(status).end();
-    return;
+/**
+ * The text of each document object, made once: the routes answer with shared objects (one SDK
+ * view per GameServer version, one watch message per change for all its watchers), never
+ * changed once answered.
+ */
+const texts = new WeakMap<object, string>();
+function jsonText(document: unknown): string {
+  if (typeof document !== 'object' || document === null) return stringifyJsonExact(document);
+  let text = texts.get(document);
+  if (text === undefined) {
+    text = stringifyJsonExact(document);
+    texts.set(document, text);
   }
-  // Exactly Agones's header (express would add a charset).
-  res.status(status).setHeader('Content-Type', 'application/json');
-  res.end(stringifyJsonExact(body));
+  return text;
 }
 
-/** Express middleware serving the sidecar routes for whatever `resolve` maps a path to. */
+function writeJson(res: ServerResponse, status: number, body: unknown, close = false): void {
+  if (body === null) {
+    res.writeHead(status);
+    res.end();
+    return;
+  }
+  sendJsonText(res, status, jsonText(body), close);
+}
+
+function refuseTooLarge(res: ServerResponse): void {
+  const tooLarge = new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`);
+  writeJson(res, 413, tooLarge.toJSON(), true);
+}
+
+/**
+ * Serves the sidecar routes for whatever `resolve` maps a path to, on plain node:http (or as
+ * Express middleware: `next` is called for a path no sidecar serves). No framework sits in
+ * between: a sidecar request costs little more than Node answering HTTP.
+ */
 export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegistry) {
-  const raw = express.raw({ type: () => true, limit: SIDECAR_BODY_LIMIT });
-  return [
-    raw,
-    (req: Request, res: Response, next: NextFunction) => {
-      const { path, query } = splitTarget(req.originalUrl);
-      let target: SidecarTarget | undefined;
-      try {
-        target = resolve(path);
-      } catch (error) {
-        const refused = errorBody(error);
-        return writeJson(res, refused.httpStatus, refused.toJSON());
-      }
-      if (!target) return next();
-      const body = hasBody(req) && Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined;
-      const request: SidecarRequest = { method: req.method, path: target.path, query, body };
+  return (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next: () => void): void => {
+    const { path, query } = splitTarget(req.originalUrl ?? req.url);
+    let target: SidecarTarget | undefined;
+    try {
+      target = resolve(path);
+    } catch (error) {
+      const refused = errorBody(error);
+      return writeJson(res, refused.httpStatus, refused.toJSON());
+    }
+    if (!target) return next();
+    const { sidecar } = target;
+    const sidecarPath = target.path;
+    const serve = (body: string | undefined) => {
+      const request: SidecarRequest = { method: req.method ?? 'GET', path: sidecarPath, query, body };
       const sink: ResponseSink = {
         reply: (status, document) => writeJson(res, status, document),
         startStream: () => {
-          res.status(200).setHeader('Content-Type', 'application/json');
-          res.setHeader('Transfer-Encoding', 'chunked');
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
           res.flushHeaders();
           const unregister = streams.add(() => res.end());
           // A client that goes away must not leave its stream registered.
           res.once('close', unregister);
           return {
-            write: (document) => res.write(`${stringifyJsonExact(document)}\n`),
+            write: (document) => res.write(`${jsonText(document)}\n`),
             end: () => {
               unregister();
               res.end();
@@ -107,26 +128,12 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         // A client gone before the route subscribed still releases what the route holds.
         onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
-      const { sidecar } = target;
       void dispatchSidecar(() => sidecar(httpRequestCause(req)), request, sink);
-    },
-    (error: Error & { type?: string; status?: number }, _req: Request, res: Response, next: NextFunction) => {
-      if (error.type === 'entity.too.large') {
-        const tooLarge = new GrpcError(
-          GrpcCode.RESOURCE_EXHAUSTED,
-          `request body too large: the limit is ${SIDECAR_BODY_LIMIT} bytes`,
-        );
-        return writeJson(res, 413, tooLarge.toJSON());
-      }
-      if (res.headersSent) return next(error);
-      // Anything else a request raised is answered in the gateway's format, never an HTML page.
-      const sdkError =
-        error instanceof GrpcError
-          ? error
-          : new GrpcError(isClientMistake(error) ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN, error.message);
-      writeJson(res, sdkError.httpStatus, sdkError.toJSON());
-    },
-  ];
+    };
+    if (!hasBody(req)) return serve(undefined);
+    // A client gone before the end of its body has nobody to answer.
+    readBody(req, SIDECAR_BODY_LIMIT).then((body) => (body ? serve(body.toString('utf8')) : refuseTooLarge(res)), () => undefined);
+  };
 }
 
 /**
@@ -202,7 +209,7 @@ function upgrade(
     const request: SidecarRequest = { method, path: target.path, query, body: undefined };
     const sink: ResponseSink = {
       reply: (_status, document) => {
-        if (document !== null) ws.send(stringifyJsonExact(document));
+        if (document !== null) ws.send(jsonText(document));
         // Unary routes: one frame, then the connection ends without a close frame.
         ws.terminate();
       },
@@ -211,7 +218,7 @@ function upgrade(
         // A client that goes away must not leave its stream registered.
         closeListeners.push(unregister);
         return {
-          write: (document) => ws.send(stringifyJsonExact(document)),
+          write: (document) => ws.send(jsonText(document)),
           end: () => {
             unregister();
             ws.close(1000);

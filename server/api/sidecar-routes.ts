@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { Counter, Sidecar } from '../sidecar/sidecar.js';
+import type { SdkGameServer } from '../kinds/gameserver/sdk-json.js';
 import type { Int64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { type Decoded, type FieldSpec, decodeMessage, fieldMaskFromBody } from '../proto-json.js';
@@ -150,7 +151,7 @@ const ROUTES: Route[] = [
     const watch = s.watchGameServer();
     const stream = sink.startStream();
     const subscription: Subscription = watch.subscribe({
-      next: (gs) => stream.write({ result: gs }),
+      next: (gs) => stream.write(watchMessage(gs)),
       complete: () => stream.end(),
       error: (e: unknown) => {
         stream.write({ error: toSdkError(e).toJSON() });
@@ -190,6 +191,17 @@ const ROUTES: Route[] = [
 ];
 
 const STREAMING = Symbol('streaming');
+
+/** A watch's message for one GameServer version, the same object for every watcher (its text is then made once). */
+const watchMessages = new WeakMap<SdkGameServer, { result: SdkGameServer }>();
+function watchMessage(gs: SdkGameServer): { result: SdkGameServer } {
+  let message = watchMessages.get(gs);
+  if (!message) {
+    message = { result: gs };
+    watchMessages.set(gs, message);
+  }
+  return message;
+}
 
 export function toSdkError(error: unknown): GrpcError {
   if (error instanceof GrpcError) return error;

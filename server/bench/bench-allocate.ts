@@ -6,14 +6,10 @@ import { parseFeatureGates } from '../features.js';
 import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { gameServerEvent } from '../kinds/gameserver/events.js';
-import { defaultGameServer } from '../kinds/gameserver/rules.js';
 import { Cluster } from '../cluster.js';
-import { MAX_PODS_PER_NODE, ensureNodes, nodeName } from '../sim/nodes.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { ClusterMetrics } from '../api/metrics.js';
-import { GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
+import { commitReadyFleet } from './ready-fleet.js';
 
 /**
  * `npm run bench:allocate`: in-process allocations per second with one label selector, Packed,
@@ -44,38 +40,7 @@ async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; s
   const clock = new VirtualClock();
   const gates = parseFeatureGates('');
   const cluster = new Cluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
-  await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE));
-  const template = {
-    ports: [{ name: 'default', containerPort: 7654 }],
-    template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
-  };
-  for (let start = 0; start < size; start += 1000) {
-    const events = [];
-    for (let i = start; i < Math.min(size, start + 1000); i++) {
-      const gs = defaultGameServer(
-        {
-          apiVersion: 'agones.dev/v1',
-          kind: 'GameServer',
-          metadata: {
-            name: `bench-${i}`,
-            namespace: 'default',
-            uid: `uid-${i}`,
-            resourceVersion: '0',
-            generation: 1,
-            creationTimestamp: '2026-01-01T00:00:00Z',
-            labels: { [FLEET_LABEL]: 'bench', [GAMESERVERSET_LABEL]: 'bench-abcde' },
-            annotations: {},
-          },
-          spec: template,
-        },
-        { gates, now: clock.now() },
-      ) as unknown as GameServer;
-      const node = nodeName(Math.floor(i / MAX_PODS_PER_NODE));
-      gs.status = { ...gs.status, state: 'Ready', nodeName: node, address: '127.0.0.1', ports: [{ name: 'default', port: 7000 + (i % 1000) }] };
-      events.push(gameServerEvent('GameServerCreated', 'default', gs.metadata.name, { object: gs }));
-    }
-    await cluster.commit(events);
-  }
+  await commitReadyFleet(cluster, { size, fleet: 'bench' });
   const service = new AllocationService(cluster, new Allocator(cluster));
   if (!METRICS) return { cluster, service };
   // As `serve` does at its first scrape: allocations and state changes are observed from then on.

@@ -5,7 +5,7 @@ import { FlagError, type FlagSpec, type FlagValues } from '../flags.js';
 
 /** The allocator service's flags of `fleetsim serve`: its model and its own TLS listener. */
 export const ALLOCATOR_FLAGS: FlagSpec[] = [
-  { name: 'allocator-model', type: 'string', default: 'exact', help: 'exact, or agones-batch (the real allocator\'s batches and 500 ms idle wait)' },
+  { name: 'allocator-model', type: 'string', default: 'exact', help: "exact, or agones-batch (the real allocator: replicas with lagging caches, batches, update conflicts)" },
   {
     name: 'allocator-tls',
     type: 'string',

@@ -1,12 +1,30 @@
 import { FlagError } from '../flags.js';
-import { EXPLAIN_USAGE, explainCommand } from './explain-command.js';
-import { REPLAY_USAGE, replayCommand } from './replay-command.js';
-import { reportCommand } from '../../reports/report-command.js';
-import { SIDECAR_USAGE, sidecarCommand } from './sidecar-command.js';
-import { SERVE_USAGE, serveCommand } from './serve-command.js';
-import { SIMULATE_USAGE, simulateCommand } from './simulate-command.js';
 
-const USAGE = `fleetsim: an event-sourced stand-in for an Agones game-server cluster
+type Command = (argv: string[]) => number | Promise<number>;
+
+/**
+ * Each command is loaded when it runs: `fleetsim sidecar` then holds only what a sidecar needs,
+ * not the control plane, the dashboard and the load-test harness.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve-command.js')).serveCommand,
+  sidecar: async () => (await import('./sidecar-command.js')).sidecarCommand,
+  replay: async () => (await import('./replay-command.js')).replayCommand,
+  explain: async () => (await import('./explain-command.js')).explainCommand,
+  simulate: async () => (await import('./simulate-command.js')).simulateCommand,
+  bench: async () => (await import('../../loadtest/bench-command.js')).benchCommand,
+  report: async () => (await import('../../reports/report-command.js')).reportCommand,
+};
+
+async function usage(): Promise<string> {
+  const [serve, sidecar, replay, explain, simulate] = await Promise.all([
+    import('./serve-command.js'),
+    import('./sidecar-command.js'),
+    import('./replay-command.js'),
+    import('./explain-command.js'),
+    import('./simulate-command.js'),
+  ]);
+  return `fleetsim: an event-sourced stand-in for an Agones game-server cluster
 
 Commands:
   serve     run the simulated cluster (the main job)
@@ -16,43 +34,28 @@ Commands:
   simulate  a what-if day (or week) on the virtual clock: failures, waiting and cost of a scenario (fleetsim simulate --help)
   bench     run a k6 load-test scenario against a fresh fleetsim and write a report (fleetsim bench --help)
 
-${SERVE_USAGE}
+${serve.SERVE_USAGE}
 
-${SIDECAR_USAGE}
+${sidecar.SIDECAR_USAGE}
 
-${REPLAY_USAGE}
+${replay.REPLAY_USAGE}
 
-${EXPLAIN_USAGE}
+${explain.EXPLAIN_USAGE}
 
-${SIMULATE_USAGE}`;
+${simulate.SIMULATE_USAGE}`;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    switch (command) {
-      case 'serve':
-        return await serveCommand(rest);
-      case 'sidecar':
-        return await sidecarCommand(rest);
-      case 'replay':
-        return replayCommand(rest);
-      case 'explain':
-        return await explainCommand(rest);
-      case 'simulate':
-        return await simulateCommand(rest);
-      case 'bench':
-        return await (await import('../../loadtest/bench-command.js')).benchCommand(rest);
-      case 'report': return await reportCommand(rest);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        console.log(USAGE);
-        return command === undefined ? 2 : 0;
-      default:
-        console.error(`fleetsim: unknown command "${command}"\n\n${USAGE}`);
-        return 2;
+    const load = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (load) return await (await load())(rest);
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      console.log(await usage());
+      return command === undefined ? 2 : 0;
     }
+    console.error(`fleetsim: unknown command "${command}"\n\n${await usage()}`);
+    return 2;
   } catch (error) {
     if (error instanceof FlagError) {
       console.error(`fleetsim ${command}: ${error.message}`);

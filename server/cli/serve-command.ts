@@ -8,6 +8,7 @@ import { parseAllowedHosts } from '../api/request-origin.js';
 /** Where serve keeps its log unless told otherwise (and where `explain` reads by default). */
 export const DEFAULT_DB = 'data/fleetsim.db';
 import { ALLOCATOR_FLAGS, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
+import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from './allocator-model-flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
@@ -40,6 +41,7 @@ const FLAGS: FlagSpec[] = [
   },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   ...ALLOCATOR_FLAGS,
+  ...ALLOCATOR_MODEL_FLAGS,
   { name: 'event-ttl', type: 'string', default: '1h', help: 'how long Kubernetes Events are kept (a duration: 1h, 30m, 1h30m)' },
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
   {
@@ -110,7 +112,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     eventTtlMs,
     defaultFleet: !values['no-default-fleet'],
     listen: !values['no-listen'],
-    allocatorModel: allocator.model,
+    allocatorModel: allocatorModelOptions(allocator.model, values, given),
     allocatorTls: allocator.tls,
     allowedHosts,
   });

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseFeatureGates } from '../features.js';
 import { formatVerdict } from '../sidecar/conformance.js';
 import { StandaloneSidecar } from '../standalone.js';
@@ -22,7 +25,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'grpc-port', env: 'GRPC_PORT', type: 'number', default: 9357, help: 'gRPC port' },
   { name: 'http-port', env: 'HTTP_PORT', type: 'number', default: 9358, help: 'HTTP (REST + WebSocket) port' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
-  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file to keep (default: none, every start is fresh, as sdk-server --local)' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file to keep (default: a temporary file removed at exit, so every start is fresh, as sdk-server --local)' },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -44,7 +47,8 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   const testList = values.local ? '' : String(values.test);
   const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
   // sdk-server --local forgets everything when it stops: a log is kept only when asked for.
-  const db = String(values.db) || ':memory:';
+  const temporary = values.db ? undefined : temporaryLog();
+  const db = temporary?.path ?? String(values.db);
   let allowedHosts: string[];
   try {
     allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
@@ -65,7 +69,14 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
     seed: Number(values.seed),
     allowedHosts,
   });
-  const ports = await sidecar.start();
+  let ports: { httpPort: number; grpcPort: number };
+  try {
+    ports = await sidecar.start();
+  } catch (error) {
+    await sidecar.close();
+    temporary?.remove();
+    throw error;
+  }
   const host = String(values.address) || '0.0.0.0';
   console.log(`fleetsim sidecar listening: http=${host}:${ports.httpPort} grpc=${host}:${ports.grpcPort} log=${db}`);
 
@@ -75,6 +86,7 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
       if (stopping) return;
       stopping = true;
       const verdict = await sidecar.close();
+      temporary?.remove();
       if (!verdict) return resolve(0);
       const text = formatVerdict(String(values['sdk-name']), verdict);
       if (verdict.ok) console.log(text);
@@ -86,4 +98,29 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
     process.once('SIGINT', () => void stop());
     process.once('SIGTERM', () => void stop());
   });
+}
+
+const TEMPORARY_LOG = /^fleetsim-sidecar-(\d+)-/;
+
+/**
+ * The log of a sidecar started without --db: a file of its own in the temporary directory,
+ * removed at exit (a log in memory would grow with every request). Those left behind by a
+ * sidecar that was killed are removed first.
+ */
+function temporaryLog(): { path: string; remove(): void } {
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = TEMPORARY_LOG.exec(entry)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) rmSync(join(tmpdir(), entry), { recursive: true, force: true });
+  }
+  const dir = mkdtempSync(join(tmpdir(), `fleetsim-sidecar-${process.pid}-`));
+  return { path: join(dir, 'log.db'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
 }

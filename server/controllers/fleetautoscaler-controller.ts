@@ -9,7 +9,7 @@ import {
   computeDesiredReplicas,
   lastAppliedPolicy,
 } from '../../machines/autoscaler.js';
-import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
+import { countPerNode, scaleDownOrder } from '../../machines/scale-down-order.js';
 import {
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   type FleetAutoscaleRequest,
@@ -397,12 +397,12 @@ export class FleetAutoscalerController extends KeyedController {
    * (Agones's SortGameServersByStrategy with cluster-wide node counts). Only a Counter or List
    * scale-down asks for it.
    */
-  private deletionOrder(fleet: Resource): GameServer[] {
+  private deletionOrder(fleet: Resource): Iterable<GameServer> {
     const { namespace, name } = fleet.metadata;
     const all = [...this.cluster.gameServers.values()];
     const members = all.filter((gs) => gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name);
     const spec = fleetSpecOf(fleet);
-    return sortForScaleDown(members, {
+    return scaleDownOrder(members, {
       scheduling: spec.scheduling ?? 'Packed',
       ...(spec.priorities && { priorities: spec.priorities }),
       countsAndLists: this.cluster.gates.CountsAndLists,

@@ -57,13 +57,21 @@ export function rfc3339Nano(ms: number): string {
   return text;
 }
 
+/** The date and time to the second, kept for the next call: allocations come many to a second. */
+let lastSecond: { seconds: number; text: string } | undefined;
+
 function formatNano(ms: number): string {
   const seconds = Math.floor(ms / 1000);
-  const base = new Date(seconds * 1000).toISOString().slice(0, 19);
+  if (lastSecond?.seconds !== seconds) lastSecond = { seconds, text: new Date(seconds * 1000).toISOString().slice(0, 19) };
+  const base = lastSecond.text;
   const micros = Math.min(999_999, Math.round((ms - seconds * 1000) * 1000));
-  const nanos = micros * 1000;
-  if (nanos === 0) return `${base}Z`;
-  return `${base}.${String(nanos).padStart(9, '0').replace(/0+$/, '')}Z`;
+  if (micros === 0) return `${base}Z`;
+  // Nanoseconds are the microseconds and three zeros: trailing zeros go, so only the micros' digits matter.
+  let digits = String(micros).padStart(6, '0');
+  let end = digits.length;
+  while (digits.charCodeAt(end - 1) === 48) end--;
+  digits = digits.slice(0, end);
+  return `${base}.${digits}Z`;
 }
 
 /** Applies a metadata patch where `null` removes a key; returns the same map when nothing changes. */

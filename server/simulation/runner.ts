@@ -1,6 +1,7 @@
 import { SeededRandom, VirtualClock } from '../clock.js';
 import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
+import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js';
 import { loopbackServiceResolver } from '../autoscaler/webhook-client.js';
 import { Cluster } from '../cluster.js';
 import { FleetAutoscalerController } from '../controllers/fleetautoscaler-controller.js';
@@ -76,7 +77,7 @@ async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
     new EventExpiry(cluster),
     ...(scenario.nodePools.length ? [new NodeAutoscaler(cluster, scenario.nodePools, gameServers)] : []),
   ];
-  const allocator = new Allocator(cluster);
+  const allocator = new Allocator(cluster, scenario.allocator);
   try {
     if (scenario.nodePools.length) await ensurePoolNodes(cluster, scenario.nodePools);
     else await ensureNodes(cluster, scenario.nodes);
@@ -211,18 +212,26 @@ class Players {
       client: 'simulated player',
       requestId: `player-${request.id}${request.attempts > 1 ? `-attempt-${request.attempts}` : ''}`,
     };
+    // The player has its answer when the allocator decided: at once (exact), or at its replica's batch (agones-batch).
     this.allocations.allocate(this.gsa, cause).then(
       (result) => {
-        if (result.status.state === 'Allocated' && result.gameServer) return this.allocated(request, at, result.gameServer);
-        this.recorder.refused();
-        if (at + this.scenario.demand.retryIntervalMs - request.arrivedAt > this.scenario.demand.retryTimeoutMs) {
-          this.recorder.gaveUp();
-          return;
-        }
-        this.cluster.clock.setTimeout(() => this.attempt(request), at + this.scenario.demand.retryIntervalMs - this.cluster.clock.now());
+        const answeredAt = result.decidedAt ?? at;
+        if (result.status.state === 'Allocated' && result.gameServer) return this.allocated(request, answeredAt, result.gameServer);
+        this.refused(request, answeredAt);
       },
-      (error: unknown) => this.fail(error),
+      // agones-batch's answer once every try lost its race: the player asks again, as for a refusal.
+      (error: unknown) => (error instanceof GameServerUpdateConflictError ? this.refused(request, error.decidedAt) : this.fail(error)),
     );
+  }
+
+  /** Not allocated: ask again after the retry interval, or give up past the timeout. */
+  private refused(request: Request, at: number): void {
+    this.recorder.refused();
+    if (at + this.scenario.demand.retryIntervalMs - request.arrivedAt > this.scenario.demand.retryTimeoutMs) {
+      this.recorder.gaveUp();
+      return;
+    }
+    this.cluster.clock.setTimeout(() => this.attempt(request), at + this.scenario.demand.retryIntervalMs - this.cluster.clock.now());
   }
 
   private allocated(request: Request, at: number, gs: GameServer): void {

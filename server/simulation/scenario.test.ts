@@ -9,7 +9,7 @@ import { parseDistribution } from './distributions.js';
 import { ScenarioError } from './fields.js';
 import { loadScenario, parseScenario, readScenario } from './scenario.js';
 import { applyVariation, parseVary } from './vary.js';
-import { checkScenario } from './runner.js';
+import { checkScenario, simulate } from './runner.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetsim-scenario-'));
 
@@ -185,6 +185,45 @@ describe('demand and sessions', () => {
     }
     expect(() => parseDistribution({ distribution: 'lognormal', median: '20m', p95: '10m' }, ['length'])).toThrow('length.p95: must be longer than the median');
   });
+});
+
+describe("a scenario's allocator", () => {
+  const withAllocator = (name: string, allocator: string) =>
+    write(name, scenarioText({ arrivals: '{ type: constant, rate: 0.1 }', extra: allocator && `\n  allocator: ${allocator}` }));
+
+  it('is exact by default; agones-batch takes its replicas, batch wait and watch lag', () => {
+    expect(loadScenario(withAllocator('plain.yaml', '')).allocator).toEqual({ model: 'exact' });
+    const batch = loadScenario(withAllocator('batch.yaml', '{ model: agones-batch, replicas: 2, batchWait: 250ms, informerLag: 50ms }'));
+    expect(batch.allocator).toEqual({ model: 'agones-batch', replicas: 2, batchWaitMs: 250, informerLagMs: 50 });
+  });
+
+  it('refuses a bad model or setting, naming the file, line and field', () => {
+    const cases: Array<[string, string]> = [
+      ['{ model: fast }', 'spec.allocator.model: must be exact or agones-batch, not "fast"'],
+      ['{ replicas: 2 }', 'spec.allocator.replicas: goes with model: agones-batch'],
+      ['{ model: agones-batch, replicas: 0 }', 'spec.allocator.replicas: must be at least 1, not 0'],
+      ['{ model: agones-batch, replicas: 65 }', 'spec.allocator.replicas: must be at most 64, not 65'],
+      ['{ model: agones-batch, batchWait: 0s }', 'spec.allocator.batchWait: must be longer than 0'],
+      ['{ model: agones-batch, lag: 1s }', 'spec.allocator.lag: unknown field'],
+    ];
+    for (const [allocator, message] of cases) {
+      const file = withAllocator('bad-allocator.yaml', allocator);
+      expect(errorOf(() => loadScenario(file))).toContain(`${file}:8: ${message}`);
+    }
+  });
+
+  it('runs the players against agones-batch: they wait for its batches, and the same scenario gives the same log', async () => {
+    const exact = await simulate(loadScenario(withAllocator('exact.yaml', '')), { db: join(dir, 'exact.db') });
+    const file = withAllocator('modelled.yaml', '{ model: agones-batch, replicas: 3 }');
+    const first = await simulate(loadScenario(file), { db: join(dir, 'first.db') });
+    const second = await simulate(loadScenario(file), { db: join(dir, 'second.db') });
+    expect(readFileSync(join(dir, 'second.db')).equals(readFileSync(join(dir, 'first.db')))).toBe(true);
+    expect(second.summary).toEqual(first.summary);
+    expect(first.summary.allocations.allocated).toBeGreaterThan(500);
+    // exact answers at once; a batch answers when its replica wakes.
+    expect(exact.summary.waitSeconds!.p50).toBe(0);
+    expect(first.summary.waitSeconds!.p50).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 describe('the example scenarios', () => {

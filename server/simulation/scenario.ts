@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
+import { type AllocatorOptions, MAX_ALLOCATOR_REPLICAS } from '../allocation/allocator.js';
 import { type FeatureGates, parseFeatureGates } from '../features.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
 import { readManifests } from '../manifests.js';
@@ -29,6 +30,7 @@ import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, lis
  *     sessions:
  *       length: { distribution: lognormal, median: 18m, p95: 45m }
  *     prices: { nodeHour: 0.38 }
+ *     allocator: { model: agones-batch, replicas: 3 }   # default exact (see AllocatorOptions)
  *
  * Every error names the file, the line and the field.
  */
@@ -80,6 +82,8 @@ export interface Scenario {
   };
   sessions: { length: Distribution; end: SessionEnd };
   prices: { nodeHour: number; gameServerHour: number; currency: string };
+  /** The allocator the players meet: `exact`, or `agones-batch` with its replicas, batch wait and watch lag. */
+  allocator: AllocatorOptions;
 }
 
 /** A scenario file read but not yet checked: its plain object, and where each field was written. */
@@ -106,6 +110,7 @@ const SPEC_FIELDS = [
   'demand',
   'sessions',
   'prices',
+  'allocator',
 ] as const;
 
 function lineOf(doc: Document, lines: LineCounter, path: FieldPath): number | undefined {
@@ -219,6 +224,7 @@ function buildScenario(source: ScenarioSource): Scenario {
   const pricesPath = [...path, 'prices'];
   const prices = objectAt(spec.prices ?? {}, pricesPath);
   onlyKnown(prices, ['nodeHour', 'gameServerHour', 'currency'], pricesPath);
+  const allocator = allocatorOf(spec.allocator, [...path, 'allocator']);
   return {
     name,
     file: source.file,
@@ -246,6 +252,29 @@ function buildScenario(source: ScenarioSource): Scenario {
       gameServerHour: prices.gameServerHour === undefined ? 0 : numberAt(prices.gameServerHour, [...pricesPath, 'gameServerHour'], { min: 0 }),
       currency: prices.currency === undefined ? 'USD' : stringAt(prices.currency, [...pricesPath, 'currency']),
     },
+    allocator,
+  };
+}
+
+/** `spec.allocator`: the model, and for agones-batch how the allocator it models is deployed. */
+function allocatorOf(value: unknown, path: FieldPath): AllocatorOptions {
+  const fields = objectAt(value ?? {}, path);
+  const settings = ['replicas', 'batchWait', 'informerLag'];
+  onlyKnown(fields, ['model', ...settings], path);
+  const model = fields.model === undefined ? 'exact' : stringAt(fields.model, [...path, 'model']);
+  if (model !== 'exact' && model !== 'agones-batch') throw new FieldError([...path, 'model'], `must be exact or agones-batch, not "${model}"`);
+  if (model === 'exact') {
+    const stray = settings.find((key) => fields[key] !== undefined);
+    if (stray) throw new FieldError([...path, stray], 'goes with model: agones-batch');
+    return { model };
+  }
+  const replicas = fields.replicas === undefined ? undefined : numberAt(fields.replicas, [...path, 'replicas'], { integer: true, min: 1 });
+  if (replicas !== undefined && replicas > MAX_ALLOCATOR_REPLICAS) throw new FieldError([...path, 'replicas'], `must be at most ${MAX_ALLOCATOR_REPLICAS}, not ${replicas}`);
+  return {
+    model,
+    replicas,
+    batchWaitMs: fields.batchWait === undefined ? undefined : durationAt(fields.batchWait, [...path, 'batchWait'], { positive: true }),
+    informerLagMs: fields.informerLag === undefined ? undefined : durationAt(fields.informerLag, [...path, 'informerLag']),
   };
 }
 

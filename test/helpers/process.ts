@@ -198,7 +198,7 @@ export interface SidecarProcess {
   grpcPort: number;
   /** `http://127.0.0.1:PORT` */
   baseUrl: string;
-  /** What the listening line says about the log (`:memory:` or the file). */
+  /** What the listening line says about the log: the file (a temporary one without --db). */
   log: string;
 }
 

@@ -42,7 +42,21 @@ export interface SdkGameServer {
   };
 }
 
+/**
+ * One SDK view per GameServer version: every sidecar reader of that version (a GET, each of the
+ * watchers a change fans out to) shares it, so it must be treated as read-only.
+ */
+const sdkViews = new WeakMap<GameServer, { gates: FeatureGates; view: SdkGameServer }>();
+
 export function toSdkGameServer(gs: GameServer, gates: FeatureGates): SdkGameServer {
+  const known = sdkViews.get(gs);
+  if (known?.gates === gates) return known.view;
+  const view = buildSdkGameServer(gs, gates);
+  sdkViews.set(gs, { gates, view });
+  return view;
+}
+
+function buildSdkGameServer(gs: GameServer, gates: FeatureGates): SdkGameServer {
   const { metadata, spec, status } = gs;
   const players = gates.PlayerTracking && status.players ? status.players : undefined;
   return {

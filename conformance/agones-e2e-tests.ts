@@ -11,7 +11,7 @@
  *   where the test depends on a running image; fleetsim projects a pod per GameServer and
  *   simulates its process, which is enough for some);
  * - `allocator-service`: needs Agones's allocator service as installed (its Service in
- *   agones-system, mutual TLS, its client Secret): the allocator issue, not this suite's.
+ *   agones-system, mutual TLS, its Secrets): the harness starts fleetsim with --allocator-tls auto.
  */
 
 export type SuiteGroup = 'resource-api' | 'game-server' | 'pods' | 'allocator-service';
@@ -31,7 +31,7 @@ const PLAYER_TRACKING = 'skipped by the suite: PlayerTracking is off (alpha)';
 const SIDECAR_CONTAINERS = 'skipped by the suite: SidecarContainers is on (beta, the default)';
 const IMAGE_NOT_RUN = 'passes without the image: fleetsim does not run images, it simulates the process, which reports Ready';
 const WEBHOOK_POD = 'runs the autoscaler-webhook image as a Pod behind a Service: fleetsim runs no images';
-const ALLOCATOR = 'calls the allocator service through its Service in agones-system over mutual TLS (the allocator issue)';
+const ALLOCATOR = 'finds the allocator through its Service in agones-system, replaces its server certificate (the Secret allocator-tls) and calls it over mutual TLS';
 
 export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   // Fleets, sets and GameServers through the resource API.
@@ -148,19 +148,22 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestPingHTTP', group: 'pods', expect: 'fail', because: "Agones's agones-ping Service (HTTP) in agones-system, part of Agones's deployment" },
   { test: 'TestPingUDP', group: 'pods', expect: 'fail', because: "Agones's agones-ping Service (UDP) in agones-system, part of Agones's deployment" },
 
-  // The allocator service as Agones installs it.
-  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', expect: 'fail', because: `gRPC: ${ALLOCATOR}` },
-  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', expect: 'fail', because: `gRPC: ${ALLOCATOR}` },
-  { test: 'TestAllocatorWithCountersAndLists', group: 'allocator-service', expect: 'fail', because: `gRPC: ${ALLOCATOR}` },
-  { test: 'TestAllocatorCrossNamespace', group: 'allocator-service', expect: 'fail', because: `gRPC, through a policy to a second namespace: ${ALLOCATOR}` },
-  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', expect: 'fail', because: `REST: ${ALLOCATOR}` },
-  { test: 'TestRestAllocatorWithCountersAndLists', group: 'allocator-service', expect: 'fail', because: `REST: ${ALLOCATOR}` },
-  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', expect: 'fail', because: `REST: ${ALLOCATOR}` },
+  // The allocator service as Agones installs it (--allocator-tls auto: its Service and Secrets).
+  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
+  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
+  { test: 'TestAllocatorWithCountersAndLists', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
+  {
+    test: 'TestAllocatorCrossNamespace',
+    group: 'allocator-service',
+    because: `gRPC, through a policy to a second namespace whose endpoint has no port (dialled on 443: the harness binds 443 where it may); ${ALLOCATOR}`,
+  },
+  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
+  { test: 'TestRestAllocatorWithCountersAndLists', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
+  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
   {
     test: 'TestCounterAutoscalerAllocatedMultipleNamespaces',
     group: 'allocator-service',
-    expect: 'fail',
-    because: "copies the allocator's client Secret (agones-system/allocator-client.default) before it starts",
+    because: "copies the allocator's client Secret (default/allocator-client.default) before it starts",
   },
 ];
 

@@ -51,13 +51,36 @@ function listTests(cwd: string, pattern: string): string[] {
 }
 
 /**
- * Starts `fleetsim serve` on a free port with an empty in-memory cluster. Each of the parallel
- * workers gets its own host port ranges: the simulated game servers listen on their ports.
+ * The loopback address and allocator port of a worker's server. Agones's allocator tests find the
+ * allocator through its Service (ingress address, port) but one of them, TestAllocatorCrossNamespace,
+ * names the address alone in a GameServerAllocationPolicy, which Agones dials on 443: where this
+ * process may bind 443, each worker's server listens on an address of its own (127.0.0.2, .3…)
+ * with the allocator on 443; elsewhere on 127.0.0.1 with the allocator on any free port.
  */
-async function startServe(worker: number, gates: string): Promise<{ child: ChildProcess; port: number }> {
+function addressOf(worker: number): { host: string; allocatorPort: number } {
+  let unprivileged = 1024;
+  try {
+    unprivileged = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'));
+  } catch {
+    // Not Linux: only root binds 443.
+  }
+  const may443 = process.getuid?.() === 0 || unprivileged <= 443;
+  return may443 ? { host: `127.0.0.${worker + 2}`, allocatorPort: 443 } : { host: '127.0.0.1', allocatorPort: 0 };
+}
+
+/**
+ * Starts `fleetsim serve` on a free port with an empty in-memory cluster and its allocator as
+ * Agones installs it (--allocator-tls auto: the Service and Secrets of agones-system). Each of the
+ * parallel workers gets its own host port ranges: the simulated game servers listen on their
+ * ports. Allocation through the resource API stays open (--allocator-plain-allowed), as in a
+ * cluster, where the API server authenticates that client.
+ */
+async function startServe(worker: number, gates: string): Promise<{ child: ChildProcess; host: string; port: number }> {
   const hostPorts = `${7000 + worker * 1000}-${7999 + worker * 1000}`;
   const sdkPorts = `${20000 + worker * 500}-${20499 + worker * 500}`;
-  const args = ['serve', '--port', '0', '--db', ':memory:', '--no-default-fleet', '--port-range', hostPorts, '--sdk-port-range', sdkPorts, '--feature-gates', gates];
+  const { host, allocatorPort } = addressOf(worker);
+  const args = ['serve', '--host', host, '--port', '0', '--db', ':memory:', '--no-default-fleet', '--port-range', hostPorts, '--sdk-port-range', sdkPorts, '--feature-gates', gates];
+  args.push('--allocator-tls', 'auto', '--allocator-port', String(allocatorPort), '--allocator-plain-allowed');
   const child = spawn(process.execPath, [CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -71,7 +94,7 @@ async function startServe(worker: number, gates: string): Promise<{ child: Child
     child.once('exit', (code) => fail(new Error(`fleetsim serve exited with ${code}`)));
   });
   child.stderr!.resume();
-  return { child, port };
+  return { child, host, port };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -93,14 +116,14 @@ function firstCause(output: string): string | undefined {
 
 async function runOne(binary: string, cwd: string, test: string, dir: string, worker: number, gates: string): Promise<Outcome> {
   const started = Date.now();
-  const { child, port } = await startServe(worker, gates);
+  const { child, host, port } = await startServe(worker, gates);
   const kubeconfig = join(dir, `${test}.kubeconfig`);
   writeFileSync(
     kubeconfig,
     [
       'apiVersion: v1',
       'kind: Config',
-      `clusters: [{name: fleetsim, cluster: {server: "http://127.0.0.1:${port}"}}]`,
+      `clusters: [{name: fleetsim, cluster: {server: "http://${host}:${port}"}}]`,
       'contexts: [{name: fleetsim, context: {cluster: fleetsim, namespace: default}}]',
       'current-context: fleetsim',
       'users: []',

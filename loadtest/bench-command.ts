@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { AllocatorModel } from '../server/allocation/allocator.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/flags.js';
 import { runBench } from './bench.js';
+import { agonesLoadCommand } from './agones-load.js';
 import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
 import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
 import { REMOTE_FLAGS, remoteTarget } from './remote-target.js';
@@ -37,6 +38,8 @@ ${SCENARIO_NAMES.map((name) => {
 }).join('\n')}
 
 ${flagsHelp(FLAGS)}
+
+fleetsim bench agones-load runs Agones's own load tools instead of k6 (fleetsim bench agones-load --help).
 
 k6 is the real one: k6 on the PATH, else the pinned release built by \`npm run setup:k6\` (FLEETSIM_K6 names another binary).`;
 
@@ -132,6 +135,7 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
 }
 
 export async function benchCommand(argv: string[]): Promise<number> {
+  if (argv[0] === 'agones-load') return agonesLoadCommand(argv.slice(1));
   const parsed = benchSettings(argv);
   if (parsed === 'help') {
     console.log(BENCH_USAGE);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { renderRun } from '../reports/render.js';
 import type { RunData, Series, ServerFigures, TargetResult } from '../reports/run-data.js';
 import { parseFeatureGates } from '../server/features.js';
@@ -12,7 +12,8 @@ import { ProcessSampler, readMachineBusySeconds } from './proc-stats.js';
 import { RemoteFleet, fleetSamples } from './remote-fleet.js';
 import { type RemoteTarget, probeAllocator } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, type ScenarioDefinition, remoteChurningFleet, remoteSessionSeconds, scriptPath } from './scenarios.js';
-import { type RunningFleetsim, gameServerNames, request, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
+import { type RunningFleetsim, gameServerNames, request, requestJson, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
+import { ALLOCATION_PROTO } from '../server/grpc/allocation-grpc.js';
 
 /**
  * One `fleetsim bench` run: a fresh fleetsim with the scenario's fixture, the real k6 against
@@ -100,13 +101,14 @@ async function runTarget(
   k6: string,
   namesFile: string | undefined,
   log: Log,
+  extraEnv: Record<string, string> = {},
 ): Promise<TargetRun> {
   const summaryPath = join(dir, `k6-${target}-summary.json`);
   const jsonPath = join(dir, `k6-${target}.json`);
   const local = server.kind === 'local' ? server : undefined;
   const env: Record<string, string> =
     server.kind === 'local'
-      ? { BASE_URL: server.baseUrl, TARGET: target, ...definition.k6Env(settings) }
+      ? { BASE_URL: server.baseUrl, TARGET: target, ...definition.k6Env(settings), ...extraEnv }
       : { ...definition.k6Env(settings), ...remoteK6Env(server.remote) };
   if (namesFile) env.NAMES_FILE = namesFile;
   log(`  k6 → ${server.kind === 'local' ? `${target} (${server.baseUrl})` : `remote allocator (${server.remote.allocatorUrl})`}`);
@@ -179,6 +181,25 @@ async function runTarget(
   return { result, outcome, summary, figures, dropped: counterTotal(summary, 'dropped_iterations'), cpu, memory: serverFigures?.memory ?? [] };
 }
 
+/**
+ * The allocator's address and the client's certificate files, read from its Service and Secrets
+ * as Agones's guide tells a client to, for a script that calls it over mutual TLS.
+ */
+export async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
+  const secret = async (namespace: string, name: string, key: string) => {
+    const object = await requestJson<{ data: Record<string, string> }>(fleetsim.baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
+    return Buffer.from(object.data[key] ?? '', 'base64').toString('utf8');
+  };
+  if (!fleetsim.allocatorAddress) throw new Error('fleetsim printed no allocator address');
+  return {
+    ALLOCATOR_ADDRESS: fleetsim.allocatorAddress,
+    CLIENT_CERT: writeText(join(dir, 'client.crt'), await secret('default', 'allocator-client.default', 'tls.crt')),
+    CLIENT_KEY: writeText(join(dir, 'client.key'), await secret('default', 'allocator-client.default', 'tls.key')),
+    CA_CERT: writeText(join(dir, 'ca.crt'), await secret('agones-system', 'allocator-tls-ca', 'tls-ca.crt')),
+    PROTO_DIR: dirname(ALLOCATION_PROTO),
+  };
+}
+
 function writeText(path: string, text: string): string {
   writeFileSync(path, text.endsWith('\n') ? text : `${text}\n`);
   return path;
@@ -218,8 +239,10 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       maxPods: 110,
       featureGates: gates,
       allocatorModel: settings.allocatorModel,
+      allocatorTls: definition.allocatorTls,
     });
     log(`  fleetsim serving on ${fleetsim.baseUrl} (pid ${fleetsim.process.pid}, ${nodes} nodes)`);
+    const tlsEnv = definition.allocatorTls ? await allocatorClientFiles(fleetsim, dir) : {};
     if (definition.fleet) {
       const waited = await waitForFleet(
         fleetsim.baseUrl,
@@ -242,7 +265,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       const config = await definition.capture(fleetsim.baseUrl, settings, names);
       baselineConfigPath = writeText(join(dir, 'baseline-config.json'), JSON.stringify(config, null, 2));
     }
-    fleetsimRun = await runTarget('fleetsim', definition, settings, dir, { kind: 'local', baseUrl: fleetsim.baseUrl, pid: fleetsim.process.pid }, k6, namesFile, log);
+    fleetsimRun = await runTarget('fleetsim', definition, settings, dir, { kind: 'local', baseUrl: fleetsim.baseUrl, pid: fleetsim.process.pid }, k6, namesFile, log, tlsEnv);
   } finally {
     await fleetsim?.process.stop();
   }

@@ -14,7 +14,7 @@ import { type HttpAnswer, request } from './servers.js';
  * make the run's request rate and latency, and how to record fleetsim's answers for the baseline.
  */
 
-export const SCENARIO_NAMES = ['allocation-throughput', 'watch-fanout', 'sidecar-lifecycle', 'agones-scenario'] as const;
+export const SCENARIO_NAMES = ['allocation-throughput', 'allocation-grpc', 'watch-fanout', 'sidecar-lifecycle', 'agones-scenario'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export function isScenarioName(name: string): name is ScenarioName {
@@ -80,6 +80,11 @@ export interface ScenarioDefinition {
   requests: MetricSelector;
   /** Samples whose values make the latency figures. */
   latency: MetricSelector;
+  /**
+   * fleetsim serves its allocator over mutual TLS (--allocator-tls auto) and the script gets its
+   * address and the client certificate: ALLOCATOR_ADDRESS, CLIENT_CERT, CLIENT_KEY, CA_CERT, PROTO_DIR.
+   */
+  allocatorTls?: boolean;
   /** Whether latency samples are allocation requests (they then also fill the allocation histogram). */
   allocation: boolean;
   /** Summary metrics whose counts are the outcomes, by label. */
@@ -196,7 +201,7 @@ export const remoteSessionSeconds = (session: number) => Math.max(1, Math.round(
 const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
 
 /** Room for a churning fleet at its largest (four times its size) and the servers shutting down. */
-const churningFleetNodes = (size: number) => nodesFor(size * 5);
+export const churningFleetNodes = (size: number) => nodesFor(size * 5);
 
 // -- allocation (allocation-throughput and agones-scenario) -------------------------------------
 
@@ -240,6 +245,28 @@ const allocationThroughput: ScenarioDefinition = {
   expectedSeconds: (s) => s.durationSeconds + 15,
   capture: (baseUrl) => captureAllocations(baseUrl, 'bench-allocation', true),
   ratioMeaning: 'allocation requests completed per second (any outcome), fleetsim / baseline',
+};
+
+const allocationGrpc: ScenarioDefinition = {
+  name: 'allocation-grpc',
+  summary: 'open-model allocations through gRPC allocation.AllocationService/Allocate over mutual TLS against a churning, autoscaled fleet',
+  defaults: { duration: '30s', rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50 },
+  featureGates: '',
+  fleet: { name: 'bench-grpc', waitFor: 'ready' },
+  needsNames: false,
+  allocatorTls: true,
+  fixture: (s) => ({ manifests: churningFleet('bench-grpc', s.fleetSize), profiles: sessionProfile(s.session) }),
+  nodes: (s) => churningFleetNodes(s.fleetSize),
+  k6Env: (s) => ({ FLEET: 'bench-grpc', RATE: String(s.rate), VUS: String(s.vus), DURATION: s.duration, P99_MS: String(s.p99Ms) }),
+  requests: { metric: 'grpc_req_duration', endpoints: ['allocator-grpc'] },
+  latency: { metric: 'grpc_req_duration', endpoints: ['allocator-grpc'] },
+  allocation: true,
+  outcomes: ALLOCATION_OUTCOMES,
+  expectedSeconds: (s) => s.durationSeconds + 15,
+  capture: () => {
+    throw new Error("allocation-grpc has no baseline server of its own: npm run bench sets its rate against allocation-throughput's baseline");
+  },
+  ratioMeaning: "gRPC allocation calls completed per second (any outcome), fleetsim / allocation-throughput's baseline",
 };
 
 const agonesScenario: ScenarioDefinition = {
@@ -385,6 +412,7 @@ const sidecarLifecycle: ScenarioDefinition = {
 
 export const SCENARIOS: Record<ScenarioName, ScenarioDefinition> = {
   'allocation-throughput': allocationThroughput,
+  'allocation-grpc': allocationGrpc,
   'watch-fanout': watchFanout,
   'sidecar-lifecycle': sidecarLifecycle,
   'agones-scenario': agonesScenario,

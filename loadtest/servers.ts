@@ -79,18 +79,25 @@ export interface ServeSettings {
   maxPods: number;
   featureGates: string;
   allocatorModel?: string;
+  /** `--allocator-tls auto` on a free port: the allocator over mutual TLS, REST and gRPC. */
+  allocatorTls?: boolean;
 }
 
 export interface RunningFleetsim {
   process: ServerProcess;
   baseUrl: string;
+  /** host:port of the allocator's TLS port, with `allocatorTls`. */
+  allocatorAddress?: string;
 }
+
+const ALLOCATOR_LINE = /^fleetsim allocator serving on https:\/\/(\S+):(\d+)\//m;
 
 export function serveArguments(settings: ServeSettings): string[] {
   const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', settings.dbPath, '--no-default-fleet'];
   args.push('--nodes', String(settings.nodes), '--max-pods', String(settings.maxPods));
   if (settings.featureGates) args.push('--feature-gates', settings.featureGates);
   if (settings.allocatorModel) args.push('--allocator-model', settings.allocatorModel);
+  if (settings.allocatorTls) args.push('--allocator-tls', 'auto', '--allocator-port', '0');
   if (settings.manifests) args.push('-f', settings.manifests);
   if (settings.profiles) args.push('--profiles', settings.profiles);
   return args;
@@ -103,7 +110,8 @@ export async function startFleetsim(settings: ServeSettings): Promise<RunningFle
   const server = new ServerProcess(process.execPath, [CLI, ...serveArguments(settings)], settings.logPath, env);
   try {
     const match = await server.waitForLine(SERVING_LINE, 120_000);
-    return { process: server, baseUrl: `http://127.0.0.1:${match[2]}` };
+    const allocator = settings.allocatorTls ? await server.waitForLine(ALLOCATOR_LINE, 1000) : undefined;
+    return { process: server, baseUrl: `http://127.0.0.1:${match[2]}`, ...(allocator && { allocatorAddress: `${allocator[1]}:${allocator[2]}` }) };
   } catch (error) {
     await server.stop(1000);
     throw error;

@@ -3,15 +3,20 @@ import { AllocationService } from './allocation/allocation-service.js';
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
 import { type RouteHandler, allocationRoutes } from './api/allocation-routes.js';
 import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator-tls.js';
+import { allocationGrpc } from './grpc/allocation-grpc.js';
 import { RequestOriginGuard } from './api/request-origin.js';
 import type { Cluster } from './cluster.js';
+import type { Subscription } from 'rxjs';
+import { installAllocatorSecrets, publishAllocatorService, watchAllocatorSecrets } from './allocation/allocator-install.js';
 
 /**
- * `POST /gameserverallocation` also on its own HTTPS port (mutual TLS with a client CA). With a
- * client CA, the plain port refuses allocation unless `plainAllowed` (--allocator-plain-allowed).
+ * `POST /gameserverallocation` and gRPC `allocation.AllocationService/Allocate` also on the
+ * allocator's own TLS port (mutual TLS with a client CA). With a client CA, the plain port refuses
+ * allocation unless `plainAllowed` (--allocator-plain-allowed).
  */
 export interface AllocatorTlsOptions {
-  material: AllocatorTlsMaterial;
+  /** The files' certificates, or `auto`: the Secrets of agones-system (made at first start, kept in the log). */
+  material: AllocatorTlsMaterial | 'auto';
   port: number;
   plainAllowed?: boolean;
 }
@@ -34,9 +39,10 @@ export class AllocatorService {
   readonly allocations: AllocationService;
   readonly multiCluster: MultiClusterAllocator;
   private tlsListener: AllocatorTlsListener | undefined;
+  private secretsWatch: Subscription | undefined;
 
   constructor(
-    cluster: Cluster,
+    private readonly cluster: Cluster,
     private readonly options: AllocatorServiceOptions,
   ) {
     this.allocator = new Allocator(cluster, options.model);
@@ -55,18 +61,31 @@ export class AllocatorService {
     return allocationRoutes(this.allocations, { resourceApi: true, refusal: this.plainAllocationRefusal() });
   }
 
-  /** Starts the TLS listener, when asked for one. */
+  /**
+   * Starts the TLS listener, when asked for one, and publishes it as the Service
+   * agones-system/agones-allocator (removed when there is none).
+   */
   async start(): Promise<void> {
     const tls = this.options.tls;
-    if (!tls) return;
+    if (!tls) return publishAllocatorService(this.cluster, undefined);
+    const material = tls.material === 'auto' ? await installAllocatorSecrets(this.cluster, this.options.host) : tls.material;
     const guard = new RequestOriginGuard({
       scheme: 'https',
       listenHost: this.options.host,
       allowedHosts: this.options.allowedHosts,
-      ownNames: certificateNames(tls.material.cert),
+      ownNames: certificateNames(material.cert),
       errorFormat: () => 'gateway',
     });
-    this.tlsListener = await startAllocatorTls(guard.requests(allocatorApp(this.allocations)), tls.material, { port: tls.port, host: this.options.host });
+    const listener = await startAllocatorTls(guard.requests(allocatorApp(this.allocations)), material, {
+      port: tls.port,
+      host: this.options.host,
+      grpc: allocationGrpc(this.allocations),
+    });
+    this.tlsListener = listener;
+    if (tls.material === 'auto') {
+      this.secretsWatch = watchAllocatorSecrets(this.cluster, (next) => listener.reload(next), (line) => console.error(line));
+    }
+    await publishAllocatorService(this.cluster, { host: this.options.host, port: listener.port });
   }
 
   /**
@@ -75,12 +94,12 @@ export class AllocatorService {
    */
   private plainAllocationRefusal(): (() => string) | undefined {
     const tls = this.options.tls;
-    if (!tls?.material.clientCa || tls.plainAllowed) return undefined;
+    if (!tls || tls.plainAllowed || (tls.material !== 'auto' && !tls.material.clientCa)) return undefined;
     return () => {
       const host = this.options.host && this.options.host !== '0.0.0.0' && this.options.host !== '::' ? this.options.host : 'localhost';
       const where = `https://${host.includes(':') ? `[${host}]` : host}:${this.tlsListener?.port ?? tls.port}/gameserverallocation`;
       return (
-        `allocation is not served on this port: the allocator requires client certificates (--allocator-client-ca); ` +
+        `allocation is not served on this port: the allocator requires client certificates (${tls.material === 'auto' ? '--allocator-tls auto' : '--allocator-client-ca'}); ` +
         `allocate at ${where} with a client certificate, or start fleetsim serve with --allocator-plain-allowed to allow it here too`
       );
     };
@@ -88,6 +107,7 @@ export class AllocatorService {
 
   async close(): Promise<void> {
     this.allocator.stop();
+    this.secretsWatch?.unsubscribe();
     await this.tlsListener?.close();
     this.multiCluster.close();
   }

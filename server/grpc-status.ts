@@ -1,4 +1,5 @@
 import { stringifyJsonExact } from './log/json.js';
+import { ApiError } from './k8s/status.js';
 
 /** gRPC status codes, and the HTTP status Agones's gateway maps each to. */
 export const GrpcCode = {
@@ -74,4 +75,18 @@ export class GrpcError extends Error {
   toJSON(): { code: number; message: string; details: [] } {
     return { code: this.code, message: this.message, details: [] };
   }
+}
+
+/**
+ * An allocation's failure as the allocator service answers it, over REST and gRPC alike: a
+ * GrpcError as it is; a resource-API refusal of the request (422 validation, 400 decoding) as
+ * INVALID_ARGUMENT with its message; anything else UNKNOWN.
+ */
+export function allocatorErrorOf(error: unknown): GrpcError {
+  if (error instanceof GrpcError) return error;
+  if (error instanceof ApiError) {
+    const code = error.code === 422 || error.code === 400 ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN;
+    return new GrpcError(code, error.status.message);
+  }
+  return new GrpcError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
 }

@@ -42,11 +42,15 @@ export function outcomeOf(endpoint: string, status: number, body: string): Outco
   return 'error';
 }
 
-function record(endpoint: string, response: RefinedResponse<ResponseType | undefined>): Outcome {
-  const body = typeof response.body === 'string' ? response.body : '';
-  const outcome = outcomeOf(endpoint, response.status, body);
+/** Counts one allocation's outcome under its endpoint. */
+export function countOutcome(outcome: Outcome, endpoint: string): Outcome {
   outcomeCounters[outcome].add(1, { endpoint });
   return outcome;
+}
+
+function record(endpoint: string, response: RefinedResponse<ResponseType | undefined>): Outcome {
+  const body = typeof response.body === 'string' ? response.body : '';
+  return countOutcome(outcomeOf(endpoint, response.status, body), endpoint);
 }
 
 export function resourceApiBody(fleet: string): string {

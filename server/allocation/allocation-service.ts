@@ -5,6 +5,8 @@ import { rfc3339 } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/definition.js';
+import { type AllocationResponseJson, fromAllocationRequest, toAllocationResponse } from '../kinds/gameserverallocation/allocation-request.js';
+import type { GrpcCode } from '../grpc-status.js';
 import type { AllocationResult, Allocator } from './allocator.js';
 import {
   GAMESERVERALLOCATION_API_VERSION,
@@ -155,6 +157,26 @@ export class AllocationService {
         throw error;
       },
     );
+  }
+
+  /**
+   * The allocator service's Allocate, shared by its REST and gRPC endpoints: the AllocationRequest
+   * `read()` gives (protojson's shape) is converted, defaulted and validated once per `key` (the
+   * request as received, with its transport), then allocated; the answer is the AllocationResponse,
+   * or a GrpcError (`unallocatedCode` for UnAllocated).
+   */
+  allocateRequest(key: string, read: () => unknown, unallocatedCode: GrpcCode, cause?: Cause): Promise<AllocationResponseJson> {
+    let gsa: GameServerAllocation;
+    try {
+      gsa = this.prepareOnce(key, () => {
+        const request = fromAllocationRequest(read());
+        return this.prepare(request.metadata?.namespace ?? '', request, false);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // A `then`, not an async function: the hot path of every allocation, one promise fewer.
+    return this.allocate(gsa, cause).then(({ status }) => toAllocationResponse(status, this.gates, unallocatedCode));
   }
 
   /** The resource API's create: the allocation as Agones's API answers it (201, with status). */

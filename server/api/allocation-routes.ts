@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllocationService } from '../allocation/allocation-service.js';
-import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
+import { unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
 import { ApiError, apiErrors } from '../k8s/status.js';
-import { GrpcCode, GrpcError } from '../grpc-status.js';
+import { GrpcCode, GrpcError, allocatorErrorOf } from '../grpc-status.js';
 import { parseJsonBody, parseRequestText, readBody, sendJsonText } from './request-body.js';
 import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
 import { checkBodyMediaType } from './request-options.js';
@@ -47,16 +47,6 @@ function sendApiError(res: ServerResponse, error: unknown, close = false): void 
   sendJsonText(res, apiError.code, stringifyJsonExact(apiError.status), close);
 }
 
-/** A resource-API error (422 validation, 400 decoding) in the allocator's gRPC-style body. */
-function toSdkError(error: unknown): GrpcError {
-  if (error instanceof GrpcError) return error;
-  if (error instanceof ApiError) {
-    const code = error.code === 422 || error.code === 400 ? GrpcCode.INVALID_ARGUMENT : GrpcCode.UNKNOWN;
-    return new GrpcError(code, error.status.message);
-  }
-  return new GrpcError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
-}
-
 /**
  * The two ways in to allocation, served straight from Node's request (no Express routing: these
  * are the routes a load test or a matchmaker hits thousands of times a second):
@@ -78,13 +68,9 @@ export function allocationRoutes(service: AllocationService, options: Allocation
       return sendSdkError(res, new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, message), true);
     }
     const text = body.toString('utf8');
-    const gsa = service.prepareOnce(`allocator\n${text}`, () => {
-      // The gateway's reading of a body (an empty one is an empty request), depth-capped.
-      const request = fromAllocationRequest(parseJsonBody(text));
-      return service.prepare(request.metadata?.namespace ?? '', request, false);
-    });
-    const { status } = await service.allocate(gsa, httpRequestCause(req));
-    sendJsonText(res, 200, stringifyJsonExact(toAllocationResponse(status, service.gates, unallocated)));
+    // The gateway's reading of a body (an empty one is an empty request), depth-capped.
+    const response = await service.allocateRequest(`allocator\n${text}`, () => parseJsonBody(text), unallocated, httpRequestCause(req));
+    sendJsonText(res, 200, stringifyJsonExact(response));
   };
 
   const resourceApi = async (req: IncomingMessage, res: ServerResponse, encodedNamespace: string | undefined, query: string): Promise<void> => {
@@ -116,7 +102,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     if (ALLOCATOR_PATH.test(path)) {
       if (req.method !== 'POST') sendSdkError(res, new GrpcError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
       else if (options.refusal) sendSdkError(res, new GrpcError(GrpcCode.PERMISSION_DENIED, options.refusal()));
-      else allocator(req, res).catch((error: unknown) => sendSdkError(res, toSdkError(error)));
+      else allocator(req, res).catch((error: unknown) => sendSdkError(res, allocatorErrorOf(error)));
       return true;
     }
     if (UNDER_ALLOCATOR_PATH.test(path)) {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { RequestListener } from 'node:http';
-import { type Server, createServer } from 'node:https';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { type Http2SecureServer, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createSecureServer } from 'node:http2';
+import { type Socket, createServer as createTcpServer } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { AllocationService } from '../allocation/allocation-service.js';
@@ -40,9 +42,11 @@ export interface AllocatorTlsMaterial {
 }
 
 export interface AllocatorTlsListener {
-  server: Server;
+  server: Http2SecureServer;
   port: number;
   mutual: boolean;
+  /** Serves new certificates from now on (connections already open keep theirs). */
+  reload(material: AllocatorTlsMaterial): void;
   close(): Promise<void>;
 }
 
@@ -96,44 +100,105 @@ export function allocatorApp(service: AllocationService): RequestListener {
   };
 }
 
-/** Starts the HTTPS listener on `port` (0: any free port) with `handler`. */
+/** Go's net/http answer to a plain-HTTP request on its TLS port (what Agones's allocator answers). */
+const PLAIN_HTTP_ANSWER = 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n';
+/** The first bytes by which Go's TLS server recognises plain HTTP. */
+const PLAIN_HTTP_STARTS = ['GET /', 'HEAD ', 'POST ', 'PUT /', 'OPTIO'];
+/** The first byte of a TLS handshake record. */
+const TLS_HANDSHAKE = 0x16;
+
+/** A gRPC call on the TLS port: its stream, headers and body (read from `body`), and who sent it. */
+export type AllocatorGrpcHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Readable, client: string) => void;
+
+function secureContextOf(material: AllocatorTlsMaterial) {
+  const mutual = material.clientCa !== undefined;
+  return {
+    cert: material.cert,
+    key: material.key,
+    ...(mutual ? { ca: material.clientCa, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
+  };
+}
+
+/**
+ * Starts the allocator's TLS port on `port` (0: any free port): REST (`handler`, HTTP/1.1 or
+ * HTTP/2) and, with `grpc`, gRPC (HTTP/2 with content-type application/grpc) on the same port, as
+ * Agones's allocator serves both on one. A connection that does not open with a TLS handshake is
+ * answered as Go's server answers it: plain HTTP gets its 400, anything else is closed.
+ */
 export async function startAllocatorTls(
   handler: RequestListener,
   material: AllocatorTlsMaterial,
-  options: { port: number; host?: string; log?: (line: string) => void },
+  options: { port: number; host?: string; log?: (line: string) => void; grpc?: AllocatorGrpcHandler },
 ): Promise<AllocatorTlsListener> {
   const mutual = material.clientCa !== undefined;
-  const server = createServer(
-    {
-      cert: material.cert,
-      key: material.key,
-      ...(mutual ? { ca: material.clientCa, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
-    },
-    handler,
-  );
+  const grpc = options.grpc;
+  const server = createSecureServer({ ...secureContextOf(material), allowHTTP1: true }, (req, res) => {
+    handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  });
+  if (grpc) {
+    // gRPC streams are served raw, before Node's compatibility layer (the 'stream' listener the
+    // request handler added) wraps them as requests: it would answer their trailers itself.
+    const compatibility = server.listeners('stream') as Array<(...args: unknown[]) => void>;
+    server.removeAllListeners('stream');
+    server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
+      if (String(headers['content-type'] ?? '').startsWith('application/grpc')) {
+        grpc(stream, headers, stream, `${stream.session?.socket?.remoteAddress ?? ''}:${stream.session?.socket?.remotePort ?? ''}`);
+      } else {
+        for (const listener of compatibility) listener.call(server, stream, headers, ...rest);
+      }
+    });
+  }
   const log = options.log ?? ((line: string) => console.error(line));
   server.on('tlsClientError', (error: Error & { code?: string }, socket: TLSSocket) => {
     // A client that hangs up before finishing its handshake is not worth a line.
     if (!socket.authorizationError && error.code === 'ECONNRESET') return;
     log(`fleetsim allocator: refused a TLS client: ${refusal(error, socket)}`);
   });
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  const sockets = new Set<Socket>();
+  // The port's own listener looks at the first bytes, then hands TLS to the server.
+  const front = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    // Read (not 'data': the TLS socket would miss what flowed) what has come, then put it back.
+    socket.once('readable', () => {
+      const first = socket.read() as Buffer | null;
+      if (!first) return socket.destroy();
+      if (first[0] === TLS_HANDSHAKE) {
+        socket.unshift(first);
+        server.emit('connection', socket);
+      } else if (PLAIN_HTTP_STARTS.includes(first.subarray(0, 5).toString('latin1'))) {
+        socket.end(PLAIN_HTTP_ANSWER);
+      } else {
+        socket.destroy();
+      }
+    });
+  });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+    front.once('error', reject);
+    front.listen(options.port, options.host, () => {
+      front.off('error', reject);
       resolve();
     });
   });
-  const address = server.address();
+  const address = front.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   return {
     server,
     port,
     mutual,
+    reload: (next) => server.setSecureContext(secureContextOf(next)),
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
+        for (const session of sessions) session.destroy();
+        for (const socket of sockets) socket.destroy();
+        server.close();
+        front.close(() => resolve());
       }),
   };
 }

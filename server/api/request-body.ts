@@ -147,7 +147,8 @@ export function parseJsonSequence(text: string): unknown[] {
  */
 export function sendJsonText(res: ServerResponse, status: number, text: string, close = false): void {
   const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) };
-  if (close) headers.Connection = 'close';
+  // HTTP/2 has no Connection header (the allocator's TLS port speaks both).
+  if (close && (res.req?.httpVersionMajor ?? 1) < 2) headers.Connection = 'close';
   res.writeHead(status, headers);
   res.end(text);
 }

@@ -12,6 +12,7 @@ import { POD_DEFINITION } from './pod/definition.js';
 import { NAMESPACE_DEFINITION } from './namespace/definition.js';
 import { CRD_DEFINITION } from './customresourcedefinition/definition.js';
 import { SERVICEACCOUNT_DEFINITION } from './serviceaccount/definition.js';
+import { SERVICE_DEFINITION } from './service/definition.js';
 import {
   CLUSTERROLEBINDING_DEFINITION,
   CLUSTERROLE_DEFINITION,
@@ -33,6 +34,7 @@ export const KIND_DEFINITIONS: KindDefinition[] = [
   POD_DEFINITION,
   NAMESPACE_DEFINITION,
   SERVICEACCOUNT_DEFINITION,
+  SERVICE_DEFINITION,
   ROLE_DEFINITION,
   ROLEBINDING_DEFINITION,
   CLUSTERROLE_DEFINITION,

@@ -15,13 +15,14 @@ import type { RunData } from '../reports/run-data.js';
  *    compares capacities; at most 64 requests in flight: enough that fleetsim is measured at its
  *    capacity (with 40, its thread idled ~8% of the run waiting on k6's round trips; the baseline
  *    is bound by k6 either way), few enough that a saturated server's p99 stays bounded.
- *    Target: fleetsim >= 0.5 x the baseline's rate, with p99 < 50 ms;
+ *    Target (issue 17): fleetsim >= 0.8 x the baseline's rate, with p99 < 25 ms;
  *  - the same allocations over gRPC (allocation.AllocationService/Allocate, mutual TLS with the
  *    certificates of --allocator-tls auto): the same fleet, offered rate and calls in flight, its
  *    rate set against the baseline of the run above (a server answering canned HTTP responses:
  *    what the loopback, k6 and this machine allow), so both rows share one yardstick;
  *  - watch fan-out: 5,000 WebSocket watchers on 1,000 GameServers, 500 changes/s (2,500
- *    deliveries/s); target: p99 delivery latency < 250 ms.
+ *    deliveries/s), target p99 delivery latency < 10 ms; and 19,000 watchers (9,500
+ *    deliveries/s; 20,000 do not fit under this machine's limit of open files), target p99 < 50 ms.
  */
 
 interface Headline {
@@ -39,21 +40,30 @@ const HEADLINES: Headline[] = [
   {
     title: ALLOCATION_HEADLINE,
     args: ['allocation-throughput', '--fleet-size', '10000', '--rate', '12000', '--vus', '64', '--session', '3', '--duration', '30s', '--baseline'],
-    target: 'ratio >= 0.5 and p99 < 50 ms',
-    met: (d) => (d.baselineRatio ?? 0) >= 0.5 && d.fleetsim.latency.p99 < 50,
+    target: 'ratio >= 0.8 and p99 < 25 ms',
+    met: (d) => (d.baselineRatio ?? 0) >= 0.8 && d.fleetsim.latency.p99 < 25,
   },
   {
     title: 'allocation over gRPC (mutual TLS), 10,000 GameServers',
     args: ['allocation-grpc', '--fleet-size', '10000', '--rate', '12000', '--vus', '64', '--session', '3', '--duration', '30s'],
     baselineOf: ALLOCATION_HEADLINE,
-    target: 'ratio >= 0.5 and p99 < 50 ms',
-    met: (d) => (d.baselineRatio ?? 0) >= 0.5 && d.fleetsim.latency.p99 < 50,
+    // Issue 17 asks for 0.8 of a canned gRPC server; there is none yet, so the REST baseline stands in.
+    target: 'ratio >= 0.8 (of the REST baseline) and p99 < 25 ms',
+    met: (d) => (d.baselineRatio ?? 0) >= 0.8 && d.fleetsim.latency.p99 < 25,
   },
   {
     title: 'watch-fanout, 5,000 watchers',
-    args: ['watch-fanout', '--vus', '5000', '--fleet-size', '1000', '--rate', '500', '--duration', '30s', '--baseline', '--p99-ms', '250'],
-    target: 'p99 delivery < 250 ms',
-    met: (d) => d.ok && d.fleetsim.latency.count > 0 && d.fleetsim.latency.p99 < 250,
+    args: ['watch-fanout', '--vus', '5000', '--fleet-size', '1000', '--rate', '500', '--duration', '30s', '--baseline', '--p99-ms', '10'],
+    target: 'p99 delivery < 10 ms',
+    met: (d) => d.ok && d.fleetsim.latency.count > 0 && d.fleetsim.latency.p99 < 10,
+  },
+  {
+    // Issue 17 names 20,000; a process here may hold 20,000 open files (hard limit), and k6 and
+    // the server each need one per socket besides their own, so 19,000 is what fits.
+    title: 'watch-fanout, 19,000 watchers',
+    args: ['watch-fanout', '--vus', '19000', '--fleet-size', '1000', '--rate', '500', '--duration', '30s', '--baseline', '--p99-ms', '50'],
+    target: 'p99 delivery < 50 ms',
+    met: (d) => d.ok && d.fleetsim.latency.count > 0 && d.fleetsim.latency.p99 < 50,
   },
 ];
 

@@ -1,3 +1,5 @@
+import type { AllocatorOptions } from '../server/allocation/allocator.js';
+import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions, describeAllocatorModel, parseAllocatorModel } from '../server/allocation/allocator-model-flags.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -43,6 +45,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'fleet-size', type: 'number', default: 1000, help: 'Ready game servers the fleet keeps (a Buffer autoscaler refills it)' },
   { name: 'session', type: 'number', default: 10, help: 'seconds an allocated game server plays before it shuts down' },
   { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch" },
+  ...ALLOCATOR_MODEL_FLAGS,
   { name: 'agones-src', type: 'string', env: 'AGONES_SRC', help: 'an extracted Agones tree (with vendor/), where the tool is built' },
   { name: 'rebuild', type: 'boolean', default: false, help: 'build the tool again even if a build is there' },
   { name: 'out', type: 'string', help: 'run folder (default reports/out/<timestamp>-agones-load/)' },
@@ -61,7 +64,7 @@ interface AgonesLoadSettings {
   rebuild: boolean;
   fleetSize: number;
   session: number;
-  allocatorModel: string;
+  allocator: AllocatorOptions;
   out: string;
   scenarioFile?: string;
   /** The scenario file's stages, scaled, as the tool is given them. */
@@ -83,7 +86,7 @@ function timestamp(date: Date): string {
 }
 
 export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings | 'help' {
-  const { values, positional } = parseFlags(argv, FLAGS, process.env);
+  const { values, positional, given } = parseFlags(argv, FLAGS, process.env);
   if (values.help) return 'help';
   if (positional.length > 0) throw new FlagError(`agones-load takes no scenario name (got ${positional.join(' ')}); --tool picks the tool`);
   const tool = String(values.tool);
@@ -92,15 +95,14 @@ export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings 
   if (!src || !existsSync(join(src, 'test', 'load', 'allocation', tool))) {
     throw new FlagError('--agones-src (or AGONES_SRC) must name an extracted Agones tree with test/load/allocation and vendor/');
   }
-  const allocatorModel = String(values['allocator-model']);
-  if (allocatorModel !== 'exact' && allocatorModel !== 'agones-batch') throw new FlagError(`--allocator-model must be exact or agones-batch, not "${allocatorModel}"`);
+  const allocator = allocatorModelOptions(parseAllocatorModel(values['allocator-model']), values, given);
   const settings: AgonesLoadSettings = {
     tool: tool as Tool,
     src,
     rebuild: values.rebuild === true,
     fleetSize: positiveFlag(values['fleet-size'], 'fleet-size', true),
     session: positiveFlag(values.session, 'session', false),
-    allocatorModel,
+    allocator,
     out: values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-agones-load`),
     expectedSeconds: 0,
     clients: positiveFlag(values.clients, 'clients', true),
@@ -187,7 +189,7 @@ export async function runAgonesLoad(settings: AgonesLoadSettings, log: (line: st
     nodes: churningFleetNodes(settings.fleetSize),
     maxPods: MAX_PODS_PER_NODE,
     featureGates: '',
-    allocatorModel: settings.allocatorModel,
+    allocator: settings.allocator,
     allocatorTls: true,
   });
   let run: AgonesLoadRun;
@@ -217,7 +219,7 @@ export async function runAgonesLoad(settings: AgonesLoadSettings, log: (line: st
       command: [settings.tool, ...args],
       fleetSize: settings.fleetSize,
       session: settings.session,
-      allocatorModel: settings.allocatorModel,
+      allocatorModel: describeAllocatorModel(settings.allocator),
       ...(settings.scenarioFile && { scenarioFile: settings.scenarioFile, timeScale: settings.timeScale }),
       result,
       eventsCommitted: 0,

@@ -1,3 +1,4 @@
+import { serveArguments } from './servers.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,9 +26,24 @@ describe('fleetsim bench flags', () => {
     const { settings, out } = settingsOf('watch-fanout', '--duration', '3s', '--rate', '5', '--vus', '40', '--fleet-size', '10', '--baseline', '--out', '/tmp/x');
     expect(settings).toMatchObject({ duration: '3s', durationSeconds: 3, rate: 5, vus: 40, fleetSize: 10, baseline: true });
     expect(out).toBe('/tmp/x');
-    expect(settingsOf('allocation-throughput').settings.allocatorModel).toBe('exact');
+    expect(settingsOf('allocation-throughput').settings.allocator).toEqual({ model: 'exact' });
     expect(settingsOf('allocation-throughput', '--scrape-metrics', '0').settings.scrapeSeconds).toBe(0);
-    expect(settingsOf('agones-scenario', '--allocator-model', 'agones-batch').settings.allocatorModel).toBe('agones-batch');
+    expect(settingsOf('agones-scenario', '--allocator-model', 'agones-batch').settings.allocator).toEqual({
+      model: 'agones-batch',
+      replicas: 3,
+      batchWaitMs: 500,
+      informerLagMs: 100,
+    });
+  });
+
+  it("passes agones-batch's replicas, batch wait and watch lag to the server, and refuses them with exact", () => {
+    const { settings } = settingsOf('allocation-throughput', '--allocator-model', 'agones-batch', '--allocator-replicas', '4', '--allocator-batch-wait', '200ms', '--allocator-informer-lag', '50ms');
+    expect(settings.allocator).toEqual({ model: 'agones-batch', replicas: 4, batchWaitMs: 200, informerLagMs: 50 });
+    expect(serveArguments({ dbPath: 'x.db', logPath: 'x.log', nodes: 1, maxPods: 10, featureGates: '', allocator: settings.allocator })).toEqual(
+      expect.arrayContaining(['--allocator-model', 'agones-batch', '--allocator-replicas', '4', '--allocator-batch-wait', '200ms', '--allocator-informer-lag', '50ms']),
+    );
+    expect(() => settingsOf('allocation-throughput', '--allocator-replicas', '4')).toThrow('--allocator-replicas goes with --allocator-model agones-batch');
+    expect(() => settingsOf('allocation-throughput', '--allocator-model', 'fifo')).toThrow('--allocator-model must be exact or agones-batch, not "fifo"');
   });
 
   it('scales an Agones scenario file to --duration', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { AllocatorModel } from '../server/allocation/allocator.js';
+import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions, parseAllocatorModel } from '../server/allocation/allocator-model-flags.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/flags.js';
 import { runBench } from './bench.js';
 import { agonesLoadCommand } from './agones-load.js';
@@ -21,6 +21,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'scenario-file', type: 'string', help: 'agones-scenario: lines duration,clients,intervalMs (default scenarios/agones/fixed.txt)' },
   { name: 'time-scale', type: 'number', help: 'agones-scenario: multiply every duration in the file by this' },
   { name: 'allocator-model', type: 'string', default: 'exact', help: "the server's allocator: exact, or agones-batch (Agones's allocator: replicas with lagging caches, batches, update conflicts)" },
+  ...ALLOCATOR_MODEL_FLAGS,
   { name: 'scrape-metrics', type: 'number', default: 5, help: "seconds between scrapes of fleetsim's /metrics during its run, as Prometheus would (0: none)" },
   { name: 'keep-raw', type: 'boolean', default: false, help: "keep k6's raw JSON output (one line per sample; large) in the run folder" },
   ...REMOTE_FLAGS,
@@ -61,11 +62,6 @@ function timestamp(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
 
-function allocatorModel(value: unknown): AllocatorModel {
-  if (value === 'exact' || value === 'agones-batch') return value;
-  throw new FlagError(`--allocator-model must be exact or agones-batch, not "${String(value)}"`);
-}
-
 /** The run's settings from the command line, defaults filled in. */
 export function benchSettings(argv: readonly string[]): { settings: BenchSettings; out: string } | 'help' {
   const { values, positional, given } = parseFlags(argv, FLAGS, {});
@@ -86,7 +82,7 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
     baseline: values.baseline === true,
     keepRaw: values['keep-raw'] === true,
     scrapeSeconds: positive(values, 'scrape-metrics', 5, true),
-    allocatorModel: allocatorModel(values['allocator-model']),
+    allocator: allocatorModelOptions(parseAllocatorModel(values['allocator-model']), values, given),
   };
   const definition = SCENARIOS[scenario];
   const remote = remoteTarget(values, given, scenario, definition.allocation ? definition.fleet?.name : undefined);

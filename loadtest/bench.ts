@@ -1,3 +1,4 @@
+import { describeAllocatorModel } from '../server/allocation/allocator-model-flags.js';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -238,7 +239,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       nodes,
       maxPods: 110,
       featureGates: gates,
-      allocatorModel: settings.allocatorModel,
+      allocator: settings.allocator,
       allocatorTls: definition.allocatorTls,
     });
     log(`  fleetsim serving on ${fleetsim.baseUrl} (pid ${fleetsim.process.pid}, ${nodes} nodes)`);
@@ -311,7 +312,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       baseline: settings.baseline,
       nodes,
       featureGates: gates,
-      allocatorModel: settings.allocatorModel,
+      allocatorModel: describeAllocatorModel(settings.allocator),
       scrapeMetricsSeconds: settings.scrapeSeconds,
       baselineRatioMeaning: definition.ratioMeaning,
       ...(baselineRun && {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { AllocatorModel } from '../server/allocation/allocator.js';
+import type { AllocatorOptions } from '../server/allocation/allocator.js';
 import type { BaselineConfig, CannedResponse, SidecarGameServer } from './baseline-server.js';
 import { type AgonesStage, stageRate } from './durations.js';
 import { LIFECYCLE_COUNTER, lifecycleGameServer } from './lifecycle-gameserver.js';
@@ -42,8 +42,8 @@ export interface BenchSettings {
    * of state changes, allocations and requests on, so the run measures what that costs.
    */
   scrapeSeconds: number;
-  /** `fleetsim serve --allocator-model`. */
-  allocatorModel: AllocatorModel;
+  /** `fleetsim serve --allocator-model` and, for agones-batch, its replicas, batch wait and lag. */
+  allocator: AllocatorOptions;
   /** `--target-allocator`: allocate from another cluster instead of a local fleetsim. */
   remote?: RemoteTarget;
   /** agones-scenario: the file and the factor its durations are scaled by. */

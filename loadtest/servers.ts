@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CLI, REPO_ROOT } from './paths.js';
+import type { AllocatorOptions } from '../server/allocation/allocator.js';
+import { allocatorModelArguments } from '../server/allocation/allocator-model-flags.js';
 
 /**
  * The servers a run talks to, each a child process on loopback: `fleetsim serve` (started fresh
@@ -78,7 +80,7 @@ export interface ServeSettings {
   nodes: number;
   maxPods: number;
   featureGates: string;
-  allocatorModel?: string;
+  allocator?: AllocatorOptions;
   /** `--allocator-tls auto` on a free port: the allocator over mutual TLS, REST and gRPC. */
   allocatorTls?: boolean;
 }
@@ -96,7 +98,7 @@ export function serveArguments(settings: ServeSettings): string[] {
   const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', settings.dbPath, '--no-default-fleet'];
   args.push('--nodes', String(settings.nodes), '--max-pods', String(settings.maxPods));
   if (settings.featureGates) args.push('--feature-gates', settings.featureGates);
-  if (settings.allocatorModel) args.push('--allocator-model', settings.allocatorModel);
+  if (settings.allocator) args.push(...allocatorModelArguments(settings.allocator));
   if (settings.allocatorTls) args.push('--allocator-tls', 'auto', '--allocator-port', '0');
   if (settings.manifests) args.push('-f', settings.manifests);
   if (settings.profiles) args.push('--profiles', settings.profiles);

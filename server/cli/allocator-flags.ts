@@ -1,6 +1,7 @@
 import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';
 import type { AllocatorModel } from '../allocation/allocator.js';
 import type { AllocatorTlsOptions } from '../allocator-service.js';
+import { parseAllocatorModel } from '../allocation/allocator-model-flags.js';
 import { FlagError, type FlagSpec, type FlagValues } from '../flags.js';
 
 /** The allocator service's flags of `fleetsim serve`: its model and its own TLS listener. */
@@ -32,10 +33,7 @@ export interface AllocatorFlags {
 
 /** Checks the allocator's flags together and reads the TLS files they name. */
 export function allocatorFlags(values: FlagValues): AllocatorFlags {
-  const model = String(values['allocator-model']);
-  if (model !== 'exact' && model !== 'agones-batch') {
-    throw new FlagError(`--allocator-model must be exact or agones-batch, not "${model}"`);
-  }
+  const model = parseAllocatorModel(values['allocator-model']);
   const tlsCert = values['allocator-tls-cert'] ? String(values['allocator-tls-cert']) : undefined;
   const tlsKey = values['allocator-tls-key'] ? String(values['allocator-tls-key']) : undefined;
   const clientCa = values['allocator-client-ca'] ? String(values['allocator-client-ca']) : undefined;

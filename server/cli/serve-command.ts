@@ -8,7 +8,7 @@ import { parseAllowedHosts } from '../api/request-origin.js';
 /** Where serve keeps its log unless told otherwise (and where `explain` reads by default). */
 export const DEFAULT_DB = 'data/fleetsim.db';
 import { ALLOCATOR_FLAGS, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
-import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from './allocator-model-flags.js';
+import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from '../allocation/allocator-model-flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },

@@ -5,7 +5,7 @@ import {
   DEFAULT_BATCH_WAIT_MS,
   DEFAULT_INFORMER_LAG_MS,
   MAX_ALLOCATOR_REPLICAS,
-} from '../allocation/allocator.js';
+} from './allocator.js';
 import { FlagError, type FlagSpec, type FlagValues, parseDuration } from '../flags.js';
 
 /** The flags of `--allocator-model agones-batch`: how the real allocator it models is deployed. */
@@ -29,6 +29,28 @@ export const ALLOCATOR_MODEL_FLAGS: FlagSpec[] = [
     help: "agones-batch: how late each replica's cache hears of a GameServer change (its watch's delay)",
   },
 ];
+
+/** `--allocator-model`'s value, checked. */
+export function parseAllocatorModel(value: unknown): AllocatorModel {
+  if (value === 'exact' || value === 'agones-batch') return value;
+  throw new FlagError(`--allocator-model must be exact or agones-batch, not "${String(value)}"`);
+}
+
+/** The flags of `fleetsim serve` that ask for these options (a harness starting a server). */
+export function allocatorModelArguments(options: AllocatorOptions): string[] {
+  const args = ['--allocator-model', options.model ?? 'exact'];
+  if (options.model !== 'agones-batch') return args;
+  if (options.replicas !== undefined) args.push('--allocator-replicas', String(options.replicas));
+  if (options.batchWaitMs !== undefined) args.push('--allocator-batch-wait', `${options.batchWaitMs}ms`);
+  if (options.informerLagMs !== undefined) args.push('--allocator-informer-lag', `${options.informerLagMs}ms`);
+  return args;
+}
+
+/** The options in words, for a report. */
+export function describeAllocatorModel(options: AllocatorOptions): string {
+  if (options.model !== 'agones-batch') return options.model ?? 'exact';
+  return `agones-batch (${options.replicas ?? DEFAULT_ALLOCATOR_REPLICAS} replicas, batch wait ${options.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS} ms, informer lag ${options.informerLagMs ?? DEFAULT_INFORMER_LAG_MS} ms)`;
+}
 
 /** The model's options from its flags; a flag of agones-batch given with another model is refused. */
 export function allocatorModelOptions(model: AllocatorModel, values: FlagValues, given: ReadonlySet<string>): AllocatorOptions {

@@ -1,16 +1,18 @@
+import { runToEnd } from './run-process.js';
 import type { AllocatorOptions } from '../server/allocation/allocator.js';
 import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions, describeAllocatorModel, parseAllocatorModel } from '../server/allocation/allocator-model-flags.js';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../server/flags.js';
 import type { AgonesLoadResult, AgonesLoadRun } from '../reports/agones-load-data.js';
 import { parseAllocationload, parseRunscenario } from '../reports/agones-load-data.js';
 import { agonesLoadSummary, writeAgonesLoadReport } from '../reports/agones-load-report.js';
 import { allocatorClientFiles } from './bench.js';
-import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
+import { formatDuration, parseDuration } from './durations.js';
+import { scenarioFileFlag } from './scenario-file.js';
 import { countEvents } from './event-log-figures.js';
-import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
+import { REPORTS_OUT } from './paths.js';
 import { MAX_PODS_PER_NODE, churningFleet, churningFleetNodes, sessionProfile } from './scenarios.js';
 import { requestJson, startFleetsim, waitForFleet } from './servers.js';
 
@@ -114,14 +116,7 @@ export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings 
     settings.expectedSeconds = 60 + (settings.clients * settings.perClient) / 100;
     return settings;
   }
-  const file = resolve(String(values['scenario-file'] ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt')));
-  let stages;
-  try {
-    stages = parseAgonesScenario(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new FlagError(`--scenario-file ${file}: ${(error as Error).message}`);
-  }
-  const total = stages.reduce((sum, s) => sum + s.seconds, 0);
+  const { file, stages, totalSeconds: total } = scenarioFileFlag(values['scenario-file']);
   if (values.duration !== undefined && values['time-scale'] !== undefined) throw new FlagError('give --duration or --time-scale, not both');
   let timeScale = 1;
   if (values['time-scale'] !== undefined) timeScale = positiveFlag(values['time-scale'], 'time-scale', false);
@@ -148,26 +143,6 @@ function buildTool(settings: AgonesLoadSettings, log: (line: string) => void): s
   log(`  building Agones's ${settings.tool} (go build -mod=vendor ./test/load/allocation/${settings.tool})…`);
   execFileSync('go', ['build', '-mod=vendor', '-o', binary, `./test/load/allocation/${settings.tool}`], { cwd: settings.src, stdio: 'inherit' });
   return binary;
-}
-
-/** Runs the tool to its end (killed after `timeoutMs`); its stdout and stderr together, as the tool's log. */
-function runTool(binary: string, args: string[], logPath: string, timeoutMs: number): Promise<{ output: string; exitCode: number | null }> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      writeFileSync(logPath, output);
-      resolveRun({ output, exitCode: code });
-    });
-  });
 }
 
 export async function runAgonesLoad(settings: AgonesLoadSettings, log: (line: string) => void): Promise<AgonesLoadRun> {
@@ -203,7 +178,8 @@ export async function runAgonesLoad(settings: AgonesLoadSettings, log: (line: st
     else args.push('--numberofclients', String(settings.clients), '--perclientallocations', String(settings.perClient));
     log(`  ${settings.tool} ${args.join(' ')}`);
     const toolStarted = Date.now();
-    const { output, exitCode } = await runTool(binary, args, join(dir, `agones-${settings.tool}.log`), settings.expectedSeconds * 1000 + 120_000);
+    const { output, code: exitCode } = await runToEnd(binary, args, settings.expectedSeconds * 1000 + 120_000, true);
+    writeFileSync(join(dir, `agones-${settings.tool}.log`), output);
     const toolEnded = Date.now();
     const result: AgonesLoadResult =
       settings.tool === 'runscenario' ? parseRunscenario(output) : parseAllocationload(output, settings.clients, settings.perClient);

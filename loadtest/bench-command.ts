@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions, parseAllocatorModel } from '../server/allocation/allocator-model-flags.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../server/flags.js';
 import { runBench } from './bench.js';
 import { agonesLoadCommand } from './agones-load.js';
-import { formatDuration, parseAgonesScenario, parseDuration } from './durations.js';
-import { REPORTS_OUT, SCENARIOS_DIR } from './paths.js';
+import { formatDuration, parseDuration } from './durations.js';
+import { scenarioFileFlag } from './scenario-file.js';
+import { REPORTS_OUT } from './paths.js';
 import { REMOTE_FLAGS, remoteTarget } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, SCENARIO_NAMES, isScenarioName } from './scenarios.js';
 
@@ -102,14 +102,7 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
   }
 
   if (scenario === 'agones-scenario') {
-    const file = resolve(String(values['scenario-file'] ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt')));
-    let stages;
-    try {
-      stages = parseAgonesScenario(readFileSync(file, 'utf8'));
-    } catch (error) {
-      throw new FlagError(`--scenario-file ${file}: ${(error as Error).message}`);
-    }
-    const total = stages.reduce((sum, s) => sum + s.seconds, 0);
+    const { file, stages, totalSeconds: total } = scenarioFileFlag(values['scenario-file']);
     if (durationSeconds !== undefined && values['time-scale'] !== undefined) throw new FlagError('give --duration or --time-scale, not both');
     const timeScale = durationSeconds !== undefined ? durationSeconds / total : positive(values, 'time-scale', 1);
     settings.scenarioFile = file;

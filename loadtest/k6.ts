@@ -1,3 +1,4 @@
+import { runToEnd } from './run-process.js';
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -16,25 +17,8 @@ export async function findK6(): Promise<string> {
 }
 
 export async function k6Version(k6: string): Promise<string> {
-  const { stdout } = await run(k6, ['version'], 15_000);
-  return stdout.split('\n')[0]?.trim() ?? '';
-}
-
-function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout });
-    });
-  });
+  const { output } = await runToEnd(k6, ['version'], 15_000);
+  return output.split('\n')[0]?.trim() ?? '';
 }
 
 export interface K6Run {

@@ -1,3 +1,4 @@
+import { watchMachineLoad } from './machine-load.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,11 +95,12 @@ async function main(): Promise<void> {
   await run(2000);
   const results: Result[] = [];
   for (const size of SIZES) {
+    const machine = watchMachineLoad();
     const r = await run(size);
     results.push(r);
     console.log(
       `fleet of ${size}: all Ready in ${r.seconds.toFixed(2)} s wall = ${Math.round(r.perSecond)} GameServers/s; ` +
-        `${Math.round(r.heapPerGameServer)} bytes of heap per GameServer; ${r.events} events in the log`,
+        `${Math.round(r.heapPerGameServer)} bytes of heap per GameServer; ${r.events} events in the log; ${machine()}`,
     );
   }
   const small = results.find((r) => r.size === 10_000);

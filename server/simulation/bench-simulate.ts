@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
+import { watchMachineLoad } from '../bench/machine-load.js';
 import { join } from 'node:path';
 import type { SimulationTiming } from '../../reports/simulation-data.js';
 import { REPO_ROOT } from '../../loadtest/paths.js';
@@ -22,7 +23,7 @@ const files = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',
 let ok = true;
 for (const file of files) {
   const out = mkdtempSync(join(tmpdir(), 'fleetsim-bench-simulate-'));
-  const load = loadavg()[0]!;
+  const machine = watchMachineLoad();
   try {
     const [summary] = await runSimulations({ files: [file], out, log: (line) => console.log(line) });
     const timing = JSON.parse(readFileSync(join(out, 'timing.json'), 'utf8')) as SimulationTiming;
@@ -34,7 +35,7 @@ for (const file of files) {
         `${Math.round(timing.speedup)} simulated s per wall s; ${a.requests.toLocaleString('en')} players, ` +
         `${a.allocated.toLocaleString('en')} allocated, peak ${summary!.gameServers.peak.toLocaleString('en')} GameServers, ` +
         `${summary!.events.toLocaleString('en')} events; peak memory ${Math.round(timing.peakRssBytes / 2 ** 20)} MiB RSS, ` +
-        `${Math.round(timing.peakHeapBytes / 2 ** 20)} MiB heap; load average ${load.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`,
+        `${Math.round(timing.peakHeapBytes / 2 ** 20)} MiB heap; ${machine()}`,
     );
     console.log(`  target: the day in under ${TARGET_SECONDS} s: ${pass ? 'PASS' : 'FAIL'}`);
   } finally {

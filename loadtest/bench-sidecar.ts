@@ -7,6 +7,7 @@ import { CLI } from './paths.js';
 import { ServerProcess, request, startBaselineProcess } from './servers.js';
 import { readCpuSeconds, readMachineBusySeconds, readRssBytes } from './proc-stats.js';
 import type { BaselineConfig } from './baseline-server.js';
+import { percentile, sortNumbers } from './stats.js';
 
 /**
  * `npm run bench:sidecar`: the standalone sidecar (`fleetsim sidecar`) against a raw `node:http`
@@ -135,8 +136,7 @@ async function runWrk(url: string, scriptPath: string, seconds: number, serverPi
 }
 
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return percentile(sortNumbers(values), 50);
 }
 
 function wrkAvailable(): boolean {

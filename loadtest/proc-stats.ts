@@ -1,23 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Series } from '../reports/run-data.js';
+import { clockTicksPerSecond } from '../server/bench/machine-load.js';
 
 /**
  * CPU time and resident memory of a process, read from Linux's /proc while it runs — the
  * server's own figures come from the outside, so nothing is added to the server.
  */
 
-/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`, 100 nearly everywhere). */
-function clockTicks(): number {
-  try {
-    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-    return ticks > 0 ? ticks : 100;
-  } catch {
-    return 100;
-  }
-}
-
-let ticksPerSecond: number | undefined;
 
 /**
  * User + system CPU seconds from the text of /proc/<pid>/stat. The command name (field 2) can
@@ -42,29 +31,14 @@ export function rssBytesFromStatus(status: string): number {
 }
 
 export function readCpuSeconds(pid: number): number {
-  ticksPerSecond ??= clockTicks();
-  return cpuSecondsFromStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), ticksPerSecond);
+  return cpuSecondsFromStat(readFileSync(`/proc/${pid}/stat`, 'utf8'), clockTicksPerSecond());
 }
 
 export function readRssBytes(pid: number): number {
   return rssBytesFromStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
 }
 
-/**
- * CPU seconds the whole machine has spent busy (all cores: everything but idle and iowait) from
- * the first line of /proc/stat — to tell how much of a run's CPU went to other programs.
- */
-export function machineBusySecondsFromStat(stat: string, ticks: number): number {
-  const line = stat.split('\n').find((l) => l.startsWith('cpu '));
-  if (!line) throw new Error('no cpu line in /proc/stat');
-  const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / ticks;
-}
-
-export function readMachineBusySeconds(): number {
-  ticksPerSecond ??= clockTicks();
-  return machineBusySecondsFromStat(readFileSync('/proc/stat', 'utf8'), ticksPerSecond);
-}
+export { machineBusySecondsFromStat, readMachineBusySeconds } from '../server/bench/machine-load.js';
 
 /** Samples a process once a second between start() and stop(). */
 export class ProcessSampler {

@@ -226,6 +226,15 @@ async function captureAllocations(baseUrl: string, fleet: string, resourceApi: b
   return { routes, sidecar: {} };
 }
 
+/** The fleet of an allocation scenario: `name`, churning (sessions end, an autoscaler refills it), waited on until Ready. */
+function churningAllocationFleet(name: string): Pick<ScenarioDefinition, 'fleet' | 'fixture' | 'nodes'> {
+  return {
+    fleet: { name, waitFor: 'ready' },
+    fixture: (s) => ({ manifests: churningFleet(name, s.fleetSize), profiles: sessionProfile(s.session) }),
+    nodes: (s) => churningFleetNodes(s.fleetSize),
+  };
+}
+
 const ALLOCATION_OUTCOMES = { Allocated: 'alloc_allocated', UnAllocated: 'alloc_unallocated', Contention: 'alloc_contention', error: 'alloc_error' };
 
 const allocationThroughput: ScenarioDefinition = {
@@ -233,10 +242,8 @@ const allocationThroughput: ScenarioDefinition = {
   summary: 'open-model allocations through the resource API and POST /gameserverallocation against a churning, autoscaled fleet',
   defaults: { duration: '30s', rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50 },
   featureGates: '',
-  fleet: { name: 'bench-allocation', waitFor: 'ready' },
+  ...churningAllocationFleet('bench-allocation'),
   needsNames: false,
-  fixture: (s) => ({ manifests: churningFleet('bench-allocation', s.fleetSize), profiles: sessionProfile(s.session) }),
-  nodes: (s) => churningFleetNodes(s.fleetSize),
   k6Env: (s) => ({ FLEET: 'bench-allocation', RATE: String(s.rate), VUS: String(s.vus), DURATION: s.duration, P99_MS: String(s.p99Ms) }),
   requests: { metric: 'http_reqs', endpoints: ['resource-api', 'allocator'] },
   latency: { metric: 'http_req_duration', endpoints: ['resource-api', 'allocator'] },
@@ -252,11 +259,9 @@ const allocationGrpc: ScenarioDefinition = {
   summary: 'open-model allocations through gRPC allocation.AllocationService/Allocate over mutual TLS against a churning, autoscaled fleet',
   defaults: { duration: '30s', rate: 200, vus: 100, fleetSize: 1000, session: 10, p99Ms: 50 },
   featureGates: '',
-  fleet: { name: 'bench-grpc', waitFor: 'ready' },
+  ...churningAllocationFleet('bench-grpc'),
   needsNames: false,
   allocatorTls: true,
-  fixture: (s) => ({ manifests: churningFleet('bench-grpc', s.fleetSize), profiles: sessionProfile(s.session) }),
-  nodes: (s) => churningFleetNodes(s.fleetSize),
   k6Env: (s) => ({ FLEET: 'bench-grpc', RATE: String(s.rate), VUS: String(s.vus), DURATION: s.duration, P99_MS: String(s.p99Ms) }),
   requests: { metric: 'grpc_req_duration', endpoints: ['allocator-grpc'] },
   latency: { metric: 'grpc_req_duration', endpoints: ['allocator-grpc'] },
@@ -274,10 +279,8 @@ const agonesScenario: ScenarioDefinition = {
   summary: "Agones's allocation load-test scenario file (duration,clients,intervalMs per line) through POST /gameserverallocation",
   defaults: { duration: '', rate: 0, vus: 200, fleetSize: 1000, session: 10, p99Ms: 500 },
   featureGates: '',
-  fleet: { name: 'bench-agones', waitFor: 'ready' },
+  ...churningAllocationFleet('bench-agones'),
   needsNames: false,
-  fixture: (s) => ({ manifests: churningFleet('bench-agones', s.fleetSize), profiles: sessionProfile(s.session) }),
-  nodes: (s) => churningFleetNodes(s.fleetSize),
   k6Env: (s) => ({
     FLEET: 'bench-agones',
     SCENARIO_FILE: s.scenarioFile ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt'),

@@ -14,8 +14,8 @@
  */
 import grpc from 'k6/net/grpc';
 import type { Options } from 'k6/options';
-import { COMMON_OPTIONS, durationSeconds, envNumber, envString, msDuration } from './lib/common.ts';
-import { type Outcome, arrivalRate, countOutcome } from './lib/allocation.ts';
+import { COMMON_OPTIONS, durationSeconds, envNumber, envString } from './lib/common.ts';
+import { type Outcome, countOutcome, rampingArrivals } from './lib/allocation.ts';
 
 export const ENDPOINT_ALLOCATOR_GRPC = 'allocator-grpc';
 
@@ -24,7 +24,6 @@ const RATE = envNumber('RATE', 100);
 const DURATION = durationSeconds(envString('DURATION', '30s'));
 const VUS = Math.max(1, envNumber('VUS', 100));
 const P99_MS = envNumber('P99_MS', 50);
-const RAMP = DURATION / 5;
 const ADDRESS = envString('ALLOCATOR_ADDRESS', '');
 if (!ADDRESS) throw new Error('ALLOCATOR_ADDRESS must name the allocator (host:port)');
 
@@ -33,24 +32,11 @@ const client = new grpc.Client();
 client.load([envString('PROTO_DIR', '')], 'allocation.proto');
 
 const REQUEST = { namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': FLEET } }] };
-const rate = arrivalRate(RATE);
 
 export const options: Options = {
   ...COMMON_OPTIONS,
   scenarios: {
-    allocator_grpc: {
-      executor: 'ramping-arrival-rate',
-      exec: 'throughGrpc',
-      startRate: 0,
-      timeUnit: rate.timeUnit,
-      stages: [
-        { duration: msDuration(RAMP), target: rate.rate },
-        { duration: msDuration(DURATION - RAMP), target: rate.rate },
-      ],
-      preAllocatedVUs: Math.min(VUS, 20),
-      maxVUs: VUS,
-      gracefulStop: '5s',
-    },
+    allocator_grpc: rampingArrivals('throughGrpc', RATE, DURATION, VUS),
   },
   thresholds: {
     [`grpc_req_duration{endpoint:${ENDPOINT_ALLOCATOR_GRPC}}`]: [`p(99)<${P99_MS}`],

@@ -23,6 +23,7 @@ import {
   allocateThroughResourceApi,
   allocatorBody,
   arrivalRate,
+  rampingArrivals,
   resourceApiBody,
 } from './lib/allocation.ts';
 
@@ -32,10 +33,8 @@ const SHARE = Math.min(1, Math.max(0, envNumber('RESOURCE_API_SHARE', 0.5)));
 const DURATION = durationSeconds(envString('DURATION', '30s'));
 const VUS = Math.max(2, envNumber('VUS', 100));
 const P99_MS = envNumber('P99_MS', 50);
-const RAMP = DURATION / 5;
 
 const resourceRate = arrivalRate(RATE * SHARE);
-const allocatorRate = arrivalRate(RATE * (1 - SHARE));
 const perEndpointVus = Math.max(1, Math.ceil(VUS / 2));
 
 const scenarios: NonNullable<Options['scenarios']> = {};
@@ -52,19 +51,7 @@ if (RATE * SHARE > 0) {
   };
 }
 if (RATE * (1 - SHARE) > 0) {
-  scenarios.allocator = {
-    executor: 'ramping-arrival-rate',
-    exec: 'throughAllocator',
-    startRate: 0,
-    timeUnit: allocatorRate.timeUnit,
-    stages: [
-      { duration: msDuration(RAMP), target: allocatorRate.rate },
-      { duration: msDuration(DURATION - RAMP), target: allocatorRate.rate },
-    ],
-    preAllocatedVUs: Math.min(perEndpointVus, 20),
-    maxVUs: perEndpointVus,
-    gracefulStop: '5s',
-  };
+  scenarios.allocator = rampingArrivals('throughAllocator', RATE * (1 - SHARE), DURATION, perEndpointVus);
 }
 
 export const options: Options = {

@@ -10,7 +10,7 @@
  */
 import http, { type RefinedResponse, type ResponseType } from 'k6/http';
 import { Counter } from 'k6/metrics';
-import { allocatorUrl, baseUrl, envString, jsonParams } from './common.ts';
+import { allocatorUrl, baseUrl, envString, jsonParams, msDuration } from './common.ts';
 
 export type Outcome = 'Allocated' | 'UnAllocated' | 'Contention' | 'error';
 
@@ -91,4 +91,26 @@ export function allocateThroughAllocator(body: string, tags: Record<string, stri
 export function arrivalRate(perSecond: number): { rate: number; timeUnit: string } {
   if (Number.isInteger(perSecond)) return { rate: perSecond, timeUnit: '1s' };
   return { rate: Math.max(1, Math.round(perSecond * 100)), timeUnit: '100s' };
+}
+
+/**
+ * A matchmaker's arrivals: `perSecond` reached over the first fifth of `seconds`, then held;
+ * at most `vus` requests in flight.
+ */
+export function rampingArrivals(exec: string, perSecond: number, seconds: number, vus: number) {
+  const rate = arrivalRate(perSecond);
+  const ramp = seconds / 5;
+  return {
+    executor: 'ramping-arrival-rate' as const,
+    exec,
+    startRate: 0,
+    timeUnit: rate.timeUnit,
+    stages: [
+      { duration: msDuration(ramp), target: rate.rate },
+      { duration: msDuration(seconds - ramp), target: rate.rate },
+    ],
+    preAllocatedVUs: Math.min(vus, 20),
+    maxVUs: vus,
+    gracefulStop: '5s',
+  };
 }

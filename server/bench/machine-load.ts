@@ -1,31 +1,62 @@
-import { cpus, loadavg } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 
-/** CPU seconds all cores have spent busy since boot (everything but idle). */
-function machineBusySeconds(): number {
-  let ms = 0;
-  for (const cpu of cpus()) ms += cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq;
-  return ms / 1000;
+/**
+ * The machine's CPU, read from Linux's /proc: how busy all cores were while a benchmark ran (the
+ * machine is shared), and the clock ticks /proc counts in. The load harness (loadtest/proc-stats)
+ * reads it here too.
+ */
+
+let ticksPerSecond: number | undefined;
+
+/** Clock ticks per second of /proc's CPU times (`getconf CLK_TCK`, 100 nearly everywhere). */
+export function clockTicksPerSecond(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+      ticksPerSecond = ticks > 0 ? ticks : 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
 }
 
-/** This process's CPU seconds (user + system). */
+/**
+ * CPU seconds the whole machine has spent busy (all cores: everything but idle and iowait) from
+ * the first line of /proc/stat — to tell how much of a run's CPU went to other programs.
+ */
+export function machineBusySecondsFromStat(stat: string, ticks: number): number {
+  const line = stat.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) throw new Error('no cpu line in /proc/stat');
+  const [user, nice, system, _idle, _iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / ticks;
+}
+
+export function readMachineBusySeconds(): number {
+  return machineBusySecondsFromStat(readFileSync('/proc/stat', 'utf8'), clockTicksPerSecond());
+}
+
+/** This process's CPU seconds (user + system, every thread). */
 function ownSeconds(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1e6;
 }
 
 /**
- * The machine's load while a benchmark runs, told beside its figures (the machine is shared):
- * call at the start, then call what it returns at the end for a line such as "other programs
- * used 0.12 cores; load average 0.80 → 1.10".
+ * The machine's load while a benchmark runs, told beside its figures: call at the start, then
+ * call what it returns at the end for a line such as "other programs used 0.12 cores; load
+ * average 0.80 → 1.10".
  */
 export function watchMachineLoad(): () => string {
   const started = performance.now();
-  const busy = machineBusySeconds();
+  const busy = readMachineBusySeconds();
   const own = ownSeconds();
   const load = loadavg()[0]!;
   return () => {
     const wall = (performance.now() - started) / 1000;
-    const others = Math.max(0, machineBusySeconds() - busy - (ownSeconds() - own));
+    const others = Math.max(0, readMachineBusySeconds() - busy - (ownSeconds() - own));
     return `other programs used ${(others / Math.max(wall, 0.001)).toFixed(2)} cores; load average ${load.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`;
   };
 }

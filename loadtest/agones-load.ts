@@ -12,7 +12,7 @@ import { allocatorClientFiles } from './bench.js';
 import { formatDuration, parseDuration } from './durations.js';
 import { scenarioFileFlag } from './scenario-file.js';
 import { countEvents } from './event-log-figures.js';
-import { REPORTS_OUT } from './paths.js';
+import { runFolder } from './paths.js';
 import { MAX_PODS_PER_NODE, churningFleet, churningFleetNodes, sessionProfile } from './scenarios.js';
 import { requestJson, startFleetsim, waitForFleet } from './servers.js';
 
@@ -83,10 +83,6 @@ function positiveFlag(value: unknown, name: string, whole: boolean): number {
   return n;
 }
 
-function timestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
-}
-
 export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings | 'help' {
   const { values, positional, given } = parseFlags(argv, FLAGS, process.env);
   if (values.help) return 'help';
@@ -105,7 +101,7 @@ export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings 
     fleetSize: positiveFlag(values['fleet-size'], 'fleet-size', true),
     session: positiveFlag(values.session, 'session', false),
     allocator,
-    out: values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-agones-load`),
+    out: values.out !== undefined ? resolve(String(values.out)) : runFolder('agones-load'),
     expectedSeconds: 0,
     clients: positiveFlag(values.clients, 'clients', true),
     perClient: positiveFlag(values['per-client'], 'per-client', true),

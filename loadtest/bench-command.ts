@@ -5,7 +5,7 @@ import { runBench } from './bench.js';
 import { agonesLoadCommand } from './agones-load.js';
 import { formatDuration, parseDuration } from './durations.js';
 import { scenarioFileFlag } from './scenario-file.js';
-import { REPORTS_OUT } from './paths.js';
+import { runFolder } from './paths.js';
 import { REMOTE_FLAGS, remoteTarget } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, SCENARIO_NAMES, isScenarioName } from './scenarios.js';
 
@@ -56,10 +56,6 @@ function whole(values: FlagValues, name: string, fallback: number): number {
   const n = positive(values, name, fallback);
   if (!Number.isInteger(n)) throw new FlagError(`--${name} must be a whole number`);
   return n;
-}
-
-function timestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
 
 /** The run's settings from the command line, defaults filled in. */
@@ -119,7 +115,7 @@ export function benchSettings(argv: readonly string[]): { settings: BenchSetting
     settings.duration = durationText ?? d.duration;
   }
 
-  const out = values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-${scenario}`);
+  const out = values.out !== undefined ? resolve(String(values.out)) : runFolder(scenario);
   return { settings, out };
 }
 

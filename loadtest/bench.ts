@@ -15,6 +15,9 @@ import { type RemoteTarget, probeAllocator } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, type ScenarioDefinition, remoteChurningFleet, remoteSessionSeconds, scriptPath } from './scenarios.js';
 import { type RunningFleetsim, gameServerNames, request, requestJson, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
 import { ALLOCATION_PROTO } from '../server/grpc/allocation-grpc.js';
+import { ALLOCATOR_CLIENT_SECRET, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET } from '../server/allocation/allocator-install.js';
+import { secretData } from '../server/allocation/remote-allocator.js';
+import type { Resource } from '../server/kinds/resource.js';
 
 /**
  * One `fleetsim bench` run: a fresh fleetsim with the scenario's fixture, the real k6 against
@@ -187,16 +190,16 @@ async function runTarget(
  * as Agones's guide tells a client to, for a script that calls it over mutual TLS.
  */
 export async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
-  const secret = async (namespace: string, name: string, key: string) => {
-    const object = await requestJson<{ data: Record<string, string> }>(fleetsim.baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
-    return Buffer.from(object.data[key] ?? '', 'base64').toString('utf8');
-  };
+  const secret = async (namespace: string, name: string) =>
+    secretData(await requestJson<Resource>(fleetsim.baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`));
   if (!fleetsim.allocatorAddress) throw new Error('fleetsim printed no allocator address');
+  const client = await secret(ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
+  const ca = await secret(ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
   return {
     ALLOCATOR_ADDRESS: fleetsim.allocatorAddress,
-    CLIENT_CERT: writeText(join(dir, 'client.crt'), await secret('default', 'allocator-client.default', 'tls.crt')),
-    CLIENT_KEY: writeText(join(dir, 'client.key'), await secret('default', 'allocator-client.default', 'tls.key')),
-    CA_CERT: writeText(join(dir, 'ca.crt'), await secret('agones-system', 'allocator-tls-ca', 'tls-ca.crt')),
+    CLIENT_CERT: writeText(join(dir, 'client.crt'), client['tls.crt'] ?? ''),
+    CLIENT_KEY: writeText(join(dir, 'client.key'), client['tls.key'] ?? ''),
+    CA_CERT: writeText(join(dir, 'ca.crt'), ca['tls-ca.crt'] ?? ''),
     PROTO_DIR: dirname(ALLOCATION_PROTO),
   };
 }

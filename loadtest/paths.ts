@@ -30,3 +30,8 @@ export const SCENARIOS_DIR = join(REPO_ROOT, 'scenarios');
 export const K6_PATH_MODULE = join(REPO_ROOT, 'scripts', 'k6-path.mjs');
 /** Where runs go unless --out says otherwise (git-ignored). */
 export const REPORTS_OUT = join(REPO_ROOT, 'reports', 'out');
+
+/** A run's default folder: reports/out/<UTC time, to the second>-<what ran>. */
+export function runFolder(what: string, now = new Date()): string {
+  return join(REPORTS_OUT, `${now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${what}`);
+}

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { stringifyJsonExact } from './log/json.js';
 import { ApiError } from './k8s/status.js';
 
@@ -90,3 +91,6 @@ export function allocatorErrorOf(error: unknown): GrpcError {
   }
   return new GrpcError(GrpcCode.UNKNOWN, error instanceof Error ? error.message : String(error));
 }
+
+/** Serves one gRPC call on its HTTP/2 stream (headers as received); `client` is who sent it. */
+export type GrpcStreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, client: string) => void;

@@ -2,11 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { type Http2SecureServer, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createSecureServer } from 'node:http2';
 import { type Socket, createServer as createTcpServer } from 'node:net';
-import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { AllocationService } from '../allocation/allocation-service.js';
-import { GrpcCode, GrpcError } from '../grpc-status.js';
+import { GrpcCode, GrpcError, type GrpcStreamHandler } from '../grpc-status.js';
 import { allocationRoutes } from './allocation-routes.js';
 import { sendJsonText } from './request-body.js';
 
@@ -107,8 +106,6 @@ const PLAIN_HTTP_STARTS = ['GET /', 'HEAD ', 'POST ', 'PUT /', 'OPTIO'];
 /** The first byte of a TLS handshake record. */
 const TLS_HANDSHAKE = 0x16;
 
-/** A gRPC call on the TLS port: its stream, headers and body (read from `body`), and who sent it. */
-export type AllocatorGrpcHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Readable, client: string) => void;
 
 function secureContextOf(material: AllocatorTlsMaterial) {
   const mutual = material.clientCa !== undefined;
@@ -128,7 +125,7 @@ function secureContextOf(material: AllocatorTlsMaterial) {
 export async function startAllocatorTls(
   handler: RequestListener,
   material: AllocatorTlsMaterial,
-  options: { port: number; host?: string; log?: (line: string) => void; grpc?: AllocatorGrpcHandler },
+  options: { port: number; host?: string; log?: (line: string) => void; grpc?: GrpcStreamHandler },
 ): Promise<AllocatorTlsListener> {
   const mutual = material.clientCa !== undefined;
   const grpc = options.grpc;
@@ -142,7 +139,7 @@ export async function startAllocatorTls(
     server.removeAllListeners('stream');
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, ...rest: unknown[]) => {
       if (String(headers['content-type'] ?? '').startsWith('application/grpc')) {
-        grpc(stream, headers, stream, `${stream.session?.socket?.remoteAddress ?? ''}:${stream.session?.socket?.remotePort ?? ''}`);
+        grpc(stream, headers, `${stream.session?.socket?.remoteAddress ?? ''}:${stream.session?.socket?.remotePort ?? ''}`);
       } else {
         for (const listener of compatibility) listener.call(server, stream, headers, ...rest);
       }

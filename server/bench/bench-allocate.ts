@@ -1,3 +1,4 @@
+import { flush } from '../sim/virtual-time.js';
 import { watchMachineLoad } from './machine-load.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,8 +35,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 /** Whether the cluster's metrics follow allocations and state changes, as once Prometheus scrapes `serve` (BENCH_METRICS=0: not). */
 const METRICS = process.env.BENCH_METRICS !== '0';
-
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService; metrics?: ClusterMetrics }> {
   const clock = new VirtualClock();

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { type AllocationResponseJson, unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
-import { GrpcCode, GrpcError, allocatorErrorOf } from '../grpc-status.js';
+import { GrpcCode, GrpcError, type GrpcStreamHandler, allocatorErrorOf } from '../grpc-status.js';
 import { requestCause } from '../log/cause.js';
 
 /**
@@ -156,22 +156,14 @@ function readUnaryMessage(body: Readable, limit: number, encoding: string): Prom
   });
 }
 
-export interface AllocationGrpcOptions {
-  /** HTTP status for UnAllocated (--http-unallocated-status-code): its gRPC code answers UnAllocated. */
-  unallocatedStatus?: number;
-}
-
-/** Serves one gRPC call on `stream` (its message read from `body`): Allocate, or UNIMPLEMENTED for any other method. */
-export type GrpcStreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Readable, client: string) => void;
-
-/** The allocator's gRPC calls, served from `service` (the handler REST uses). */
-export function allocationGrpc(service: AllocationService, options: AllocationGrpcOptions = {}): GrpcStreamHandler {
-  const unallocated = unallocatedGrpcCode(options.unallocatedStatus ?? 429);
-  const serve = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Readable, client: string): Promise<void> => {
+/** The allocator's gRPC calls, served from `service` (the handler REST uses); UnAllocated is Agones's default 429's code. */
+export function allocationGrpc(service: AllocationService): GrpcStreamHandler {
+  const unallocated = unallocatedGrpcCode(429);
+  const serve = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, client: string): Promise<void> => {
     const path = headers[':path'] ?? '';
     if (headers[':method'] !== 'POST') throw new GrpcError(GrpcCode.UNIMPLEMENTED, `invalid gRPC request method "${headers[':method']}"`);
     if (path !== ALLOCATE_METHOD) {
-      body.resume();
+      stream.resume();
       const service = path.slice(1, path.lastIndexOf('/'));
       throw new GrpcError(
         GrpcCode.UNIMPLEMENTED,
@@ -179,7 +171,7 @@ export function allocationGrpc(service: AllocationService, options: AllocationGr
       );
     }
     const encoding = headers['grpc-encoding'];
-    const bytes = await readUnaryMessage(body, GRPC_MAX_RECEIVE_BYTES, typeof encoding === 'string' ? encoding : '');
+    const bytes = await readUnaryMessage(stream, GRPC_MAX_RECEIVE_BYTES, typeof encoding === 'string' ? encoding : '');
     if (!bytes) throw new GrpcError(GrpcCode.UNKNOWN, 'EOF');
     const id = headers['x-request-id'];
     const cause = requestCause({ method: 'POST', path, client, requestId: Array.isArray(id) ? id[0] : id });
@@ -187,7 +179,7 @@ export function allocationGrpc(service: AllocationService, options: AllocationGr
     const response = await service.allocateRequest(`grpc\n${bytes.toString('latin1')}`, () => decodeAllocationRequest(bytes), unallocated, cause);
     respondMessage(stream, encodeAllocationResponse(response));
   };
-  return (stream, headers, body, client) => {
-    serve(stream, headers, body, client).catch((error: unknown) => respondError(stream, allocatorErrorOf(error)));
+  return (stream, headers, client) => {
+    serve(stream, headers, client).catch((error: unknown) => respondError(stream, allocatorErrorOf(error)));
   };
 }

@@ -121,17 +121,22 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
  * `@<seq>` of that event on the others (a set's scale-down: many events, one cause), so a cause is
  * written once and costs no row of its own.
  */
-const CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN caused_by TEXT';
+const ADD_CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN caused_by TEXT';
 
 const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, caused_by)';
 const PARAMS_PER_ROW = 9;
+const PAYLOAD_COLUMN = 6;
+const CAUSE_COLUMN = 8;
+
+/** What `caused_by` will hold: the cause (written as JSON), its text already, or none. */
+type CauseColumn = Cause | string | null;
 const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'payload', 'schema_version'].map((f) => `events.${f}`).join(', ');
 
 // No index by object: it would cost several times the insert itself, and only the replay tool's
 // per-object listing reads that way (a scan of the file).
 
 /** An event's row: its column values, in COLUMNS order, from `params[at]` on. */
-function rowValues(e: StoredEvent, cause: string | null, params: unknown[], at: number): void {
+function rowValues(e: StoredEvent, cause: CauseColumn, params: unknown[], at: number): void {
   params[at] = e.seq;
   params[at + 1] = e.time;
   params[at + 2] = e.type;
@@ -140,7 +145,24 @@ function rowValues(e: StoredEvent, cause: string | null, params: unknown[], at: 
   params[at + 5] = e.name;
   params[at + 6] = stringifyJsonExact(e.payload);
   params[at + 7] = e.schemaVersion;
-  params[at + 8] = cause;
+  params[at + 8] = typeof cause === 'object' && cause !== null ? JSON.stringify(cause) : cause;
+}
+
+/**
+ * A row for the writer thread: the payload and a cause still objects, which the thread writes as
+ * JSON (PAYLOAD_COLUMN, CAUSE_COLUMN). Handing the objects over costs the main thread less than
+ * writing their JSON and handing the text over.
+ */
+function threadRowValues(e: StoredEvent, cause: CauseColumn, params: unknown[], at: number): void {
+  params[at] = e.seq;
+  params[at + 1] = e.time;
+  params[at + 2] = e.type;
+  params[at + 3] = e.kind;
+  params[at + 4] = e.namespace;
+  params[at + 5] = e.name;
+  params[at + PAYLOAD_COLUMN] = e.payload;
+  params[at + 7] = e.schemaVersion;
+  params[at + CAUSE_COLUMN] = cause;
 }
 
 /** Rows per multi-row INSERT. */
@@ -186,13 +208,13 @@ const WRITE_BEHIND_EVENTS = 16_384;
 export class EventLog {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly insertBatch: (events: StoredEvent[], causes: Array<string | null>) => void;
+  private readonly insertBatch: (events: StoredEvent[], causes: CauseColumn[]) => void;
   /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
   private readonly keepsCauses: boolean;
   private nextSeq: number;
   private pending: StoredEvent[] = [];
   /** The `caused_by` of each pending event, in the same order. */
-  private pendingCauses: Array<string | null> = [];
+  private pendingCauses: CauseColumn[] = [];
   /**
    * The cause written last and where: the events of one commit, and the commits one sync makes in
    * a row (a set's scale-down), refer to it. (Not a map of every cause: that cost more than it saved.)
@@ -207,7 +229,7 @@ export class EventLog {
   /** Write-behind: batches released but not yet written (see the constructor). */
   private readonly writeBehind: boolean;
   private unwritten: StoredEvent[] = [];
-  private unwrittenCauses: Array<string | null> = [];
+  private unwrittenCauses: CauseColumn[] = [];
   /** Write-behind: the thread that inserts the gathered batches (started by the first). */
   private writer: LogWriterThread | undefined;
 
@@ -242,7 +264,7 @@ export class EventLog {
       this.db.pragma('synchronous = NORMAL');
       this.db.exec(SCHEMA);
       // A log from before causes were kept gains the column; its old events keep none.
-      if (!this.hasCauseColumn()) this.db.exec(CAUSE_COLUMN);
+      if (!this.hasCauseColumn()) this.db.exec(ADD_CAUSE_COLUMN);
     }
     this.keepsCauses = this.hasCauseColumn();
     // A read-only log (perhaps from before causes) is never written: nothing to prepare.
@@ -256,9 +278,9 @@ export class EventLog {
   }
 
   /** The transaction that writes a batch of events. */
-  private prepareInsertBatch(): (events: StoredEvent[], causes: Array<string | null>) => void {
+  private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[]) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
-    return this.db.transaction((events: StoredEvent[], causes: Array<string | null>) => {
+    return this.db.transaction((events: StoredEvent[], causes: CauseColumn[]) => {
       insertEvents(events.length, (i, params, p) => rowValues(events[i]!, causes[i]!, params, p));
     });
   }
@@ -301,7 +323,7 @@ export class EventLog {
     } else {
       for (const r of records) {
         this.pending.push(r);
-        this.pendingCauses.push(cause ? this.causeText(cause, r.seq) : null);
+        this.pendingCauses.push(cause ? this.causeColumn(cause, r.seq) : null);
       }
     }
     if (!this.batch) {
@@ -352,7 +374,7 @@ export class EventLog {
   }
 
   /** Write-behind: keeps a released batch, and writes what is kept once there is enough. */
-  private gather(events: StoredEvent[], causes: Array<string | null>): void {
+  private gather(events: StoredEvent[], causes: CauseColumn[]): void {
     for (let i = 0; i < events.length; i++) {
       this.unwritten.push(events[i]!);
       this.unwrittenCauses.push(causes[i]!);
@@ -370,8 +392,11 @@ export class EventLog {
     // Another thread cannot reach an in-memory database: such a log writes here.
     if (this.path === ':memory:') return this.insertBatch(events, causes);
     const values: unknown[] = new Array(events.length * PARAMS_PER_ROW);
-    for (let i = 0; i < events.length; i++) rowValues(events[i]!, causes[i]!, values, i * PARAMS_PER_ROW);
-    this.writer ??= new LogWriterThread(this.path, `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, PARAMS_PER_ROW);
+    for (let i = 0; i < events.length; i++) threadRowValues(events[i]!, causes[i]!, values, i * PARAMS_PER_ROW);
+    this.writer ??= new LogWriterThread(this.path, `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, PARAMS_PER_ROW, {
+      json: [PAYLOAD_COLUMN],
+      jsonUnlessText: [CAUSE_COLUMN],
+    });
     this.writer.write(values);
   }
 
@@ -471,11 +496,12 @@ export class EventLog {
   }
 
   /** What event `seq` records of its cause: the cause itself the first time, then where it was written. */
-  private causeText(cause: Cause, seq: number): string {
+  /** The cause itself the first time, then a reference to the event that wrote it. Causes are never changed once given. */
+  private causeColumn(cause: Cause, seq: number): CauseColumn {
     if (cause === this.lastCause) return this.lastCauseRef;
     this.lastCause = cause;
     this.lastCauseRef = `@${seq}`;
-    return JSON.stringify(cause);
+    return cause;
   }
 
 

@@ -29,9 +29,25 @@ try {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const insert = db.prepare(workerData.insertSql);
-  const width = workerData.width;
+  const { width, json, jsonUnlessText } = workerData;
+  // As stringifyJsonExact (server/log/json.ts): JSON.stringify, or lossless-json when there is a bigint.
+  let lossless;
+  const exact = (value) => {
+    try {
+      return JSON.stringify(value);
+    } catch (error) {
+      if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error;
+      lossless ??= require(workerData.losslessJson);
+      return lossless.stringify(value) ?? 'null';
+    }
+  };
   write = db.transaction((values) => {
-    for (let i = 0; i < values.length; i += width) insert.run(values.slice(i, i + width));
+    for (let i = 0; i < values.length; i += width) {
+      const row = values.slice(i, i + width);
+      for (const column of json) row[column] = exact(row[column]);
+      for (const column of jsonUnlessText) if (typeof row[column] === 'object' && row[column] !== null) row[column] = exact(row[column]);
+      insert.run(row);
+    }
   });
 } catch (error) {
   fail(error);
@@ -55,12 +71,17 @@ export class LogWriterThread {
   private readonly failure = new Uint8Array(new SharedArrayBuffer(1024));
   private sent = 0;
 
-  /** `insertSql` inserts one row of `width` values. */
-  constructor(path: string, insertSql: string, width: number) {
+  /**
+   * `insertSql` inserts one row of `width` values. The columns in `json` are sent as values and
+   * written as their exact JSON; those in `jsonUnlessText` likewise, unless text or null already.
+   */
+  constructor(path: string, insertSql: string, width: number, encode: { json: number[]; jsonUnlessText: number[] } = { json: [], jsonUnlessText: [] }) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
       workerData: {
         sqlite: createRequire(import.meta.url).resolve('better-sqlite3'),
+        losslessJson: createRequire(import.meta.url).resolve('lossless-json'),
+        ...encode,
         path,
         insertSql,
         width,

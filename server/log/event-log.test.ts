@@ -164,6 +164,29 @@ describe('EventLog written behind (what-if runs)', () => {
     db.close();
   });
 
+  it('has the thread write payloads and causes as the same JSON text the main thread writes, int64 past 2^53 exact', async () => {
+    const behind = tempDb();
+    const inline = tempDb();
+    const payload = { count: 2n ** 62n + 1n, capacity: 9_007_199_254_740_993n, labels: { a: 'b' }, absent: undefined, list: [1, 'two'] };
+    const cause = { type: 'request', method: 'POST', path: '/x', client: 'c', requestId: 'r' } as const;
+    for (const [path, writeBehind] of [[behind, true], [inline, false]] as const) {
+      const log = new EventLog(path, { writeBehind });
+      await log.append([event('a', 1), { ...event('b', 2), payload }], 1000, cause).committed;
+      log.close();
+    }
+    const rows = (path: string) => {
+      const db = new Database(path, { readonly: true });
+      const all = db.prepare('SELECT payload, caused_by FROM events ORDER BY seq').all();
+      db.close();
+      return all;
+    };
+    expect(rows(behind)).toEqual(rows(inline));
+    expect(rows(behind)).toEqual([
+      { payload: '{"n":1}', caused_by: JSON.stringify(cause) },
+      { payload: '{"count":4611686018427387905,"capacity":9007199254740993,"labels":{"a":"b"},"list":[1,"two"]}', caused_by: '@1' },
+    ]);
+  });
+
   it('gives a writer failure to the next reader instead of losing it', async () => {
     const path = tempDb();
     const log = new EventLog(path, { writeBehind: true });

@@ -78,6 +78,18 @@ function cachedGroupOf(gs: GameServer): string | undefined {
   return key;
 }
 
+/** Whether two versions of a GameServer sit in the same set, node, state and deletion: every count the index keeps is then the same. */
+function sameSetStanding(a: GameServer, b: GameServer): boolean {
+  return (
+    a.status.state === b.status.state &&
+    a.status.nodeName === b.status.nodeName &&
+    a.metadata.labels === b.metadata.labels &&
+    a.metadata.ownerReferences === b.metadata.ownerReferences &&
+    a.metadata.namespace === b.metadata.namespace &&
+    a.metadata.deletionTimestamp === b.metadata.deletionTimestamp
+  );
+}
+
 /**
  * The GameServers of every set, and Ready/Allocated per node, kept current as each change is
  * applied (so it never lags the read model a decision reads). A GameServer belongs to a set
@@ -107,6 +119,14 @@ export class GameServerSetIndex {
   /** Follows one applied change of a GameServer. */
   apply(key: string, previous: GameServer | undefined, next: GameServer | undefined): void {
     if (previous === next) return;
+    if (previous && next && sameSetStanding(previous, next)) {
+      // Most changes (a counter, a label of an Allocated server) move no count: only a candidate's order may change.
+      if (isScaleDownCandidate(previous) || isScaleDownCandidate(next)) {
+        const group = this.groups.get(cachedGroupOf(next) ?? '');
+        if (group) group.version = ++this.stamp;
+      }
+      return;
+    }
     const before = previous && cachedGroupOf(previous);
     const after = next && cachedGroupOf(next);
     const candidate = (previous !== undefined && isScaleDownCandidate(previous)) || (next !== undefined && isScaleDownCandidate(next));

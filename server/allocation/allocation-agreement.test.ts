@@ -205,7 +205,7 @@ function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, 
   const servers = [...store.values()];
   if (servers.length === 0 || g.chance(0.1)) {
     const created = put(store, fresh());
-    index.update(created.previous, created.object);
+    index.update(created.previous, created.object, created.key);
     return;
   }
   const gs = g.pick(servers);
@@ -214,7 +214,7 @@ function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, 
   switch (g.int(0, 7)) {
     case 0: {
       const removed = put(store, gs, 'GameServerDeleted');
-      index.update(removed.previous, removed.object);
+      index.update(removed.previous, removed.object, removed.key);
       return;
     }
     case 1:
@@ -244,7 +244,7 @@ function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, 
       metadata.deletionTimestamp = '2026-01-01T00:02:00Z';
   }
   const updated = put(store, { ...gs, metadata, status });
-  index.update(updated.previous, updated.object);
+  index.update(updated.previous, updated.object, updated.key);
 }
 
 describe('the allocation index and the reference order in machines/ agree', () => {

@@ -19,8 +19,7 @@ function setup(servers: GameServer[]) {
   const index = new AllocationIndex(store);
   const change = (next: GameServer) => {
     const previous = store.get('default', next.metadata.name);
-    put(next);
-    index.update(previous, next);
+    index.update(previous, next, put(next).key);
   };
   return { store, index, change };
 }

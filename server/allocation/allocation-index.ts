@@ -1,7 +1,6 @@
 import type { SeededRandom } from '../clock.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { objectKey } from '../kinds/meta.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
 
@@ -87,18 +86,21 @@ export class AllocationIndex {
   private readonly seenOnce = new WeakSet<object>();
 
   constructor(private readonly gameServers: ObjectStore<GameServer>) {
-    for (const gs of gameServers.values()) this.update(undefined, gs);
+    for (const [key, gs] of gameServers.entries()) this.update(undefined, gs, key);
   }
 
-  /** Applies one GameServer change (synchronously, so the next decision sees it). */
-  update(previous: GameServer | undefined, next: GameServer | undefined): void {
+  /**
+   * Applies one GameServer change (synchronously, so the next decision sees it). `key` is the
+   * change's (the store's own string for the object: see ObjectStore), kept in every bucket.
+   */
+  update(previous: GameServer | undefined, next: GameServer | undefined, key: string): void {
     // Before the early return: a counter or player change moves a server in or out of a view.
-    if (this.views.size > 0) this.updateViews(previous, next);
+    if (this.views.size > 0) this.updateViews(previous, next, key);
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
-    if (previous && before) this.remove(previous, before);
-    if (next && after) this.add(next, after);
+    if (previous && before) this.remove(previous, before, key);
+    if (next && after) this.add(next, after, key);
   }
 
   /**
@@ -233,7 +235,12 @@ export class AllocationIndex {
     }
     if (view) this.dropView(viewKey, view);
     view = { namespace, pool, accept, bucket: new Bucket(), nodeOf: new Map() };
-    for (const gs of bucket ? this.all(bucket) : []) if (accept(gs)) this.join(view, gs);
+    for (const slot of bucket?.order ?? []) {
+      for (const key of slot.servers) {
+        const gs = this.gameServers.getByKey(key);
+        if (gs && accept(gs)) this.join(view, gs, key);
+      }
+    }
     this.views.set(viewKey, view);
     if (this.views.size > MAX_VIEWS) {
       const [oldest, dropped] = this.views.entries().next().value!;
@@ -242,10 +249,7 @@ export class AllocationIndex {
     return view.bucket;
   }
 
-  private updateViews(previous: GameServer | undefined, next: GameServer | undefined): void {
-    const gs = next ?? previous;
-    if (!gs) return;
-    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
+  private updateViews(previous: GameServer | undefined, next: GameServer | undefined, key: string): void {
     for (const view of this.views.values()) {
       const node = view.nodeOf.get(key);
       const takes = next !== undefined && next.metadata.namespace === view.namespace && poolOf(next) === view.pool && view.accept(next);
@@ -254,13 +258,12 @@ export class AllocationIndex {
         this.removeFrom(view.bucket, node, key);
         view.nodeOf.delete(key);
       }
-      if (takes) this.join(view, next);
+      if (takes) this.join(view, next, key);
     }
   }
 
   /** Adds a server its test takes. */
-  private join(view: View, gs: GameServer): void {
-    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
+  private join(view: View, gs: GameServer, key: string): void {
     this.insertInto(view.bucket, gs.status.nodeName, key);
     view.nodeOf.set(key, gs.status.nodeName);
   }
@@ -295,8 +298,8 @@ export class AllocationIndex {
 
   private buildAllocatedPool(namespace: string): void {
     this.allocatedPools.add(namespace);
-    for (const gs of this.gameServers.values()) {
-      if (gs.metadata.namespace === namespace && poolOf(gs) === 'Allocated') this.bucket(gs, 'Allocated');
+    for (const [key, gs] of this.gameServers.entries()) {
+      if (gs.metadata.namespace === namespace && poolOf(gs) === 'Allocated') this.bucket(gs, 'Allocated', key);
     }
   }
 
@@ -322,14 +325,13 @@ export class AllocationIndex {
     return keys;
   }
 
-  private add(gs: GameServer, pool: Pool): void {
+  private add(gs: GameServer, pool: Pool, key: string): void {
     this.count(gs, 1);
-    if (this.bucketed(gs, pool)) this.bucket(gs, pool);
+    if (this.bucketed(gs, pool)) this.bucket(gs, pool, key);
   }
 
-  private bucket(gs: GameServer, pool: Pool): void {
+  private bucket(gs: GameServer, pool: Pool, key: string): void {
     const node = gs.status.nodeName;
-    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     for (const bk of this.keysOf(gs, pool)) {
       let bucket = this.buckets.get(bk);
       if (!bucket) {
@@ -353,14 +355,13 @@ export class AllocationIndex {
     bucket.size++;
   }
 
-  private remove(gs: GameServer, pool: Pool): void {
-    if (this.bucketed(gs, pool)) this.unbucket(gs, pool);
+  private remove(gs: GameServer, pool: Pool, key: string): void {
+    if (this.bucketed(gs, pool)) this.unbucket(gs, pool, key);
     this.count(gs, -1);
   }
 
-  private unbucket(gs: GameServer, pool: Pool): void {
+  private unbucket(gs: GameServer, pool: Pool, key: string): void {
     const node = gs.status.nodeName;
-    const key = objectKey(gs.metadata.namespace, gs.metadata.name);
     for (const bk of this.keysOf(gs, pool)) {
       const bucket = this.buckets.get(bk);
       if (bucket && this.removeFrom(bucket, node, key) && bucket.size === 0) this.buckets.delete(bk);

@@ -102,7 +102,7 @@ export class Allocator {
   ) {
     this.model = options.model ?? 'exact';
     this.index = new AllocationIndex(cluster.gameServers);
-    cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object));
+    cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object, change.key));
     if (this.model === 'agones-batch') {
       this.batch = new BatchAllocator(cluster, {
         replicas: options.replicas ?? DEFAULT_ALLOCATOR_REPLICAS,

@@ -237,7 +237,7 @@ export function parseKnownDifferences(file: string, text: string, profiles: read
   });
 }
 
-function globToRegExp(glob: string): RegExp {
+export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
 }
 

@@ -6,6 +6,7 @@ import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
 import { CaseFileError, loadAreas, parseKnownDifferences } from './cases.js';
 import { PROFILES, type Profile, runSidecarConformance } from './run.js';
+import { checkGrpcRequests } from './exchange.js';
 
 /** The cases and the known differences are data in the repository, not compiled. */
 export const CASES_DIR = join(REPO_ROOT, 'conformance', 'sidecar-cases');
@@ -74,6 +75,7 @@ export async function sidecarConformanceCommand(argv: string[]): Promise<number>
   let areas, known;
   try {
     areas = loadAreas(values.cases === undefined ? CASES_DIR : resolve(String(values.cases)));
+    checkGrpcRequests(areas);
     const knownFile = values.known === undefined ? KNOWN_FILE : resolve(String(values.known));
     known = parseKnownDifferences(knownFile, readFileSync(knownFile, 'utf8'), PROFILES);
   } catch (error) {

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseOutcome, ConformanceRun } from '../reports/conformance-report.js';
-import { type SidecarProcess, killAll, runCli, startSidecar } from './helpers/process.js';
+import { REPO_ROOT, type SidecarProcess, killAll, runCli, startSidecar } from './helpers/process.js';
+import { DEFAULT_SERVE_ARGS, startServe } from './helpers/serve.js';
 
 /**
  * `fleetsim conformance sidecar` run as a user runs it: against a second `fleetsim sidecar`
@@ -56,6 +57,21 @@ describe('fleetsim conformance sidecar against fleetsim itself', () => {
     expect(result.stdout).toMatch(/\d+ cases: \d+ same, 0 known differences, 0 unexpected differences .* CONFORMS/);
     for (const file of ['index.html', 'summary.md', 'run.json']) expect(existsSync(join(out, file))).toBe(true);
     expect(readFileSync(junit, 'utf8')).toContain(`tests="${run.outcomes.length}" failures="0"`);
+  });
+});
+
+describe('fleetsim conformance sidecar --profile cluster against a GameServer of fleetsim serve', () => {
+  it('finds only the differences of a cluster (placement, sdk-version, final Shutdown), and exits 0', async () => {
+    const manifest = join(REPO_ROOT, 'conformance', 'sidecar-gameserver.yaml');
+    const serve = await startServe([...DEFAULT_SERVE_ARGS, '--feature-gates', GATES, '-f', manifest]);
+    const out = join(dir, 'cluster');
+    const result = await runCli(
+      ['conformance', 'sidecar', '--target', `${serve.baseUrl}/sdk/default/conformance`, '--feature-gates', GATES, '-f', manifest, '--profile', 'cluster', '--out', out],
+      60_000,
+    );
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const known = new Set(readRun(out).outcomes.flatMap((o) => (o.known ? o.known.split(', ') : [])));
+    expect([...known].sort()).toEqual(['cluster-placement', 'cluster-sdk-version', 'cluster-shutdown-final']);
   });
 });
 

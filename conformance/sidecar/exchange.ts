@@ -262,8 +262,8 @@ export interface WatchAnswer {
   first: unknown;
   /** The last message, after every step. */
   last: unknown;
-  /** The fields each message held (JSON paths of its leaves), one entry per distinct set. */
-  shapes: string[][];
+  /** The fields each message held (JSON paths of its leaves, as keys), one entry per distinct set. */
+  shapes: Array<Record<string, boolean>>;
   /** The answers of the steps done while the watch was open. */
   steps: unknown[];
 }
@@ -365,7 +365,8 @@ export async function watch(side: Side, step: WatchStep): Promise<WatchAnswer> {
     for (const s of step.then) steps.push(s.http ? await sendHttp(side, s.http) : await sendGrpc(side, s.grpc!));
     await messages.quiet();
     const normalized = messages.received.map(normalize);
-    const shapes = [...new Map(normalized.map((m) => leaves(m).sort()).map((l) => [l.join(' '), l])).values()];
+    // Each shape as an object keyed by leaf path, so a field one side lacks shows as that path.
+    const shapes = [...new Map(normalized.map((m) => leaves(m).sort()).map((l) => [l.join(' '), Object.fromEntries(l.map((leaf) => [leaf, true]))])).values()];
     return { opened, ...(contentTypeSeen ? { contentType: contentTypeSeen } : {}), first: normalized[0] ?? null, last: normalized.at(-1) ?? null, shapes, steps };
   } finally {
     close();

@@ -210,11 +210,12 @@ function conformancePage(run: ConformanceRun): string {
       { label: 'known differences', value: String(t.known) },
       { label: 'unexpected differences', value: String(t.different), tone: t.different === 0 ? 'good' : 'bad' },
     ]),
-    ...(metIds.length > 0 ? [section('Known differences met', htmlTable(['id', 'what differs'], metIds.map((id) => [{ text: id, code: true }, run.knownDifferences[id] ?? '']))) ] : []),
+    ...(metIds.length > 0 ? [section('Known differences met', htmlTable(['id', 'what differs'], metIds.map((id) => [{ text: id, code: true, className: 'nowrap' }, run.knownDifferences[id] ?? '']))) ] : []),
     ...areas.map((area) =>
       section(
         area,
-        '<table><thead><tr><th>case</th><th>verdict</th><th>reference</th><th>target</th></tr></thead><tbody>\n' +
+        '<table class="answers"><colgroup><col style="width:17%"><col style="width:17%"><col style="width:33%"><col style="width:33%"></colgroup>' +
+          '<thead><tr><th>case</th><th>verdict</th><th>reference</th><th>target</th></tr></thead><tbody>\n' +
           run.outcomes.filter((o) => o.area === area).map(rows).join('\n') +
           '\n</tbody></table>',
       ),

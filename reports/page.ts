@@ -49,6 +49,8 @@ code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; ba
 h1 code { font-size: 22px; background: none; padding: 0; }
 pre { margin: 0; max-height: 320px; overflow: auto; }
 pre code { display: block; background: none; padding: 0; font-size: 12px; }
+table.answers { table-layout: fixed; }
+.nowrap, .nowrap code { white-space: nowrap; }
 footer { margin-top: 28px; color: #9ca3af; font-size: 12px; }
 `;
 

@@ -55,6 +55,17 @@ function parseHostPort(text: string, flag: string): string {
   return text;
 }
 
+/** Reads the cases or the known differences; a mistake in them (or a file that cannot be read) names the flag that chose them. */
+function readData<T>(flag: 'cases' | 'known', read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (error instanceof CaseFileError || code === 'ENOENT' || code === 'ENOTDIR') throw new FlagError(`--${flag}: ${(error as Error).message}`);
+    throw error;
+  }
+}
+
 export async function sidecarConformanceCommand(argv: string[]): Promise<number> {
   const { values, positional } = parseFlags(argv, FLAGS, {});
   if (values.help) {
@@ -73,16 +84,15 @@ export async function sidecarConformanceCommand(argv: string[]): Promise<number>
   }
   const profile = String(values.profile);
   if (!(PROFILES as readonly string[]).includes(profile)) throw new FlagError(`--profile: "${profile}" is not one of ${PROFILES.join(', ')}`);
-  let areas, known;
-  try {
-    areas = loadAreas(values.cases === undefined ? CASES_DIR : resolve(String(values.cases)));
-    checkGrpcRequests(areas);
+  const areas = readData('cases', () => {
+    const read = loadAreas(values.cases === undefined ? CASES_DIR : resolve(String(values.cases)));
+    checkGrpcRequests(read);
+    return read;
+  });
+  const known = readData('known', () => {
     const knownFile = values.known === undefined ? KNOWN_FILE : resolve(String(values.known));
-    known = parseKnownDifferences(knownFile, readFileSync(knownFile, 'utf8'), PROFILES);
-  } catch (error) {
-    if (error instanceof CaseFileError) throw new FlagError(`${values.cases !== undefined || values.known !== undefined ? '--cases/--known: ' : ''}${error.message}`);
-    throw error;
-  }
+    return parseKnownDifferences(knownFile, readFileSync(knownFile, 'utf8'), PROFILES);
+  });
   let file: string | undefined;
   if (values.file !== undefined) {
     file = resolve(String(values.file));

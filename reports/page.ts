@@ -47,6 +47,10 @@ thead th { background: #f9fafb; color: #374151; font-weight: 600; }
 .run-b { color: ${RUN_B_COLOR}; font-weight: 700; }
 code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f3f4f6; padding: 1px 5px; border-radius: 4px; overflow-wrap: anywhere; }
 h1 code { font-size: 22px; background: none; padding: 0; }
+pre { margin: 0; max-height: 320px; overflow: auto; }
+pre code { display: block; background: none; padding: 0; font-size: 12px; }
+table.answers { table-layout: fixed; }
+.nowrap, .nowrap code { white-space: nowrap; }
 footer { margin-top: 28px; color: #9ca3af; font-size: 12px; }
 `;
 

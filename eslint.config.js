@@ -125,14 +125,14 @@ const machinesRule = {
   },
 };
 
-// The load-test harness and the reports are launched by the CLI; they must not import it back.
+// The load-test harness, the conformance runs and the reports are launched by the CLI; they must not import it back.
 const outsideRule = {
-  files: ['loadtest/**/*.ts', 'reports/**/*.ts', 'scenarios/**/*.ts'],
+  files: ['loadtest/**/*.ts', 'reports/**/*.ts', 'scenarios/**/*.ts', 'conformance/**/*.ts'],
   ignores: tests,
   rules: {
     'no-restricted-imports': [
       'error',
-      { patterns: [{ group: ['**/server/cli/**'], message: 'loadtest/, reports/ and scenarios/ may not import server/cli/.' }] },
+      { patterns: [{ group: ['**/server/cli/**'], message: 'loadtest/, reports/, scenarios/ and conformance/ may not import server/cli/.' }] },
     ],
   },
 };

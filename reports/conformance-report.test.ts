@@ -9,6 +9,7 @@ import {
   conformanceExitCode,
   conformanceJunit,
   conformanceSummary,
+  differences,
   firstDifference,
   tally,
   writeConformanceReport,
@@ -47,6 +48,13 @@ describe('firstDifference', () => {
     expect(firstDifference([1, 2], [1, 2, 3])).toBe('$: 2 items ≠ 3 items');
     expect(firstDifference({ a: '1' }, { a: 1 })).toBe('$.a: "1" ≠ 1');
     expect(firstDifference({ a: null }, { a: {} })).toBe('$.a: null ≠ {}');
+  });
+  it('lists every difference with its path', () => {
+    expect(differences({ a: 1, b: { c: [1, 2], d: 'x' }, e: 1 }, { a: 2, b: { c: [1, 3], d: 'x' } })).toEqual([
+      { path: '$.a', text: '$.a: 1 ≠ 2' },
+      { path: '$.b.c[1]', text: '$.b.c[1]: 2 ≠ 3' },
+      { path: '$.e', text: '$.e: 1 ≠ (missing)' },
+    ]);
   });
 });
 

@@ -15,7 +15,7 @@ export interface CaseOutcome {
   /** Unique within its area. */
   name: string;
   verdict: 'same' | 'different' | 'known';
-  /** Id of the known difference when verdict === 'known'. */
+  /** Id of the known difference when verdict === 'known' (several: joined by ', '). */
   known?: string;
   /** The reference's normalized answer. */
   reference: unknown;
@@ -60,36 +60,48 @@ export function conformanceExitCode(outcomes: readonly CaseOutcome[]): 0 | 1 {
   return outcomes.some((o) => o.verdict === 'different') ? 1 : 0;
 }
 
+export interface Difference {
+  /** JSON path of the place, e.g. `$.body.status.state`. */
+  path: string;
+  /** One line: the path and both values, e.g. `$.body.status.state: "Ready" ≠ "Shutdown"`. */
+  text: string;
+}
+
 /**
- * The first place two JSON values differ, as a JSON path with both values, or undefined when they
- * are equal: `$.body.status.state: "Ready" ≠ "Shutdown"`. Object keys are compared as sets, so key
- * order never matters; array order does.
+ * Every place two JSON values differ, in document order, each as a JSON path with both values.
+ * Object keys are compared as sets, so key order never matters; array order does (arrays of
+ * different lengths are one difference, at the array).
  */
-export function firstDifference(reference: unknown, target: unknown, path = '$'): string | undefined {
-  if (Object.is(reference, target)) return undefined;
+export function differences(reference: unknown, target: unknown, path = '$', into: Difference[] = []): Difference[] {
+  if (Object.is(reference, target)) return into;
   const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
   if (kind(reference) !== kind(target) || typeof reference !== 'object' || reference === null) {
-    return `${path}: ${shown(reference)} ≠ ${shown(target)}`;
+    into.push({ path, text: `${path}: ${shown(reference)} ≠ ${shown(target)}` });
+    return into;
   }
   if (Array.isArray(reference)) {
     const other = target as unknown[];
-    for (let i = 0; i < Math.min(reference.length, other.length); i++) {
-      const found = firstDifference(reference[i], other[i], `${path}[${i}]`);
-      if (found) return found;
+    if (reference.length !== other.length) {
+      into.push({ path, text: `${path}: ${reference.length} items ≠ ${other.length} items` });
+      return into;
     }
-    return reference.length === other.length ? undefined : `${path}: ${reference.length} items ≠ ${other.length} items`;
+    reference.forEach((item, i) => differences(item, other[i], `${path}[${i}]`, into));
+    return into;
   }
   const a = reference as Record<string, unknown>;
   const b = target as Record<string, unknown>;
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-  for (const key of keys) {
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
     const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-    if (!Object.hasOwn(b, key)) return `${at}: ${shown(a[key])} ≠ (missing)`;
-    if (!Object.hasOwn(a, key)) return `${at}: (missing) ≠ ${shown(b[key])}`;
-    const found = firstDifference(a[key], b[key], at);
-    if (found) return found;
+    if (!Object.hasOwn(b, key)) into.push({ path: at, text: `${at}: ${shown(a[key])} ≠ (missing)` });
+    else if (!Object.hasOwn(a, key)) into.push({ path: at, text: `${at}: (missing) ≠ ${shown(b[key])}` });
+    else differences(a[key], b[key], at, into);
   }
-  return undefined;
+  return into;
+}
+
+/** The first difference of `differences`, as its one line, or undefined when the values are equal. */
+export function firstDifference(reference: unknown, target: unknown): string | undefined {
+  return differences(reference, target)[0]?.text;
 }
 
 function shown(value: unknown, max = 80): string {
@@ -113,8 +125,8 @@ export function conformanceSummary(run: ConformanceRun): string {
   const known = run.outcomes.filter((o) => o.verdict === 'known');
   if (known.length > 0) {
     lines.push('', 'Known differences:');
-    for (const id of [...new Set(known.map((o) => o.known!))]) {
-      const cases = known.filter((o) => o.known === id).map((o) => `${o.area}/${o.name}`);
+    for (const id of [...new Set(known.flatMap((o) => knownIds(o)))]) {
+      const cases = known.filter((o) => knownIds(o).includes(id)).map((o) => `${o.area}/${o.name}`);
       lines.push(`  ${id}: ${run.knownDifferences[id] ?? ''}`, `    ${cases.join(', ')}`);
     }
   }
@@ -134,6 +146,7 @@ export function conformanceSummary(run: ConformanceRun): string {
   return lines.join('\n');
 }
 
+const knownIds = (o: CaseOutcome) => (o.known ? o.known.split(', ') : []);
 const indent = (text: string, by: number) => text.replace(/^/gm, ' '.repeat(by));
 
 /**
@@ -151,7 +164,8 @@ export function conformanceJunit(run: ConformanceRun): string {
       const open = `    <testcase classname="${attr(`${run.command}.${area}`)}" name="${attr(o.name)}" time="0"`;
       if (o.verdict === 'same') return `${open}/>`;
       if (o.verdict === 'known') {
-        return `${open}>\n      <system-out>${text(`known difference ${o.known}: ${run.knownDifferences[o.known!] ?? ''}`)}</system-out>\n    </testcase>`;
+        const about = knownIds(o).map((id) => `known difference ${id}: ${run.knownDifferences[id] ?? ''}`);
+        return `${open}>\n      <system-out>${text(about.join('\n'))}</system-out>\n    </testcase>`;
       }
       const message = o.detail ?? 'the answers differ';
       return (
@@ -186,7 +200,7 @@ function conformancePage(run: ConformanceRun): string {
   const rows = (o: CaseOutcome) =>
     `<tr><td>${escapeXml(o.name)}</td><td class="${VERDICT_CLASS[o.verdict]}">${o.verdict}${o.known ? ` (${code(o.known)})` : ''}` +
     `${o.detail ? `<br><small>${escapeXml(o.detail)}</small>` : ''}</td><td>${answer(o.reference)}</td><td>${o.verdict === 'same' ? '<span class="muted">same</span>' : answer(o.target)}</td></tr>`;
-  const knownIds = [...new Set(run.outcomes.flatMap((o) => (o.known ? [o.known] : [])))];
+  const metIds = [...new Set(run.outcomes.flatMap(knownIds))];
   const body = [
     `<h1>${escapeXml(run.command)} <span class="badge ${t.different === 0 ? 'pass' : 'fail'}">${t.different === 0 ? 'CONFORMS' : 'DIFFERS'}</span></h1>`,
     metaLine([`target ${code(run.target)}`, `reference ${code(run.reference)}`, ...(run.profile ? [`profile ${code(run.profile)}`] : []), `started ${escapeXml(run.startedAt)}`]),
@@ -196,7 +210,7 @@ function conformancePage(run: ConformanceRun): string {
       { label: 'known differences', value: String(t.known) },
       { label: 'unexpected differences', value: String(t.different), tone: t.different === 0 ? 'good' : 'bad' },
     ]),
-    ...(knownIds.length > 0 ? [section('Known differences met', htmlTable(['id', 'what differs'], knownIds.map((id) => [{ text: id, code: true }, run.knownDifferences[id] ?? '']))) ] : []),
+    ...(metIds.length > 0 ? [section('Known differences met', htmlTable(['id', 'what differs'], metIds.map((id) => [{ text: id, code: true }, run.knownDifferences[id] ?? '']))) ] : []),
     ...areas.map((area) =>
       section(
         area,

@@ -14,6 +14,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   simulate: async () => (await import('./simulate-command.js')).simulateCommand,
   bench: async () => (await import('../../loadtest/bench-command.js')).benchCommand,
   report: async () => (await import('../../reports/report-command.js')).reportCommand,
+  conformance: async () => (await import('./conformance-command.js')).conformanceCommand,
 };
 
 async function usage(): Promise<string> {
@@ -33,6 +34,7 @@ Commands:
   explain   an object's history from the log, and why each change happened (fleetsim explain fleet/NAME)
   simulate  a what-if day (or week) on the virtual clock: failures, waiting and cost of a scenario (fleetsim simulate --help)
   bench     run a k6 load-test scenario against a fresh fleetsim and write a report (fleetsim bench --help)
+  conformance  check a sidecar (or cluster) against a reference fleetsim (fleetsim conformance --help)
 
 ${serve.SERVE_USAGE}
 

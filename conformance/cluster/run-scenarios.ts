@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
-import { type CaseOutcome, firstDifference } from '../../reports/conformance-report.js';
+import { type CaseOutcome, differences } from '../../reports/conformance-report.js';
+import { type KnownContext, type KnownDifference, knownDifferenceFor } from '../sidecar/cases.js';
 import { type KubectlCluster } from './kubectl.js';
-import { type Scenario, ScenarioError, isObject } from './scenario.js';
+import { type Scenario } from './scenario.js';
 import { ClusterSteps, type StepOutcome } from './steps.js';
 
 /**
@@ -11,39 +10,14 @@ import { ClusterSteps, type StepOutcome } from './steps.js';
  * when a step failed.
  */
 
-/** A difference known and accepted, named once in the known-differences file. */
-export interface KnownDifference {
-  id: string;
-  scenario: string;
-  /** The step's name, or `*` for every step of the scenario. */
-  step: string;
-  why: string;
-}
-
-export function loadKnownDifferences(file: string): KnownDifference[] {
-  const doc = parse(readFileSync(file, 'utf8')) as unknown;
-  if (doc === null || doc === undefined) return [];
-  if (!Array.isArray(doc)) throw new ScenarioError(`${file}: a list of known differences ({id, scenario, step, why})`);
-  const ids = new Set<string>();
-  return doc.map((entry, index) => {
-    const at = `${file} entry ${index + 1}`;
-    if (!isObject(entry)) throw new ScenarioError(`${at}: a mapping {id, scenario, step, why}`);
-    for (const key of ['id', 'scenario', 'step', 'why'] as const) {
-      if (typeof entry[key] !== 'string' || entry[key] === '') throw new ScenarioError(`${at}: ${key} is missing`);
-    }
-    const known = entry as unknown as KnownDifference;
-    if (ids.has(known.id)) throw new ScenarioError(`${at}: the id ${known.id} is used twice`);
-    ids.add(known.id);
-    return known;
-  });
-}
-
 export interface RunSettings {
   reference: KubectlCluster;
   target: KubectlCluster;
   runId: string;
   waitTimeoutMs: number;
+  /** Known differences (the sidecar's format: `cases` are `scenario/step` patterns). */
   known: readonly KnownDifference[];
+  knownContext: KnownContext;
   /** A line of progress for the terminal. */
   log: (line: string) => void;
 }
@@ -64,7 +38,7 @@ export async function runScenarios(scenarios: readonly Scenario[], settings: Run
     try {
       for (const step of scenario.steps) {
         const [onReference, onTarget] = await Promise.all([safely(() => reference.run(step)), safely(() => target.run(step))]);
-        const outcome = judge(scenario.name, step.name, onReference, onTarget, settings.known);
+        const outcome = judge(scenario.name, step.name, onReference, onTarget, settings.known, settings.knownContext);
         outcomes.push(outcome);
         settings.log(`  ${outcome.verdict.padEnd(9)} ${step.name}${outcome.detail ? `: ${outcome.detail}` : ''}`);
       }
@@ -85,10 +59,12 @@ async function safely(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
   }
 }
 
-export function judge(area: string, name: string, reference: unknown, target: unknown, known: readonly KnownDifference[]): CaseOutcome {
-  const detail = firstDifference(reference, target);
-  if (detail === undefined) return { area, name, verdict: 'same', reference, target };
-  const accepted = known.find((entry) => entry.scenario === area && (entry.step === name || entry.step === '*'));
-  if (accepted) return { area, name, verdict: 'known', known: accepted.id, reference, target, detail };
-  return { area, name, verdict: 'different', reference, target, detail };
+/** same, known (every difference covered by a known one) or different, with the first difference that matters. */
+export function judge(area: string, name: string, reference: unknown, target: unknown, known: readonly KnownDifference[], context: KnownContext): CaseOutcome {
+  const found = differences(reference, target).map((d) => ({ ...d, known: knownDifferenceFor(known, context, area, name, d.path) }));
+  if (found.length === 0) return { area, name, verdict: 'same', reference, target };
+  const unexpected = found.find((d) => !d.known);
+  if (unexpected) return { area, name, verdict: 'different', reference, target, detail: unexpected.text };
+  const ids = [...new Set(found.map((d) => d.known!.id))];
+  return { area, name, verdict: 'known', known: ids.join(', '), reference, target, detail: found[0]!.text };
 }

@@ -4,7 +4,7 @@
  * and against a reference fleetsim this command starts; the outcomes are compared step by step.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type FeatureGates, parseFeatureGates } from '../../server/features.js';
@@ -12,19 +12,22 @@ import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '
 import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { type RunningFleetsim, kubeconfigFor, startFleetsim } from '../../loadtest/servers.js';
 import { type ConformanceRun, conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
+import { CaseFileError, type KnownDifference, parseKnownDifferences } from '../sidecar/cases.js';
 import { KubectlCluster } from './kubectl.js';
-import { loadKnownDifferences, runScenarios } from './run-scenarios.js';
+import { runScenarios } from './run-scenarios.js';
 import { type Scenario, ScenarioError, loadScenario, scenarioFiles } from './scenario.js';
 
 export const CLUSTER_SCENARIOS_DIR = join(REPO_ROOT, 'conformance', 'cluster-scenarios');
-export const CLUSTER_KNOWN_DIFFERENCES = join(REPO_ROOT, 'conformance', 'cluster-known-differences.yaml');
+export const CLUSTER_KNOWN_FILE = join(REPO_ROOT, 'conformance', 'cluster-known.yaml');
+/** The targets a known difference can name (the sidecar's file names its own). */
+const CLUSTER_PROFILES = ['agones'] as const;
 
 const FLAGS: FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', help: "the target cluster's kubeconfig (required; kubectl uses its current context)" },
   { name: 'namespace', alias: 'n', type: 'string', default: 'default', help: 'namespace the scenarios create their objects in (on the target it must exist)' },
   { name: 'scenario', type: 'string', help: 'run only these scenarios (comma-separated names; default all)' },
   { name: 'scenarios', type: 'string', help: 'folder of scenario files (default conformance/cluster-scenarios)' },
-  { name: 'known-differences', type: 'string', help: 'file of accepted differences (default conformance/cluster-known-differences.yaml)' },
+  { name: 'known-differences', type: 'string', help: 'file of accepted differences (default conformance/cluster-known.yaml)' },
   { name: 'feature-gates', type: 'string', default: '', help: "the reference's feature gates, A=true&B=false: give the target's" },
   { name: 'timeout', type: 'string', default: '2m', help: 'the longest a wait step polls (a duration: 90s, 2m)' },
   { name: 'junit', type: 'string', help: 'write JUnit XML here (a testcase per step)' },
@@ -46,6 +49,8 @@ interface ClusterSettings {
   skipped: string[];
   knownFile: string;
   featureGates: string;
+  /** The gates --feature-gates names, either way (a known difference may hold only while they are left to their defaults). */
+  gatesGiven: Set<string>;
   waitTimeoutMs: number;
   junit?: string;
   out: string;
@@ -60,7 +65,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   }
   if (positional.length > 0) throw new FlagError(`unexpected argument "${positional[0]}" (scenarios are chosen with --scenario NAME,…)`);
   const settings = settingsOf(values);
-  const known = loadKnownDifferences(settings.knownFile);
+  const known = knownDifferences(settings.knownFile);
   const target = new KubectlCluster('target', settings.kubeconfig, settings.namespace);
   await checkReachable(target, `--kubeconfig ${settings.kubeconfig}`);
 
@@ -90,6 +95,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       runId: settings.runId,
       waitTimeoutMs: settings.waitTimeoutMs,
       known,
+      knownContext: { profile: 'agones', gatesGiven: settings.gatesGiven },
       log: (line) => console.log(line),
     });
     const run: ConformanceRun = {
@@ -98,7 +104,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       reference: `fleetsim serve${settings.featureGates ? ` --feature-gates ${settings.featureGates}` : ''}`,
       startedAt: started.toISOString(),
       seconds: (Date.now() - started.getTime()) / 1000,
-      knownDifferences: Object.fromEntries(known.map((entry) => [entry.id, entry.why])),
+      knownDifferences: Object.fromEntries(known.map((entry) => [entry.id, entry.about])),
       outcomes: result.outcomes,
     };
     writeConformanceReport(settings.out, run);
@@ -132,7 +138,7 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
   if (unknown.length > 0) throw new FlagError(`--scenario: no scenario ${unknown.join(', ')} (there are: ${[...files.keys()].join(', ')})`);
   if (wanted.length === 0) throw new FlagError(`--scenario: no scenarios to run${values.scenario === undefined ? ` in ${dir}` : ''}`);
 
-  const knownFile = values['known-differences'] === undefined ? CLUSTER_KNOWN_DIFFERENCES : resolve(String(values['known-differences']));
+  const knownFile = values['known-differences'] === undefined ? CLUSTER_KNOWN_FILE : resolve(String(values['known-differences']));
   readable(knownFile, '--known-differences');
   const featureGates = String(values['feature-gates']);
   let gates: FeatureGates;
@@ -163,11 +169,21 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
     skipped,
     knownFile,
     featureGates,
+    gatesGiven: new Set(featureGates.split('&').filter((pair) => pair !== '').map((pair) => decodeURIComponent(pair.split('=')[0]!))),
     waitTimeoutMs,
     ...(values.junit !== undefined && { junit: resolve(String(values.junit)) }),
     out: values.out === undefined ? runFolder('conformance-cluster') : resolve(String(values.out)),
     runId,
   };
+}
+
+function knownDifferences(file: string): KnownDifference[] {
+  try {
+    return parseKnownDifferences(file, readFileSync(file, 'utf8'), CLUSTER_PROFILES);
+  } catch (error) {
+    if (error instanceof CaseFileError) throw new FlagError(`--known-differences: ${error.message}`);
+    throw error;
+  }
 }
 
 function readable(file: string, flag: string): void {

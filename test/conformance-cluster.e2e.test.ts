@@ -150,6 +150,28 @@ describe.sequential('fleetsim conformance cluster', () => {
     }
   });
 
+  it('runs the counters and lists scenario when both have the CountsAndLists gate on (skipped, and said so, without it)', { timeout: 120_000 }, async () => {
+    const skipped = await conformance(['--kubeconfig', kubeconfig, '--scenario', 'counters-lists,errors', '--out', join(dir, 'skipped')]);
+    expect(skipped.code, skipped.stdout + skipped.stderr).toBe(0);
+    expect(skipped.stdout).toContain('skipped counters-lists: needs --feature-gates CountsAndLists=true');
+    expect(new Set(outcomesIn(join(dir, 'skipped')).map((o) => o.area))).toEqual(new Set(['errors']));
+
+    const gated = await startServe(['--db', ':memory:', '--no-default-fleet', '--no-listen', '--feature-gates', 'CountsAndLists=true']);
+    try {
+      const gatedConfig = join(dir, 'gated.kubeconfig');
+      writeFileSync(gatedConfig, kubeconfigFor(gated.baseUrl));
+      const out = join(dir, 'counters');
+      const run = await conformance(['--kubeconfig', gatedConfig, '--feature-gates', 'CountsAndLists=true', '--scenario', 'counters-lists', '--out', out]);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const outcomes = outcomesIn(out);
+      expect(names(outcomes, 'same').length).toBe(outcomes.length);
+      const passedOver = outcomes.find((o) => o.name === 'a full GameServer is passed over for a Ready one')!.target;
+      expect(passedOver).toMatchObject({ state: 'Allocated', 'gameServer.status.counters.rooms': { count: 1, capacity: 3 } });
+    } finally {
+      await gated.process.kill();
+    }
+  });
+
   it('refuses bad flags with exit 2, naming the flag, before starting anything', async () => {
     const missing = await conformance([]);
     expect(missing.code).toBe(2);

@@ -116,7 +116,7 @@ export class ClusterSteps {
     const until = this.normalize(step.until);
     for (;;) {
       const outcome = await this.read(step.read);
-      const met = Object.entries(until).every(([key, want]) => sameJson(key in outcome ? outcome[key] : valueAt(outcome, key), want));
+      const met = Object.entries(until).every(([key, want]) => sameJson(outcomeValue(outcome, key), want));
       if (met || Date.now() >= deadline) return { met, ...outcome };
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -154,6 +154,18 @@ export function normalizeValue(value: unknown, runId: string): unknown {
   if (Array.isArray(value)) return value.map((item) => normalizeValue(item, runId));
   if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.split(runId).join(RUN_TOKEN), normalizeValue(item, runId)]));
   return value;
+}
+
+/**
+ * A value of a read's outcome, whose keys are the paths read (`status.counters.rooms`): the key
+ * itself, or a path below one (`status.counters.rooms.count`), or a path into a count (`by.Ready`).
+ */
+function outcomeValue(outcome: StepOutcome, key: string): unknown {
+  if (key in outcome) return outcome[key];
+  const parent = Object.keys(outcome)
+    .filter((read) => key.startsWith(`${read}.`))
+    .sort((a, b) => b.length - a.length)[0];
+  return parent === undefined ? valueAt(outcome, key) : valueAt(outcome[parent], key.slice(parent.length + 1));
 }
 
 /** `{path: value}` for each path (a path absent from the object has the value null). */

@@ -172,6 +172,19 @@ describe.sequential('fleetsim conformance cluster', () => {
     }
   });
 
+  it('stopped with Ctrl-C (SIGINT) mid-scenario, deletes what it created on the target and exits 130', { timeout: 120_000 }, async () => {
+    const p = startCli(['conformance', 'cluster', '--kubeconfig', kubeconfig, '--scenario', 'fleet-scaling', '--out', join(dir, 'stopped')], env);
+    await p.waitForStdout(/same +three Ready/, 60_000);
+    p.child.kill('SIGINT');
+    const { code } = await p.waitForExit(60_000);
+    expect(code, p.stdout + p.stderr).toBe(130);
+    expect(p.stderr).toContain('stopping: deleting what the run created');
+    expect(p.stdout).not.toContain('scale up to five');
+    const list = (plural: string) => fetch(`${target.baseUrl}/apis/agones.dev/v1/namespaces/default/${plural}`).then((r) => r.json() as Promise<{ items: unknown[] }>);
+    expect((await list('fleets')).items).toEqual([]);
+    expect((await list('gameservers')).items).toEqual([]);
+  });
+
   it('refuses bad flags with exit 2, naming the flag, before starting anything', async () => {
     const missing = await conformance([]);
     expect(missing.code).toBe(2);

@@ -73,6 +73,14 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   mkdirSync(settings.out, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'fleetsim-conformance-cluster-'));
   let reference: RunningFleetsim | undefined;
+  // Ctrl-C or SIGTERM: finish the step under way, delete what the run made, then stop.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    console.error('stopping: deleting what the run created (once more to leave it as it is)…');
+  };
+  process.on('SIGINT', stop).on('SIGTERM', stop);
   try {
     reference = await startFleetsim({
       dbPath: join(work, 'reference.db'),
@@ -97,6 +105,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       known,
       knownContext: { profile: 'agones', gatesGiven: settings.gatesGiven },
       log: (line) => console.log(line),
+      stopping: () => stopping,
     });
     const run: ConformanceRun = {
       command: 'fleetsim conformance cluster',
@@ -111,11 +120,13 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     if (settings.junit) writeFileSync(settings.junit, conformanceJunit(run));
     console.log(`\n${conformanceSummary(run)}\nreport: ${join(settings.out, 'index.html')}${settings.junit ? `, JUnit: ${settings.junit}` : ''}`);
     if (result.leftBehind.length > 0) {
-      console.error(`could not delete (delete by hand):\n  ${result.leftBehind.join('\n  ')}`);
+      console.error(`could not delete on the target (delete by hand, namespace ${settings.namespace}):\n  ${result.leftBehind.join('\n  ')}`);
       return 1;
     }
+    if (stopping) return 130;
     return conformanceExitCode(result.outcomes);
   } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
     await reference?.process.stop();
     rmSync(work, { recursive: true, force: true });
   }

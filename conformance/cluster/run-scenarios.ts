@@ -20,11 +20,13 @@ export interface RunSettings {
   knownContext: KnownContext;
   /** A line of progress for the terminal. */
   log: (line: string) => void;
+  /** True once the user asked to stop (Ctrl-C): no further step runs, but cleaning up does. */
+  stopping?: () => boolean;
 }
 
 export interface ScenariosResult {
   outcomes: CaseOutcome[];
-  /** Objects a scenario could not delete, per cluster, for the user to delete by hand. */
+  /** Objects a scenario could not delete on the target, for the user to delete by hand (the reference is thrown away). */
   leftBehind: string[];
 }
 
@@ -32,19 +34,21 @@ export async function runScenarios(scenarios: readonly Scenario[], settings: Run
   const outcomes: CaseOutcome[] = [];
   const leftBehind: string[] = [];
   for (const scenario of scenarios) {
+    if (settings.stopping?.()) break;
     settings.log(`${scenario.name}:`);
     const reference = new ClusterSteps(settings.reference, settings.runId, settings.waitTimeoutMs);
     const target = new ClusterSteps(settings.target, settings.runId, settings.waitTimeoutMs);
     try {
       for (const step of scenario.steps) {
+        if (settings.stopping?.()) break;
         const [onReference, onTarget] = await Promise.all([safely(() => reference.run(step)), safely(() => target.run(step))]);
         const outcome = judge(scenario.name, step.name, onReference, onTarget, settings.known, settings.knownContext);
         outcomes.push(outcome);
         settings.log(`  ${outcome.verdict.padEnd(9)} ${step.name}${outcome.detail ? `: ${outcome.detail}` : ''}`);
       }
     } finally {
-      const [onReference, onTarget] = await Promise.all([reference.cleanup(), target.cleanup()]);
-      leftBehind.push(...onReference.map((ref) => `${settings.reference.label}: ${ref}`), ...onTarget.map((ref) => `${settings.target.label}: ${ref}`));
+      const [, onTarget] = await Promise.all([reference.cleanup(), target.cleanup()]);
+      leftBehind.push(...onTarget);
     }
   }
   return { outcomes, leftBehind };

@@ -194,7 +194,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(unreadable.stderr).toMatch(/--kubeconfig .*no-such-file: cannot read it/);
     const scenario = await conformance(['--kubeconfig', kubeconfig, '--scenario', 'allocation,nope']);
     expect(scenario.code).toBe(2);
-    expect(scenario.stderr).toContain('--scenario: no scenario nope (there are: allocation, autoscaling, errors, fleet-scaling)');
+    expect(scenario.stderr).toContain('--scenario: no scenario nope (there are: allocation, autoscaling, counters-lists, errors, fleet-scaling)');
     const timeout = await conformance(['--kubeconfig', kubeconfig, '--timeout', 'soon']);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain('--timeout');

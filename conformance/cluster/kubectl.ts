@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
+import { KUBECTL } from '../../loadtest/remote-fleet.js';
+import { runWithInput } from '../../loadtest/run-process.js';
 
 /**
  * One cluster as the user's kubectl sees it through a kubeconfig, in one namespace. The real
  * kubectl is used (the tool a platform team trusts); `KUBECTL` names another binary.
  */
-
-export const KUBECTL = process.env.KUBECTL ?? 'kubectl';
 
 export interface KubectlRun {
   code: number | null;
@@ -30,25 +29,12 @@ export class KubectlCluster {
     private readonly namespace: string,
   ) {}
 
-  run(args: readonly string[], stdin = '', timeoutMs = 60_000): Promise<KubectlRun> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(KUBECTL, ['--kubeconfig', this.kubeconfig, '--namespace', this.namespace, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(stdin);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new Error(`cannot run kubectl (${KUBECTL}; KUBECTL names another): ${error.message}`));
-      });
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  async run(args: readonly string[], stdin = '', timeoutMs = 60_000): Promise<KubectlRun> {
+    try {
+      return await runWithInput(KUBECTL, ['--kubeconfig', this.kubeconfig, '--namespace', this.namespace, ...args], stdin, timeoutMs);
+    } catch (error) {
+      throw new Error(`cannot run kubectl (${KUBECTL}; KUBECTL names another): ${(error as Error).message}`);
+    }
   }
 
   /**

@@ -45,6 +45,8 @@ describe('fleetsim sidecar --file', () => {
     expect(first.object_meta).toMatchObject({ name: 'from-file', uid: '4321', labels: { mode: 'ctf' } });
     expect(first.status).toMatchObject({ state: 'Scheduled', address: '10.0.0.7', ports: [{ name: 'game', port: 7654 }] });
     expect(first.status.counters).toEqual({ rooms: { count: '2', capacity: '5' } });
+    // A disabled health check gets no defaults, as in a cluster (found by fleetsim conformance sidecar --profile cluster).
+    expect(first.spec.health).toEqual({ disabled: true, period_seconds: 0, failure_threshold: 0, initial_delay_seconds: 0 });
 
     const watch = new NdjsonWatch(`${sidecar.baseUrl}/watch/gameserver`);
     await waitFor(() => watch.results.length >= 1, { what: 'the first watch message' });

@@ -237,7 +237,7 @@ export function parseKnownDifferences(file: string, text: string, profiles: read
   });
 }
 
-function globToRegExp(glob: string): RegExp {
+export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
 }
 
@@ -250,7 +250,9 @@ export interface KnownContext {
 /** The known difference that covers a difference at `path` in the answers of `area/case`, if any. */
 export function knownDifferenceFor(known: readonly KnownDifference[], context: KnownContext, area: string, name: string, path: string): KnownDifference | undefined {
   const key = `${area}/${name}`;
-  return known.find(
+  // An entry that names whole cases says more about them than one excusing a field anywhere: it is tried first.
+  const ordered = [...known.filter((k) => k.paths === undefined), ...known.filter((k) => k.paths !== undefined)];
+  return ordered.find(
     (k) =>
       k.profiles.includes(context.profile) &&
       k.cases.some((glob) => globToRegExp(glob).test(key)) &&

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../../server/flags.js';
 import { parseFeatureGates } from '../../server/features.js';
@@ -6,6 +6,7 @@ import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
 import { CaseFileError, loadAreas, parseKnownDifferences } from './cases.js';
 import { PROFILES, type Profile, runSidecarConformance } from './run.js';
+import { checkGrpcRequests } from './exchange.js';
 
 /** The cases and the known differences are data in the repository, not compiled. */
 export const CASES_DIR = join(REPO_ROOT, 'conformance', 'sidecar-cases');
@@ -15,6 +16,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'target', type: 'string', help: "the sidecar under test: its REST base URL (required), e.g. http://localhost:9358 or a fleetsim serve GameServer's http://127.0.0.1:8080/sdk/default/NAME" },
   { name: 'grpc', type: 'string', help: "the target's gRPC address, HOST:PORT (the gRPC areas run only with it)" },
   { name: 'feature-gates', type: 'string', default: '', help: 'the gates the target runs with (A=true&B=false); the reference gets the same' },
+  { name: 'file', alias: 'f', type: 'string', help: "the target's GameServer manifest (YAML or JSON), given to the reference too (default: sdk-server --local's own GameServer)" },
   { name: 'profile', type: 'string', default: 'agones-local', help: `the behaviour expected of the target: ${PROFILES.join(' (Agones sdk-server --local) or ')} (a sidecar in a cluster)` },
   { name: 'junit', type: 'string', help: 'also write JUnit XML to FILE' },
   { name: 'out', type: 'string', help: 'report folder (default reports/out/<time>-conformance-sidecar/)' },
@@ -23,7 +25,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
-export const SIDECAR_CONFORMANCE_USAGE = `fleetsim conformance sidecar --target URL [--grpc HOST:PORT] [--profile agones-local|cluster] [--junit FILE] [--out DIR]
+export const SIDECAR_CONFORMANCE_USAGE = `fleetsim conformance sidecar --target URL [--grpc HOST:PORT] [--feature-gates GATES] [-f GAMESERVER.yaml] [--profile agones-local|cluster] [--junit FILE] [--out DIR]
 
   Starts a reference fleetsim sidecar, sends the same requests to it and to the target (every REST
   operation, the NDJSON and WebSocket watch, bad input, unknown routes; the gRPC services with
@@ -74,11 +76,17 @@ export async function sidecarConformanceCommand(argv: string[]): Promise<number>
   let areas, known;
   try {
     areas = loadAreas(values.cases === undefined ? CASES_DIR : resolve(String(values.cases)));
+    checkGrpcRequests(areas);
     const knownFile = values.known === undefined ? KNOWN_FILE : resolve(String(values.known));
     known = parseKnownDifferences(knownFile, readFileSync(knownFile, 'utf8'), PROFILES);
   } catch (error) {
     if (error instanceof CaseFileError) throw new FlagError(`${values.cases !== undefined || values.known !== undefined ? '--cases/--known: ' : ''}${error.message}`);
     throw error;
+  }
+  let file: string | undefined;
+  if (values.file !== undefined) {
+    file = resolve(String(values.file));
+    if (!existsSync(file)) throw new FlagError(`--file: "${String(values.file)}" does not exist`);
   }
   const out = values.out === undefined ? runFolder('conformance-sidecar') : resolve(String(values.out));
   mkdirSync(out, { recursive: true });
@@ -86,6 +94,7 @@ export async function sidecarConformanceCommand(argv: string[]): Promise<number>
   const run = await runSidecarConformance({
     target: { baseUrl: target, ...(grpcAddress ? { grpc: grpcAddress } : {}) },
     featureGates,
+    file,
     profile: profile as Profile,
     areas,
     known,

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
-import type { GrpcRequestStep, HttpRequestStep, SidecarCase, WatchStep } from './cases.js';
+import { CaseFileError, type GrpcRequestStep, type HttpRequestStep, type SidecarArea, type SidecarCase, type WatchStep } from './cases.js';
 
 /**
  * Sending one case to one side (the target or the reference) and reading its answer in a form
@@ -151,20 +151,26 @@ function sdkModule(service: GrpcRequestStep['service']): { messages: Record<stri
   };
 }
 
+function setterOf(type: MessageClass, field: string): string | undefined {
+  const wanted = `set${field}`.toLowerCase();
+  return Object.getOwnPropertyNames(type.prototype).find((name) => name.toLowerCase() === wanted && typeof type.prototype[name as keyof typeof type.prototype] === 'function');
+}
+
 /** Fills a generated message through its setters: `{ key: 'a' }` calls setKey('a'). */
 function buildMessage(type: MessageClass, fields: Record<string, unknown>, messages: Record<string, MessageClass>): unknown {
   const message = new type();
   for (const [field, value] of Object.entries(fields)) {
     if (field === '$type') continue;
-    const setter = `set${field[0]!.toUpperCase()}${field.slice(1)}`;
-    if (typeof message[setter] !== 'function') throw new Error(`the gRPC message has no field "${field}" (no ${setter})`);
+    // Generated setters lower-case all but the first letter of a proto field (setCountdiff for count_diff): match them regardless of case.
+    const setter = setterOf(type, field);
+    if (!setter) throw new CaseFileError(`the gRPC message has no field "${field}"`);
     let v: unknown = value;
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       const nested = value as Record<string, unknown>;
       const typeName = String(nested.$type ?? '');
       const dot = typeName.lastIndexOf('.');
       const nestedType = dot < 0 ? messages[typeName] : WELL_KNOWN[typeName.slice(0, dot)]?.[typeName.slice(dot + 1)];
-      if (!nestedType) throw new Error(`field "${field}": $type "${typeName}" is not a message of the SDK or google.protobuf`);
+      if (!nestedType) throw new CaseFileError(`field "${field}": $type "${typeName}" is not a message of the SDK or google.protobuf`);
       v = buildMessage(nestedType, nested, messages);
     }
     (message[setter] as (v: unknown) => void).call(message, v);
@@ -201,9 +207,26 @@ export function closeGrpcClients(): void {
 
 function requestOf(step: GrpcRequestStep, definition: ServiceDefinition, messages: Record<string, MessageClass>): { method: grpc.MethodDefinition<unknown, unknown>; message: unknown } {
   const method = definition[step.method];
-  if (!method) throw new Error(`the ${step.service} service has no method "${step.method}" (one of: ${Object.keys(definition).join(', ')})`);
+  if (!method) throw new CaseFileError(`the ${step.service} service has no method "${step.method}" (one of: ${Object.keys(definition).join(', ')})`);
   const type = (method as unknown as { requestType: MessageClass }).requestType;
   return { method, message: buildMessage(type, step.request ?? {}, messages) };
+}
+
+/** Builds every gRPC request of the cases once, so a case naming a field or method the SDK lacks stops the run before it starts. */
+export function checkGrpcRequests(areas: readonly SidecarArea[]): void {
+  for (const area of areas) {
+    for (const c of area.cases) {
+      for (const step of [c.grpc, ...(c.watch?.then ?? []).map((s) => s.grpc)]) {
+        if (!step) continue;
+        try {
+          const { definition, messages } = sdkModule(step.service);
+          requestOf(step, definition, messages);
+        } catch (error) {
+          throw new CaseFileError(`${area.file}: case "${c.name}": ${(error as Error).message}`);
+        }
+      }
+    }
+  }
 }
 
 const answerOf = (error: grpc.ServiceError | null, response: unknown): GrpcAnswer =>
@@ -239,8 +262,8 @@ export interface WatchAnswer {
   first: unknown;
   /** The last message, after every step. */
   last: unknown;
-  /** The fields each message held (JSON paths of its leaves), one entry per distinct set. */
-  shapes: string[][];
+  /** The fields each message held (JSON paths of its leaves, as keys), one entry per distinct set. */
+  shapes: Array<Record<string, boolean>>;
   /** The answers of the steps done while the watch was open. */
   steps: unknown[];
 }
@@ -342,7 +365,8 @@ export async function watch(side: Side, step: WatchStep): Promise<WatchAnswer> {
     for (const s of step.then) steps.push(s.http ? await sendHttp(side, s.http) : await sendGrpc(side, s.grpc!));
     await messages.quiet();
     const normalized = messages.received.map(normalize);
-    const shapes = [...new Map(normalized.map((m) => leaves(m).sort()).map((l) => [l.join(' '), l])).values()];
+    // Each shape as an object keyed by leaf path, so a field one side lacks shows as that path.
+    const shapes = [...new Map(normalized.map((m) => leaves(m).sort()).map((l) => [l.join(' '), Object.fromEntries(l.map((leaf) => [leaf, true]))])).values()];
     return { opened, ...(contentTypeSeen ? { contentType: contentTypeSeen } : {}), first: normalized[0] ?? null, last: normalized.at(-1) ?? null, shapes, steps };
   } finally {
     close();

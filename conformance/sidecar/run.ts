@@ -17,6 +17,8 @@ export type Profile = (typeof PROFILES)[number];
 export interface SidecarConformanceOptions {
   target: Side;
   featureGates: string;
+  /** The target's GameServer manifest, given to the reference (`fleetsim sidecar -f`). */
+  file?: string;
   profile: Profile;
   areas: SidecarArea[];
   known: KnownDifference[];
@@ -30,11 +32,12 @@ export interface SidecarConformanceOptions {
 const SIDECAR_ENV = ['LOCAL', 'FILE', 'TEST', 'SDK_NAME', 'TIMEOUT', 'DELAY', 'ADDRESS', 'GRPC_PORT', 'HTTP_PORT', 'FEATURE_GATES', 'FLEETSIM_DB', 'FLEETSIM_SEED', 'FLEETSIM_ALLOWED_HOSTS'];
 const LISTENING = /^fleetsim sidecar listening: http=(\S+):(\d+) grpc=(\S+):(\d+) /m;
 
-export async function startReferenceSidecar(featureGates: string, logPath: string): Promise<{ process: ServerProcess; side: Side }> {
+export async function startReferenceSidecar(featureGates: string, file: string | undefined, logPath: string): Promise<{ process: ServerProcess; side: Side }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SIDECAR_ENV) delete env[name];
   const args = [CLI, 'sidecar', '--local', '--address', '127.0.0.1', '--http-port', '0', '--grpc-port', '0'];
   if (featureGates) args.push('--feature-gates', featureGates);
+  if (file) args.push('--file', file);
   const reference = new ServerProcess(process.execPath, args, logPath, env);
   try {
     const match = await reference.waitForLine(LISTENING, 30_000);
@@ -62,7 +65,7 @@ export function describeSide(side: Side): string {
 export async function runSidecarConformance(options: SidecarConformanceOptions): Promise<ConformanceRun> {
   const started = Date.now();
   const startedAt = new Date(started).toISOString();
-  const { process: reference, side } = await startReferenceSidecar(options.featureGates, join(options.out, 'reference-sidecar.log'));
+  const { process: reference, side } = await startReferenceSidecar(options.featureGates, options.file, join(options.out, 'reference-sidecar.log'));
   const outcomes: CaseOutcome[] = [];
   const context = { profile: options.profile, gatesGiven: gatesNamed(options.featureGates) };
   const metKnown = new Map<string, string>();
@@ -97,7 +100,7 @@ export async function runSidecarConformance(options: SidecarConformanceOptions):
   return {
     command: 'fleetsim conformance sidecar',
     target: describeSide(options.target),
-    reference: `fleetsim sidecar${options.featureGates ? ` --feature-gates '${options.featureGates}'` : ''}`,
+    reference: `fleetsim sidecar${options.featureGates ? ` --feature-gates '${options.featureGates}'` : ''}${options.file ? ` -f ${options.file}` : ''}`,
     profile: options.profile,
     startedAt,
     seconds: (Date.now() - started) / 1000,

@@ -142,11 +142,15 @@ export function gameServerFromManifest(path: string, options: LocalGameServerOpt
   const spec = object(manifest.spec, 'spec');
   const status = object(manifest.status, 'status');
   const healthSpec = object(spec.health, 'spec.health');
+  // Defaults as a cluster applies them: only to health checking that is on (a disabled check keeps what was written, 0 if nothing).
+  const disabled = healthSpec.disabled === true;
+  const setting = (field: 'periodSeconds' | 'failureThreshold' | 'initialDelaySeconds', fallback: number) =>
+    int(healthSpec[field], `spec.health.${field}`, 0) || (disabled ? 0 : fallback);
   const health: Health = {
-    disabled: healthSpec.disabled === true,
-    periodSeconds: int(healthSpec.periodSeconds, 'spec.health.periodSeconds', 5) || 5,
-    failureThreshold: int(healthSpec.failureThreshold, 'spec.health.failureThreshold', 3) || 3,
-    initialDelaySeconds: int(healthSpec.initialDelaySeconds, 'spec.health.initialDelaySeconds', 5) || 5,
+    disabled,
+    periodSeconds: setting('periodSeconds', 5),
+    failureThreshold: setting('failureThreshold', 3),
+    initialDelaySeconds: setting('initialDelaySeconds', 5),
   };
   const state = (status.state ?? 'Scheduled') as GameServerState;
   if (!GAMESERVER_STATES.includes(state)) throw new Error(`status.state: unknown state ${String(status.state)}`);

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -195,6 +195,16 @@ describe.sequential('fleetsim conformance cluster', () => {
     const scenario = await conformance(['--kubeconfig', kubeconfig, '--scenario', 'allocation,nope']);
     expect(scenario.code).toBe(2);
     expect(scenario.stderr).toContain('--scenario: no scenario nope (there are: allocation, autoscaling, counters-lists, errors, fleet-scaling)');
+    const folder = join(dir, 'own-scenarios');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'mine.yaml'), 'gates: [CountsAndListz]\nsteps:\n  - name: gone\n    delete: fleet/${run}-x\n');
+    const gate = await conformance(['--kubeconfig', kubeconfig, '--scenarios', folder]);
+    expect(gate.code).toBe(2);
+    expect(gate.stderr).toContain('--scenarios: mine.yaml: gates: "CountsAndListz" is not a feature gate');
+    writeFileSync(join(folder, 'mine.yaml'), 'steps:\n  - name: gone\n    delete: fleet/production\n');
+    const outside = await conformance(['--kubeconfig', kubeconfig, '--scenarios', folder]);
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain('--scenarios: mine.yaml step 1 ("gone"): fleet/production: the name must start with ${run}');
     const timeout = await conformance(['--kubeconfig', kubeconfig, '--timeout', 'soon']);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain('--timeout');

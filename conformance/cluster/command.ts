@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type FeatureGates, parseFeatureGates } from '../../server/features.js';
+import { type FeatureGate, type FeatureGates, parseFeatureGates } from '../../server/features.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../../server/flags.js';
 import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { type RunningFleetsim, kubeconfigFor, startFleetsim } from '../../loadtest/servers.js';
@@ -169,7 +169,9 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
       if (error instanceof ScenarioError) throw new FlagError(`--scenarios: ${error.message}`);
       throw error;
     }
-    const off = scenario.gates.filter((gate) => !(gates as Record<string, boolean>)[gate]);
+    const unknownGate = scenario.gates.find((gate) => !Object.hasOwn(gates, gate));
+    if (unknownGate !== undefined) throw new FlagError(`--scenarios: ${name}.yaml: gates: "${unknownGate}" is not a feature gate`);
+    const off = scenario.gates.filter((gate) => !gates[gate as FeatureGate]);
     if (off.length > 0) skipped.push(`${name}: needs --feature-gates ${off.map((gate) => `${gate}=true`).join('&')}`);
     else scenarios.push(scenario);
   }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { FlagError } from '../server/flags.js';
+import { runWithInput } from './run-process.js';
 import type { FleetSample } from '../reports/run-data.js';
 
 /**
@@ -48,25 +49,12 @@ export class RemoteFleet {
   }
 
   /** Runs kubectl with the manifests on its standard input (`-f -`). */
-  private run(args: readonly string[], timeoutMs = 60_000): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(KUBECTL, this.args(args), { stdio: ['pipe', 'pipe', 'pipe'] });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(this.manifests);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new FlagError(`--kubeconfig needs kubectl (${KUBECTL}; KUBECTL names another): ${error.message}`));
-      });
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  private async run(args: readonly string[], timeoutMs = 60_000): Promise<Run> {
+    try {
+      return await runWithInput(KUBECTL, this.args(args), this.manifests, timeoutMs);
+    } catch (error) {
+      throw new FlagError(`--kubeconfig needs kubectl (${KUBECTL}; KUBECTL names another): ${(error as Error).message}`);
+    }
   }
 
   /**

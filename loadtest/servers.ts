@@ -83,6 +83,8 @@ export interface ServeSettings {
   allocator?: AllocatorOptions;
   /** `--allocator-tls auto` on a free port: the allocator over mutual TLS, REST and gRPC. */
   allocatorTls?: boolean;
+  /** `--no-listen`: simulated game servers stay off the network (no host ports taken on this machine). */
+  noListen?: boolean;
 }
 
 export interface RunningFleetsim {
@@ -100,6 +102,7 @@ export function serveArguments(settings: ServeSettings): string[] {
   if (settings.featureGates) args.push('--feature-gates', settings.featureGates);
   if (settings.allocator) args.push(...allocatorModelArguments(settings.allocator));
   if (settings.allocatorTls) args.push('--allocator-tls', 'auto', '--allocator-port', '0');
+  if (settings.noListen) args.push('--no-listen');
   if (settings.manifests) args.push('-f', settings.manifests);
   if (settings.profiles) args.push('--profiles', settings.profiles);
   return args;
@@ -118,6 +121,19 @@ export async function startFleetsim(settings: ServeSettings): Promise<RunningFle
     await server.stop(1000);
     throw error;
   }
+}
+
+/** A kubeconfig that points kubectl (or any client) at a fleetsim's resource API, in `namespace`. */
+export function kubeconfigFor(baseUrl: string, namespace = 'default'): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    `clusters: [{name: fleetsim, cluster: {server: "${baseUrl}"}}]`,
+    `contexts: [{name: fleetsim, context: {cluster: fleetsim, namespace: ${namespace}}}]`,
+    'current-context: fleetsim',
+    'users: []',
+    '',
+  ].join('\n');
 }
 
 export async function startBaselineProcess(configPath: string, logPath: string): Promise<RunningFleetsim> {

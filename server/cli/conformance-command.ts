@@ -8,6 +8,10 @@ const SUBCOMMANDS: Record<string, { summary: string; load: () => Promise<Subcomm
     summary: 'the same requests to a target sidecar and to a reference fleetsim sidecar, answers compared',
     load: async () => (await import('../../conformance/sidecar/command.js')).sidecarConformanceCommand,
   },
+  cluster: {
+    summary: 'the same scenarios through kubectl on a target cluster and on a reference fleetsim serve, outcomes compared',
+    load: async () => (await import('../../conformance/cluster/command.js')).clusterCommand,
+  },
 };
 
 export const CONFORMANCE_USAGE = `fleetsim conformance <subcommand> [flags]: check another implementation against fleetsim

@@ -1,0 +1,218 @@
+/**
+ * `fleetsim conformance cluster --kubeconfig FILE`: the same scenarios (creating fleets, scaling,
+ * allocating, autoscaling, deleting, bad manifests) run through kubectl against the user's cluster
+ * and against a reference fleetsim this command starts; the outcomes are compared step by step.
+ */
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type FeatureGate, type FeatureGates, parseFeatureGates } from '../../server/features.js';
+import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../../server/flags.js';
+import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
+import { type RunningFleetsim, kubeconfigFor, startFleetsim } from '../../loadtest/servers.js';
+import { type ConformanceRun, conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
+import { CaseFileError, type KnownDifference, parseKnownDifferences } from '../sidecar/cases.js';
+import { KubectlCluster } from './kubectl.js';
+import { runScenarios } from './run-scenarios.js';
+import { type Scenario, ScenarioError, loadScenario, scenarioFiles } from './scenario.js';
+
+export const CLUSTER_SCENARIOS_DIR = join(REPO_ROOT, 'conformance', 'cluster-scenarios');
+export const CLUSTER_KNOWN_FILE = join(REPO_ROOT, 'conformance', 'cluster-known.yaml');
+/** The targets a known difference can name (the sidecar's file names its own). */
+const CLUSTER_PROFILES = ['agones'] as const;
+
+const FLAGS: FlagSpec[] = [
+  { name: 'kubeconfig', type: 'string', help: "the target cluster's kubeconfig (required; kubectl uses its current context)" },
+  { name: 'namespace', alias: 'n', type: 'string', default: 'default', help: 'namespace the scenarios create their objects in (on the target it must exist)' },
+  { name: 'scenario', type: 'string', help: 'run only these scenarios (comma-separated names; default all)' },
+  { name: 'scenarios', type: 'string', help: 'folder of scenario files (default conformance/cluster-scenarios)' },
+  { name: 'known-differences', type: 'string', help: 'file of accepted differences (default conformance/cluster-known.yaml)' },
+  { name: 'feature-gates', type: 'string', default: '', help: "the reference's feature gates, A=true&B=false: give the target's" },
+  { name: 'timeout', type: 'string', default: '2m', help: 'the longest a wait step polls (a duration: 90s, 2m)' },
+  { name: 'junit', type: 'string', help: 'write JUnit XML here (a testcase per step)' },
+  { name: 'out', alias: 'o', type: 'string', help: 'report folder (default reports/out/<time>-conformance-cluster)' },
+  { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
+];
+
+export const CLUSTER_USAGE = `fleetsim conformance cluster --kubeconfig FILE [--namespace NS] [--scenario NAME,…] [--junit FILE] [--out DIR]
+  runs the scenarios (conformance/cluster-scenarios/*.yaml) through kubectl on the target cluster and on a
+  reference fleetsim serve started for the run, and compares each step's outcome; exit 0 when all are the
+  same or known differences, 1 on an unexpected difference, 2 on bad flags or an unreachable cluster
+
+${flagsHelp(FLAGS)}`;
+
+interface ClusterSettings {
+  kubeconfig: string;
+  namespace: string;
+  scenarios: Scenario[];
+  skipped: string[];
+  knownFile: string;
+  featureGates: string;
+  /** The gates --feature-gates names, either way (a known difference may hold only while they are left to their defaults). */
+  gatesGiven: Set<string>;
+  waitTimeoutMs: number;
+  junit?: string;
+  out: string;
+  runId: string;
+}
+
+export async function clusterCommand(argv: string[]): Promise<number> {
+  const { values, positional } = parseFlags(argv, FLAGS, {});
+  if (values.help) {
+    console.log(CLUSTER_USAGE);
+    return 0;
+  }
+  if (positional.length > 0) throw new FlagError(`unexpected argument "${positional[0]}" (scenarios are chosen with --scenario NAME,…)`);
+  const settings = settingsOf(values);
+  const known = knownDifferences(settings.knownFile);
+  const target = new KubectlCluster('target', settings.kubeconfig, settings.namespace);
+  await checkReachable(target, `--kubeconfig ${settings.kubeconfig}`);
+
+  const started = new Date();
+  mkdirSync(settings.out, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), 'fleetsim-conformance-cluster-'));
+  let reference: RunningFleetsim | undefined;
+  // Ctrl-C or SIGTERM: finish the step under way, delete what the run made, then stop.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    console.error('stopping: deleting what the run created (once more to leave it as it is)…');
+  };
+  process.on('SIGINT', stop).on('SIGTERM', stop);
+  try {
+    reference = await startFleetsim({
+      dbPath: join(work, 'reference.db'),
+      logPath: join(settings.out, 'reference-serve.log'),
+      nodes: 4,
+      maxPods: 110,
+      featureGates: settings.featureGates,
+      noListen: true,
+    });
+    const referenceKubeconfig = join(work, 'reference.kubeconfig');
+    writeFileSync(referenceKubeconfig, kubeconfigFor(reference.baseUrl, settings.namespace));
+    const referenceCluster = new KubectlCluster('reference', referenceKubeconfig, settings.namespace);
+    if (settings.namespace !== 'default') await referenceCluster.run(['create', 'namespace', settings.namespace]);
+
+    console.log(`fleetsim conformance cluster: run ${settings.runId}, namespace ${settings.namespace}, reference fleetsim serve on ${reference.baseUrl}`);
+    for (const skipped of settings.skipped) console.log(`skipped ${skipped}`);
+    const result = await runScenarios(settings.scenarios, {
+      reference: referenceCluster,
+      target,
+      runId: settings.runId,
+      waitTimeoutMs: settings.waitTimeoutMs,
+      known,
+      knownContext: { profile: 'agones', gatesGiven: settings.gatesGiven },
+      log: (line) => console.log(line),
+      stopping: () => stopping,
+    });
+    const run: ConformanceRun = {
+      command: 'fleetsim conformance cluster',
+      target: `${settings.kubeconfig} (namespace ${settings.namespace})`,
+      reference: `fleetsim serve${settings.featureGates ? ` --feature-gates ${settings.featureGates}` : ''}`,
+      startedAt: started.toISOString(),
+      seconds: (Date.now() - started.getTime()) / 1000,
+      knownDifferences: Object.fromEntries(known.map((entry) => [entry.id, entry.about])),
+      outcomes: result.outcomes,
+    };
+    writeConformanceReport(settings.out, run);
+    if (settings.junit) writeFileSync(settings.junit, conformanceJunit(run));
+    console.log(`\n${conformanceSummary(run)}\nreport: ${join(settings.out, 'index.html')}${settings.junit ? `, JUnit: ${settings.junit}` : ''}`);
+    if (result.leftBehind.length > 0) {
+      console.error(`could not delete on the target (delete by hand, namespace ${settings.namespace}):\n  ${result.leftBehind.join('\n  ')}`);
+      return 1;
+    }
+    if (stopping) return 130;
+    return conformanceExitCode(result.outcomes);
+  } finally {
+    process.off('SIGINT', stop).off('SIGTERM', stop);
+    await reference?.process.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function settingsOf(values: Record<string, string | number | boolean | undefined>): ClusterSettings {
+  if (values.kubeconfig === undefined) throw new FlagError('--kubeconfig is required: the kubeconfig of the cluster to check');
+  const kubeconfig = resolve(String(values.kubeconfig));
+  readable(kubeconfig, '--kubeconfig');
+  const namespace = String(values.namespace);
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new FlagError(`--namespace: "${namespace}" is not a namespace name`);
+  const waitTimeoutMs = parseDuration(String(values.timeout), '--timeout');
+  if (waitTimeoutMs < 1000) throw new FlagError('--timeout: at least 1s');
+
+  const dir = values.scenarios === undefined ? CLUSTER_SCENARIOS_DIR : resolve(String(values.scenarios));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new FlagError(`--scenarios ${dir}: not a folder`);
+  const files = scenarioFiles(dir);
+  const wanted = values.scenario === undefined ? [...files.keys()] : String(values.scenario).split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const unknown = wanted.filter((name) => !files.has(name));
+  if (unknown.length > 0) throw new FlagError(`--scenario: no scenario ${unknown.join(', ')} (there are: ${[...files.keys()].join(', ')})`);
+  if (wanted.length === 0) throw new FlagError(`--scenario: no scenarios to run${values.scenario === undefined ? ` in ${dir}` : ''}`);
+
+  const knownFile = values['known-differences'] === undefined ? CLUSTER_KNOWN_FILE : resolve(String(values['known-differences']));
+  readable(knownFile, '--known-differences');
+  const featureGates = String(values['feature-gates']);
+  let gates: FeatureGates;
+  try {
+    gates = parseFeatureGates(featureGates);
+  } catch (error) {
+    throw new FlagError(`--feature-gates: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const runId = `cf${randomBytes(4).toString('hex').slice(0, 6)}`;
+  const scenarios: Scenario[] = [];
+  const skipped: string[] = [];
+  for (const name of wanted) {
+    let scenario: Scenario;
+    try {
+      scenario = loadScenario(files.get(name)!, runId);
+    } catch (error) {
+      if (error instanceof ScenarioError) throw new FlagError(`--scenarios: ${error.message}`);
+      throw error;
+    }
+    const unknownGate = scenario.gates.find((gate) => !Object.hasOwn(gates, gate));
+    if (unknownGate !== undefined) throw new FlagError(`--scenarios: ${name}.yaml: gates: "${unknownGate}" is not a feature gate`);
+    const off = scenario.gates.filter((gate) => !gates[gate as FeatureGate]);
+    if (off.length > 0) skipped.push(`${name}: needs --feature-gates ${off.map((gate) => `${gate}=true`).join('&')}`);
+    else scenarios.push(scenario);
+  }
+  return {
+    kubeconfig,
+    namespace,
+    scenarios,
+    skipped,
+    knownFile,
+    featureGates,
+    gatesGiven: new Set(featureGates.split('&').filter((pair) => pair !== '').map((pair) => decodeURIComponent(pair.split('=')[0]!))),
+    waitTimeoutMs,
+    ...(values.junit !== undefined && { junit: resolve(String(values.junit)) }),
+    out: values.out === undefined ? runFolder('conformance-cluster') : resolve(String(values.out)),
+    runId,
+  };
+}
+
+function knownDifferences(file: string): KnownDifference[] {
+  try {
+    return parseKnownDifferences(file, readFileSync(file, 'utf8'), CLUSTER_PROFILES);
+  } catch (error) {
+    if (error instanceof CaseFileError) throw new FlagError(`--known-differences: ${error.message}`);
+    throw error;
+  }
+}
+
+function readable(file: string, flag: string): void {
+  try {
+    accessSync(file, constants.R_OK);
+    if (!statSync(file).isFile()) throw new Error('not a file');
+  } catch (error) {
+    throw new FlagError(`${flag} ${file}: cannot read it (${error instanceof Error ? error.message.split(',')[0] : String(error)})`);
+  }
+}
+
+/** Before anything runs: the cluster answers through the kubeconfig and serves Agones's Fleets. */
+async function checkReachable(cluster: KubectlCluster, what: string): Promise<void> {
+  const found = await cluster.run(['get', 'fleets.agones.dev', '-o', 'name', '--request-timeout', '15s'], '', 30_000);
+  if (found.code !== 0) {
+    const why = found.stderr.trim().split('\n').at(-1) ?? `kubectl exited ${found.code}`;
+    throw new FlagError(`${what}: kubectl cannot read Fleets there (is the cluster up, with Agones installed?): ${why}`);
+  }
+}

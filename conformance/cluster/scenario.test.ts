@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseKnownDifferences } from '../sidecar/cases.js';
+import { CLUSTER_SCENARIOS_DIR } from './command.js';
+import { statusOf } from './kubectl.js';
+import { judge } from './run-scenarios.js';
+import { ScenarioError, loadScenario, parseScenario, scenarioFiles } from './scenario.js';
+import { normalizeValue } from './steps.js';
+
+const RUN = 'cf123456';
+const parse = (text: string) => parseScenario(text, '/x/demo.yaml', RUN);
+
+describe('cluster scenarios', () => {
+  it('reads every scenario shipped, with ${run} in every name it touches', () => {
+    const files = scenarioFiles(CLUSTER_SCENARIOS_DIR);
+    expect([...files.keys()]).toEqual(['allocation', 'autoscaling', 'counters-lists', 'errors', 'fleet-scaling']);
+    for (const file of files.values()) {
+      const scenario = loadScenario(file, RUN);
+      expect(scenario.steps.length).toBeGreaterThan(3);
+      expect(scenario.description).not.toBe('');
+      expect(readFileSync(file, 'utf8')).toContain('${run}');
+    }
+  });
+
+  it('refuses a scenario that would touch objects outside the run, or is ambiguous, naming the step', () => {
+    const create = (name: string, extra = '') => `steps:\n  - name: make\n    create: { apiVersion: agones.dev/v1, kind: Fleet, metadata: { name: ${name}${extra} } }\n`;
+    expect(() => parse(create('someone-elses'))).toThrow(new ScenarioError('demo.yaml step 1 ("make"): metadata.name must start with ${run}'));
+    expect(() => parse(create(`${RUN}-f`, ', namespace: prod'))).toThrow(/leave metadata.namespace out/);
+    expect(() => parse('steps:\n  - name: gone\n    delete: fleet/production\n')).toThrow(/fleet\/production: the name must start with \$\{run\}/);
+    expect(() => parse(`steps:\n  - name: two\n    get: fleet/${RUN}-f\n    delete: fleet/${RUN}-f\n`)).toThrow(/needs exactly one of create, allocate/);
+    expect(() => parse(`steps:\n  - name: a\n    delete: fleet/${RUN}-f\n  - name: a\n    delete: fleet/${RUN}-g\n`)).toThrow(/two steps are named "a"/);
+    expect(() => parse(`steps:\n  - name: w\n    wait: { get: fleet/${RUN}-f, fields: [status.replicas] }\n`)).toThrow(/until must name the values waited for/);
+    expect(() => parse(`steps:\n  - name: g\n    get: fleet/${RUN}-f\n`)).toThrow(/get needs fields/);
+    expect(() => parse('name: other\nsteps: []\n')).toThrow(/must be the file's name/);
+  });
+
+  it('reads a wait as a read repeated until values show', () => {
+    const scenario = parse(`steps:\n  - name: ready\n    wait: { count: gameservers, selector: agones.dev/fleet=${RUN}-f, by: status.state }\n    until: { by.Ready: 2 }\n    timeoutSeconds: 30\n`);
+    expect(scenario.steps[0]).toEqual({
+      action: 'wait',
+      name: 'ready',
+      read: { action: 'count', name: 'ready', kind: 'gameservers', selector: `agones.dev/fleet=${RUN}-f`, by: 'status.state' },
+      until: { 'by.Ready': 2 },
+      timeoutSeconds: 30,
+    });
+  });
+});
+
+describe("kubectl's failures", () => {
+  it('reads the Status from the response body kubectl logs, keeping reason, code and causes only', () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      status: 'Failure',
+      message: 'Fleet "x" is invalid',
+      reason: 'Invalid',
+      details: { causes: [{ field: 'spec.replicas', reason: 'FieldValueInvalid', message: 'must be ≥ 0' }] },
+      code: 422,
+    });
+    const stderr = [
+      `I1126 03:00:33.2 1 helper.go:246] "Response Body" body=${JSON.stringify('{"kind":"APIResourceList"}')}`,
+      `I1126 03:00:33.3 1 helper.go:246] "Response Body" body=${JSON.stringify(body)}`,
+      'The Fleet "x" is invalid: spec.replicas: Invalid value: -1',
+    ].join('\n');
+    expect(statusOf(stderr)).toEqual({ reason: 'Invalid', code: 422, causes: [{ field: 'spec.replicas', reason: 'FieldValueInvalid' }] });
+  });
+
+  it('falls back to kubectl\'s own line when no Status was logged', () => {
+    expect(statusOf('I1126 x] GET http://h/x\nerror: The --replicas=COUNT flag is required')).toEqual({ reason: 'ClientError', message: 'error: The --replicas=COUNT flag is required' });
+    expect(statusOf('Error from server (Forbidden): fleets.agones.dev is forbidden')).toMatchObject({ reason: 'Forbidden' });
+  });
+});
+
+describe('comparing outcomes', () => {
+  it('replaces the run id, times and uids, so two clusters can agree', () => {
+    expect(normalizeValue({ [`${RUN}-f`]: `a GameServer of fleet ${RUN}-f`, at: '2026-11-26T03:00:00Z', uid: '0f8fad5b-d9cb-469f-a165-70867728950e', n: 3 }, RUN)).toEqual({
+      '${run}-f': 'a GameServer of fleet ${run}-f',
+      at: '<time>',
+      uid: '<uid>',
+      n: 3,
+    });
+  });
+
+  it('calls a difference known only where a known difference covers it, by scenario/step and path', () => {
+    const known = parseKnownDifferences(
+      'known.yaml',
+      "- id: ready-count\n  about: counted differently\n  profiles: [agones]\n  cases: ['fleet-*/ready']\n  paths: ['readyReplicas']\n",
+      ['agones'],
+    );
+    const context = { profile: 'agones', gatesGiven: new Set<string>() };
+    expect(judge('fleet-scaling', 'ready', { a: 1 }, { a: 1 }, known, context).verdict).toBe('same');
+    expect(judge('fleet-scaling', 'ready', { 'status.readyReplicas': 2 }, { 'status.readyReplicas': 3 }, known, context)).toMatchObject({ verdict: 'known', known: 'ready-count' });
+    expect(judge('fleet-scaling', 'ready', { 'status.readyReplicas': 2, state: 'A' }, { 'status.readyReplicas': 3, state: 'B' }, known, context)).toMatchObject({
+      verdict: 'different',
+      detail: '$.state: "A" ≠ "B"',
+    });
+    expect(judge('allocation', 'ready', { 'status.readyReplicas': 2 }, { 'status.readyReplicas': 3 }, known, context).verdict).toBe('different');
+  });
+});

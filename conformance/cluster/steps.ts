@@ -1,0 +1,212 @@
+import { type ApiError, type KubectlCluster } from './kubectl.js';
+import { type AllocateStep, type CountStep, type GetStep, type ObjectRef, RUN_TOKEN, type ReadStep, type Step, type WaitStep, isObject } from './scenario.js';
+
+/**
+ * Runs a scenario's steps on one cluster and answers each with a normalized outcome: only what the
+ * step compares, with what must differ between clusters (the run's id, generated name suffixes,
+ * uids, times) replaced by placeholders. It remembers what it created, to delete it at the end.
+ */
+
+/** What a step answered: its values, or the API's error. */
+export type StepOutcome = Record<string, unknown>;
+
+const POLL_MS = 500;
+
+export class ClusterSteps {
+  /** Objects created and not yet deleted, as kubectl names them (`fleet.agones.dev/NAME`). */
+  private readonly created: string[] = [];
+
+  constructor(
+    readonly cluster: KubectlCluster,
+    private readonly runId: string,
+    private readonly waitTimeoutMs: number,
+  ) {}
+
+  async run(step: Step): Promise<StepOutcome> {
+    switch (step.action) {
+      case 'create': {
+        const answer = await this.cluster.request(['create', '-f', '-', '-o', 'json'], JSON.stringify(step.manifest));
+        if (!answer.ok) return this.failed(answer.error);
+        const object = JSON.parse(answer.stdout) as Record<string, unknown>;
+        this.created.push(refOf(object));
+        return this.normalize({ created: true, ...pick(object, step.fields ?? []) });
+      }
+      case 'allocate':
+        return this.allocate(step);
+      case 'get':
+      case 'count':
+        return this.read(step);
+      case 'wait':
+        return this.wait(step);
+      case 'scale':
+        return this.done(await this.cluster.request(['scale', step.ref, `--replicas=${step.replicas}`, '-o', 'name']));
+      case 'patch':
+        return this.done(await this.cluster.request(['patch', step.ref, '--type', 'merge', '-p', JSON.stringify(step.merge), '-o', 'name']));
+      case 'delete': {
+        const answer = await this.cluster.request(['delete', step.ref, '--wait=true', `--timeout=${Math.ceil(this.waitTimeoutMs / 1000)}s`]);
+        if (answer.ok) this.forget(step.ref);
+        return this.done(answer);
+      }
+    }
+  }
+
+  /**
+   * Deletes what the scenario created and has not deleted, newest first, waiting until each is
+   * gone; returns what could not be deleted (for the user to delete by hand).
+   */
+  async cleanup(): Promise<string[]> {
+    const left: string[] = [];
+    while (this.created.length > 0) {
+      const ref = this.created.pop()!;
+      const result = await this.cluster.run(['delete', ref, '--ignore-not-found', '--wait=true', `--timeout=${Math.ceil(this.waitTimeoutMs / 1000)}s`], '', this.waitTimeoutMs + 10_000);
+      if (result.code !== 0) left.push(`${ref} (${result.stderr.trim().split('\n').at(-1) ?? `exit ${result.code}`})`);
+    }
+    return left;
+  }
+
+  private async allocate(step: AllocateStep): Promise<StepOutcome> {
+    const metadata = isObject(step.manifest.metadata) ? step.manifest.metadata : {};
+    const manifest = { ...step.manifest, metadata: { generateName: `${this.runId}-allocation-`, ...metadata } };
+    const answer = await this.cluster.request(['create', '-f', '-', '-o', 'json'], JSON.stringify(manifest));
+    if (!answer.ok) return this.failed(answer.error);
+    const allocation = JSON.parse(answer.stdout) as Record<string, unknown>;
+    const outcome: StepOutcome = { state: valueAt(allocation, 'status.state'), ...pick(allocation, step.fields ?? []) };
+    const name = valueAt(allocation, 'status.gameServerName');
+    if (typeof name === 'string' && name !== '') {
+      const found = await this.cluster.request(['get', 'gameservers.agones.dev', name, '-o', 'json']);
+      if (!found.ok) return this.normalize({ ...outcome, gameServer: { error: found.error } });
+      const gameServer = JSON.parse(found.stdout) as Record<string, unknown>;
+      // A fleet's GameServers have generated names, so which one was chosen is compared as "one of fleet X".
+      const fleet = valueAt(gameServer, "metadata.labels['agones.dev/fleet']");
+      outcome.gameServer = typeof fleet === 'string' ? `a GameServer of fleet ${fleet}` : name;
+      Object.assign(outcome, prefixed('gameServer.', pick(gameServer, step.gameServerFields)));
+    }
+    return this.normalize(outcome);
+  }
+
+  private async read(step: ReadStep): Promise<StepOutcome> {
+    return step.action === 'get' ? this.get(step) : this.count(step);
+  }
+
+  private async get(step: GetStep): Promise<StepOutcome> {
+    const answer = await this.cluster.request(['get', step.ref, '-o', 'json']);
+    if (!answer.ok) return this.failed(answer.error);
+    return this.normalize(pick(JSON.parse(answer.stdout) as Record<string, unknown>, step.fields ?? []));
+  }
+
+  private async count(step: CountStep): Promise<StepOutcome> {
+    const answer = await this.cluster.request(['get', step.kind, ...(step.selector ? ['-l', step.selector] : []), '-o', 'json']);
+    if (!answer.ok) return this.failed(answer.error);
+    const items = ((JSON.parse(answer.stdout) as { items?: Record<string, unknown>[] }).items ?? []).filter((item) => !valueAt(item, 'metadata.deletionTimestamp'));
+    const outcome: StepOutcome = { total: items.length };
+    if (step.by) {
+      const by: Record<string, number> = {};
+      for (const item of items) {
+        const key = String(valueAt(item, step.by) ?? '(none)');
+        by[key] = (by[key] ?? 0) + 1;
+      }
+      outcome.by = Object.fromEntries(Object.entries(by).sort(([a], [b]) => a.localeCompare(b)));
+    }
+    return this.normalize(outcome);
+  }
+
+  /** Reads until the answer shows the values waited for, or the time is up; either way the last answer is the outcome. */
+  private async wait(step: WaitStep): Promise<StepOutcome> {
+    const deadline = Date.now() + (step.timeoutSeconds !== undefined ? Math.min(step.timeoutSeconds * 1000, this.waitTimeoutMs) : this.waitTimeoutMs);
+    const until = this.normalize(step.until);
+    for (;;) {
+      const outcome = await this.read(step.read);
+      const met = Object.entries(until).every(([key, want]) => sameJson(outcomeValue(outcome, key), want));
+      if (met || Date.now() >= deadline) return { met, ...outcome };
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  private done(answer: { ok: true } | { ok: false; error: ApiError }): StepOutcome {
+    return answer.ok ? { ok: true } : this.failed(answer.error);
+  }
+
+  private failed(error: ApiError): StepOutcome {
+    return this.normalize({ error });
+  }
+
+  private forget(ref: ObjectRef): void {
+    const name = ref.slice(ref.indexOf('/') + 1);
+    const index = this.created.findIndex((created) => created.endsWith(`/${name}`) && sameKind(created, ref));
+    if (index >= 0) this.created.splice(index, 1);
+  }
+
+  /** Replaces what differs between any two clusters by placeholders, so the rest can be compared. */
+  normalize<T>(value: T): T {
+    return normalizeValue(value, this.runId) as T;
+  }
+}
+
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function normalizeValue(value: unknown, runId: string): unknown {
+  if (typeof value === 'string') {
+    if (TIME.test(value)) return '<time>';
+    if (UID.test(value)) return '<uid>';
+    return value.split(runId).join(RUN_TOKEN);
+  }
+  if (Array.isArray(value)) return value.map((item) => normalizeValue(item, runId));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key.split(runId).join(RUN_TOKEN), normalizeValue(item, runId)]));
+  return value;
+}
+
+/**
+ * A value of a read's outcome, whose keys are the paths read (`status.counters.rooms`): the key
+ * itself, or a path below one (`status.counters.rooms.count`), or a path into a count (`by.Ready`).
+ */
+function outcomeValue(outcome: StepOutcome, key: string): unknown {
+  if (key in outcome) return outcome[key];
+  const parent = Object.keys(outcome)
+    .filter((read) => key.startsWith(`${read}.`))
+    .sort((a, b) => b.length - a.length)[0];
+  return parent === undefined ? valueAt(outcome, key) : valueAt(outcome[parent], key.slice(parent.length + 1));
+}
+
+/** `{path: value}` for each path (a path absent from the object has the value null). */
+function pick(object: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(paths.map((path) => [path, valueAt(object, path) ?? null]));
+}
+
+function prefixed(prefix: string, values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [`${prefix}${key}`, value]));
+}
+
+/** A JSON path as the scenarios write it: `status.readyReplicas`, `metadata.labels['agones.dev/fleet']`, `status.ports[0].name`. */
+export function valueAt(object: unknown, path: string): unknown {
+  let at = object;
+  for (const segment of pathSegments(path)) {
+    if (at === undefined || at === null) return undefined;
+    at = (at as Record<string, unknown>)[segment];
+  }
+  return at;
+}
+
+function pathSegments(path: string): string[] {
+  const segments: string[] = [];
+  for (const match of path.matchAll(/\[['"]([^'"]*)['"]\]|\[(\d+)\]|([^.[\]]+)/g)) segments.push(match[1] ?? match[2] ?? match[3]!);
+  return segments;
+}
+
+/** `fleet.agones.dev/NAME` (kind.group/name, which kubectl takes) for an object it answered with. */
+function refOf(object: Record<string, unknown>): string {
+  const apiVersion = String(object.apiVersion ?? '');
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  const kind = String(object.kind ?? '').toLowerCase();
+  return `${group ? `${kind}.${group}` : kind}/${String(valueAt(object, 'metadata.name'))}`;
+}
+
+/** `fleet/x` and `fleet.agones.dev/x` (or `fleets/x`) name the same kind. */
+function sameKind(created: string, ref: string): boolean {
+  const kindOf = (r: string) => r.slice(0, r.indexOf('/')).split('.')[0]!.toLowerCase().replace(/s$/, '');
+  return kindOf(created) === kindOf(ref);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -146,6 +146,19 @@ describe('Prometheus metrics at /metrics', () => {
   });
 
   it('agrees with the resource API: GameServers by state, fleet replicas, the autoscaler, nodes, the allocation', async () => {
+    // The scrape and the API reads are separate requests: an autoscaler sync (every second) may land
+    // between them. A disagreement that lasts through every retry is a real one.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await agreesWithResourceApi();
+      } catch (error) {
+        if (attempt === 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  });
+
+  async function agreesWithResourceApi(): Promise<void> {
     const families = await scrapeText();
     const gameServers = (await api('GET', '/apis/agones.dev/v1/namespaces/default/gameservers')).json as { items: Array<{ status: { state: string } }> };
     const byState = new Map<string, number>();
@@ -192,7 +205,7 @@ describe('Prometheus metrics at /metrics', () => {
     expect(readySum?.value).toBeGreaterThan(0);
     // Each GameServer passed through Ready once at least: the counter of state changes says so.
     expect(value(families, 'agones_gameservers_total', { type: 'Ready', fleet_name: 'arena', namespace: 'default' })).toBeGreaterThanOrEqual(3);
-  });
+  }
 
   it("counts the controllers' writes as the API requests Agones's controllers would make", async () => {
     const text = await scrapeText();

@@ -119,29 +119,24 @@ export class VirtualClock implements Clock {
   }
 
   private push(due: number, handle: number, fn: () => void): void {
-    const { dues, handles, fns } = this;
+    const { dues, handles } = this;
     // Sift the hole up from the end, then drop the timer into it.
     let i = dues.length;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      const parentDue = dues[parent]!;
-      if (parentDue < due || (parentDue === due && handles[parent]! < handle)) break;
-      dues[i] = parentDue;
-      handles[i] = handles[parent]!;
-      fns[i] = fns[parent]!;
+      if (dues[parent]! < due || (dues[parent] === due && handles[parent]! < handle)) break;
+      this.move(parent, i);
       i = parent;
     }
-    dues[i] = due;
-    handles[i] = handle;
-    fns[i] = fn;
+    this.place(i, due, handle, fn);
   }
 
   /** Removes the root: the last timer sifts down from the top. */
   private pop(): void {
-    const { dues, handles, fns } = this;
+    const { dues, handles } = this;
     const due = dues.pop()!;
     const handle = handles.pop()!;
-    const fn = fns.pop()!;
+    const fn = this.fns.pop()!;
     const size = dues.length;
     if (size === 0) return;
     let i = 0;
@@ -150,16 +145,21 @@ export class VirtualClock implements Clock {
       if (child >= size) break;
       const right = child + 1;
       if (right < size && (dues[right]! < dues[child]! || (dues[right] === dues[child] && handles[right]! < handles[child]!))) child = right;
-      const childDue = dues[child]!;
-      if (due < childDue || (due === childDue && handle < handles[child]!)) break;
-      dues[i] = childDue;
-      handles[i] = handles[child]!;
-      fns[i] = fns[child]!;
+      if (due < dues[child]! || (due === dues[child] && handle < handles[child]!)) break;
+      this.move(child, i);
       i = child;
     }
-    dues[i] = due;
-    handles[i] = handle;
-    fns[i] = fn;
+    this.place(i, due, handle, fn);
+  }
+
+  private move(from: number, to: number): void {
+    this.place(to, this.dues[from]!, this.handles[from]!, this.fns[from]!);
+  }
+
+  private place(i: number, due: number, handle: number, fn: () => void): void {
+    this.dues[i] = due;
+    this.handles[i] = handle;
+    this.fns[i] = fn;
   }
 }
 

@@ -137,21 +137,15 @@ const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'paylo
 
 /** An event's row: its column values, in COLUMNS order, from `params[at]` on. */
 function rowValues(e: StoredEvent, cause: CauseColumn, params: unknown[], at: number): void {
-  params[at] = e.seq;
-  params[at + 1] = e.time;
-  params[at + 2] = e.type;
-  params[at + 3] = e.kind;
-  params[at + 4] = e.namespace;
-  params[at + 5] = e.name;
-  params[at + 6] = stringifyJsonExact(e.payload);
-  params[at + 7] = e.schemaVersion;
-  params[at + 8] = typeof cause === 'object' && cause !== null ? JSON.stringify(cause) : cause;
+  threadRowValues(e, cause, params, at);
+  params[at + PAYLOAD_COLUMN] = stringifyJsonExact(e.payload);
+  if (typeof cause === 'object' && cause !== null) params[at + CAUSE_COLUMN] = JSON.stringify(cause);
 }
 
 /**
  * A row for the writer thread: the payload and a cause still objects, which the thread writes as
- * JSON (PAYLOAD_COLUMN, CAUSE_COLUMN). Handing the objects over costs the main thread less than
- * writing their JSON and handing the text over.
+ * JSON (PAYLOAD_COLUMN, CAUSE_COLUMN) as `rowValues` would. Handing the objects over costs the
+ * main thread no more than writing their JSON and handing the text over, and the thread is idle.
  */
 function threadRowValues(e: StoredEvent, cause: CauseColumn, params: unknown[], at: number): void {
   params[at] = e.seq;

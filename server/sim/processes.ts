@@ -48,7 +48,18 @@ export class SimulatedProcesses {
   start(): void {
     for (const [key, gs] of this.cluster.gameServers.entries()) this.observe(key, gs);
     this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
-      if (change.object) this.observe(change.key, change.object);
+      const { previous, object } = change;
+      // Most changes (a counter, a label) move nothing a process reacts to: its state, its deletion, its profile.
+      if (
+        previous &&
+        object &&
+        previous.status.state === object.status.state &&
+        previous.metadata.deletionTimestamp === object.metadata.deletionTimestamp &&
+        previous.metadata.annotations === object.metadata.annotations
+      ) {
+        return;
+      }
+      if (object) this.observe(change.key, object);
       else this.end(change.key);
     });
   }

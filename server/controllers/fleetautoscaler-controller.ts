@@ -9,7 +9,7 @@ import {
   computeDesiredReplicas,
   lastAppliedPolicy,
 } from '../../machines/autoscaler.js';
-import { countPerNode, scaleDownOrder } from '../../machines/scale-down-order.js';
+import { type NodeCount, countOnNode, scaleDownOrder } from '../../machines/scale-down-order.js';
 import {
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   type FleetAutoscaleRequest,
@@ -399,14 +399,19 @@ export class FleetAutoscalerController extends KeyedController {
    */
   private deletionOrder(fleet: Resource): Iterable<GameServer> {
     const { namespace, name } = fleet.metadata;
-    const all = [...this.cluster.gameServers.values()];
-    const members = all.filter((gs) => gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name);
+    // One pass: the fleet's members, and the per-node counts of the whole cluster.
+    const members: GameServer[] = [];
+    const nodeCounts = new Map<string, NodeCount>();
+    for (const gs of this.cluster.gameServers.values()) {
+      countOnNode(nodeCounts, gs, 1);
+      if (gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name) members.push(gs);
+    }
     const spec = fleetSpecOf(fleet);
     return scaleDownOrder(members, {
       scheduling: spec.scheduling ?? 'Packed',
       ...(spec.priorities && { priorities: spec.priorities }),
       countsAndLists: this.cluster.gates.CountsAndLists,
-      nodeCounts: countPerNode(all),
+      nodeCounts,
     });
   }
 

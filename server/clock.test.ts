@@ -35,6 +35,25 @@ describe('VirtualClock', () => {
     expect(clock.nextDue()).toBeUndefined();
   });
 
+  it('forgets handles cleared after they fired, and a cleared one never fires', () => {
+    const clock = new VirtualClock(0);
+    let fired = 0;
+    const old = Array.from({ length: 200 }, () => clock.setTimeout(() => fired++, 1));
+    clock.advance(1);
+    expect(fired).toBe(200);
+    for (const handle of old) clock.clearTimeout(handle); // late, harmless
+    clock.clearTimeout(10_000); // never given
+    const kept = clock.setTimeout(() => fired++, 5);
+    const dropped = clock.setTimeout(() => fired++, 5);
+    clock.clearTimeout(dropped);
+    expect(clock.pending).toBe(1);
+    expect((clock as unknown as { cancelled: Set<number> }).cancelled.size).toBeLessThanOrEqual(65);
+    clock.advance(10);
+    expect(fired).toBe(201);
+    expect(clock.pending).toBe(0);
+    expect(kept).toBeLessThan(dropped);
+  });
+
   it('moves time to each timer as it fires and stops at the target', () => {
     const clock = new VirtualClock(1000);
     const seen: number[] = [];

@@ -16,7 +16,7 @@ import type {
   SchedulePolicy,
   WebhookConfiguration,
 } from '../server/kinds/fleetautoscaler/fleetautoscaler.js';
-import { type Parsed, nextCronTime, parseCron, parseDuration, parseRfc3339, timezoneError } from '../server/kinds/fleetautoscaler/schedule.js';
+import { type Parsed, nextCronTime, parseCron, parseGoDuration, parseRfc3339, timezoneError } from '../server/kinds/fleetautoscaler/schedule.js';
 
 export type CapacityKind = 'Counter' | 'List';
 
@@ -333,7 +333,7 @@ export function isScheduleActive(schedule: SchedulePolicy, nowMs: number): boole
   const zoneError = timezoneError(timezone);
   if (zoneError) throw new AutoscalerError(`invalid timezone: ${zoneError}`);
   const cron = scheduleSetting(parseCron(period.startCron), 'startCron');
-  const durationMs = period.duration ? scheduleSetting(parseDuration(period.duration), 'duration') : UNENDING_PERIOD_MS;
+  const durationMs = period.duration ? scheduleSetting(parseGoDuration(period.duration), 'duration') : UNENDING_PERIOD_MS;
 
   const periodStart = nextCronTime(cron, nowMs - durationMs, timezone);
   const periodEnd = periodStart + durationMs;

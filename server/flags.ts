@@ -1,3 +1,4 @@
+import { parseGoDuration } from './k8s/duration.js';
 /**
  * A small flag parser with Agones's precedence: a flag given on the command line, then its
  * environment variable, then the default.
@@ -63,25 +64,14 @@ export function parseFlags(
   return { values, positional, given };
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
  * A Go duration as Kubernetes flags take them (`1h`, `90m`, `1h30m`, `2.5s`, `500ms`), in
- * milliseconds; `flag` names the flag in the error.
+ * milliseconds, never negative; `flag` names the flag in the error.
  */
 export function parseDuration(text: string, flag: string): number {
-  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/y;
-  let ms = 0;
-  let at = 0;
-  while (at < text.length) {
-    part.lastIndex = at;
-    const match = part.exec(text);
-    if (!match) break;
-    ms += Number(match[1]) * DURATION_UNITS[match[2]!]!;
-    at = part.lastIndex;
-  }
-  if (text === '' || at !== text.length) throw new FlagError(`${flag}: "${text}" is not a duration (like 1h, 30m or 1h30m)`);
-  return ms;
+  const parsed = parseGoDuration(text);
+  if ('error' in parsed || parsed.value < 0) throw new FlagError(`${flag}: "${text}" is not a duration (like 1h, 30m or 1h30m)`);
+  return parsed.value;
 }
 
 export function flagsHelp(specs: readonly FlagSpec[]): string {

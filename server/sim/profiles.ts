@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gameserver.js';
+import { parseGoDuration } from '../k8s/duration.js';
 
 /**
  * Lifecycle profiles of simulated game-server processes, declared in YAML in the spirit of
@@ -54,14 +55,19 @@ export const DEFAULT_PROFILE: ProcessProfile = {
   stages: [{ when: 'Scheduled', delay: { minMs: 1000, maxMs: 3000 }, next: [{ action: 'ready', weight: 1 }] }],
 };
 
-/** A duration as profiles and scenarios write it: `500ms`, `2s`, `1m`, `3h`, or a number of seconds. */
+/**
+ * A duration as profiles and scenarios write it: a Go duration as flags take them (`500ms`, `2s`,
+ * `1m`, `1h30m`), or a number of seconds.
+ */
 export function durationMs(value: unknown, field: string): number {
   if (typeof value === 'number' && value >= 0) return value * 1000;
   if (typeof value === 'string') {
-    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-    if (m) return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+    const text = value.trim();
+    if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+    const parsed = parseGoDuration(text);
+    if ('value' in parsed && parsed.value >= 0) return parsed.value;
   }
-  throw new Error(`${field}: "${String(value)}" is not a duration (use 500ms, 2s, 1m, 2h or a number of seconds)`);
+  throw new Error(`${field}: "${String(value)}" is not a duration (use 500ms, 2s, 1m, 1h30m or a number of seconds)`);
 }
 
 function parseDelay(value: unknown, field: string): Delay {

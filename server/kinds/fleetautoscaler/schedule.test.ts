@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GO_ZERO_TIME_MS, cronError, durationError, nextCronTime, parseCron, parseDuration, parseRfc3339, timezoneError } from './schedule.js';
+import { parseGoDuration } from '../../k8s/duration.js';
+import { GO_ZERO_TIME_MS, cronError, durationError, nextCronTime, parseCron, parseRfc3339, timezoneError } from './schedule.js';
 
 describe('durationError (Go time.ParseDuration)', () => {
   it.each(['0', '-0', '5h', '2h45m', '300ms', '-1.5h', '1.h', '.5s', '1h2m3s4ms5us6ns', '3µs', '3μs', '+10m'])('accepts %s', (text) => {
@@ -20,7 +21,7 @@ describe('durationError (Go time.ParseDuration)', () => {
   });
 });
 
-describe('parseDuration', () => {
+describe('parseGoDuration', () => {
   it.each<[string, number]>([
     ['8h', 8 * 3_600_000],
     ['2h45m', 9_900_000],
@@ -28,7 +29,7 @@ describe('parseDuration', () => {
     ['300ms', 300],
     ['0', 0],
   ])('%s is %d ms', (text, ms) => {
-    expect(parseDuration(text)).toEqual({ value: ms });
+    expect(parseGoDuration(text)).toEqual({ value: ms });
   });
 });
 

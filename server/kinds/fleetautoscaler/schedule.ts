@@ -1,4 +1,8 @@
+import { parseGoDuration } from '../../k8s/duration.js';
 import { goQuote } from '../../k8s/validation.js';
+
+// The autoscaler (machines/) reads a Schedule's duration through this module, the home of its fields' meaning.
+export { parseGoDuration };
 
 /**
  * What a Schedule autoscaler policy's fields mean, read as Go reads them: durations
@@ -10,45 +14,8 @@ import { goQuote } from '../../k8s/validation.js';
 /** A parse that either gives a value or says, in Go's words, why not. */
 export type Parsed<T> = { value: T } | { error: string };
 
-const UNIT_NANOS: Record<string, number> = {
-  ns: 1,
-  us: 1e3,
-  'µs': 1e3, // U+00B5 micro sign
-  'μs': 1e3, // U+03BC Greek mu
-  ms: 1e6,
-  s: 1e9,
-  m: 60e9,
-  h: 3600e9,
-};
-const MAX_DURATION_NANOS = 2 ** 63 - 1;
-const NANOS_PER_MS = 1e6;
-
-/** Go's `time.ParseDuration`: `[-+]?(<decimal><unit>)+`, or a bare `0`; the value in milliseconds. */
-export function parseDuration(text: string): Parsed<number> {
-  const quoted = goQuote(text);
-  let rest = text;
-  const sign = rest.startsWith('-') ? -1 : 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) rest = rest.slice(1);
-  if (rest === '0') return { value: 0 };
-  if (rest === '') return { error: `time: invalid duration ${quoted}` };
-  let total = 0;
-  while (rest !== '') {
-    const number = /^(\d*)(\.(\d*))?/.exec(rest)!;
-    if (number[1] === '' && (number[3] ?? '') === '') return { error: `time: invalid duration ${quoted}` };
-    rest = rest.slice(number[0].length);
-    const unit = /^[^\d.]*/.exec(rest)![0];
-    if (unit === '') return { error: `time: missing unit in duration ${quoted}` };
-    const factor = UNIT_NANOS[unit];
-    if (factor === undefined) return { error: `time: unknown unit ${goQuote(unit)} in duration ${quoted}` };
-    rest = rest.slice(unit.length);
-    total += Number(`${number[1] || '0'}.${number[3] ?? ''}0`) * factor;
-    if (total > MAX_DURATION_NANOS) return { error: `time: invalid duration ${quoted}` };
-  }
-  return { value: (sign * total) / NANOS_PER_MS };
-}
-
 export function durationError(text: string): string | undefined {
-  const parsed = parseDuration(text);
+  const parsed = parseGoDuration(text);
   return 'error' in parsed ? parsed.error : undefined;
 }
 
@@ -279,7 +246,7 @@ export function parseCron(spec: string): Parsed<CronSchedule> {
     const descriptor = DESCRIPTORS[text];
     if (descriptor) return { value: { kind: 'spec', ...descriptor, ...(zone && { zone }) } };
     if (text.startsWith('@every ')) {
-      const duration = parseDuration(text.slice('@every '.length));
+      const duration = parseGoDuration(text.slice('@every '.length));
       if ('error' in duration) return { error: `failed to parse duration ${text}: ${duration.error}` };
       // At least a second, and whole seconds.
       const delayMs = Math.max(duration.value, 1000);

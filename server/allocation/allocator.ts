@@ -85,6 +85,24 @@ export function pickForSelector(
 }
 
 /**
+ * What the CLI and scenario readers already refuse with their own words (a flag, a field),
+ * checked again here for a caller that builds options itself: a bad value would otherwise fail
+ * deep in the batch loop (no replica to send to) or sleep forever.
+ */
+function checkAllocatorOptions(options: AllocatorOptions): void {
+  const { model = 'exact', replicas, batchWaitMs, informerLagMs } = options;
+  if (model !== 'exact' && model !== 'agones-batch') throw new RangeError(`allocator model must be exact or agones-batch, not "${String(model)}"`);
+  if (model === 'exact' && [replicas, batchWaitMs, informerLagMs].some((value) => value !== undefined)) {
+    throw new RangeError('replicas, batchWaitMs and informerLagMs go with the agones-batch model');
+  }
+  if (replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1 && replicas <= MAX_ALLOCATOR_REPLICAS)) {
+    throw new RangeError(`allocator replicas must be a whole number from 1 to ${MAX_ALLOCATOR_REPLICAS}, not ${replicas}`);
+  }
+  if (batchWaitMs !== undefined && !(batchWaitMs > 0 && Number.isFinite(batchWaitMs))) throw new RangeError(`allocator batchWaitMs must be above 0, not ${batchWaitMs}`);
+  if (informerLagMs !== undefined && !(informerLagMs >= 0 && Number.isFinite(informerLagMs))) throw new RangeError(`allocator informerLagMs must be 0 or more, not ${informerLagMs}`);
+}
+
+/**
  * The allocator: picks a GameServer for a (defaulted, validated) GameServerAllocation and
  * allocates it as one atomic event through the GameServer's machine. The index moves as soon as
  * the event is applied, so no GameServer is ever handed out twice.
@@ -100,6 +118,7 @@ export class Allocator {
     private readonly cluster: Cluster,
     options: AllocatorOptions = {},
   ) {
+    checkAllocatorOptions(options);
     this.model = options.model ?? 'exact';
     this.index = new AllocationIndex(cluster.gameServers);
     cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object, change.key));

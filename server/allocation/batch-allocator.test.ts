@@ -114,3 +114,18 @@ describe('agones-batch', () => {
     expect((await pending).status.state).toBe('Allocated');
   });
 });
+
+describe('Allocator options given in code', () => {
+  it('are refused by name before anything runs, as the flags and scenarios refuse them', () => {
+    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+    try {
+      expect(() => new Allocator(cluster, { model: 'agones-batch', replicas: 0 })).toThrow(/replicas must be a whole number from 1 to 64, not 0/);
+      expect(() => new Allocator(cluster, { model: 'agones-batch', batchWaitMs: 0 })).toThrow(/batchWaitMs must be above 0/);
+      expect(() => new Allocator(cluster, { model: 'agones-batch', informerLagMs: -1 })).toThrow(/informerLagMs must be 0 or more/);
+      expect(() => new Allocator(cluster, { model: 'exact', replicas: 2 })).toThrow(/go with the agones-batch model/);
+      expect(() => new Allocator(cluster, { model: 'fast' as 'exact' })).toThrow(/must be exact or agones-batch, not "fast"/);
+    } finally {
+      cluster.close();
+    }
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * `fleetsim conformance cluster --kubeconfig FILE`: the same scenarios (creating fleets, scaling,
- * allocating, autoscaling, deleting, bad manifests) run through kubectl against the user's cluster
- * and against a reference fleetsim this command starts; the outcomes are compared step by step.
+ * allocating, autoscaling, deleting, bad manifests; reserving through the game server's own port)
+ * run through kubectl against the user's cluster and against a reference fleetsim this command
+ * starts; the outcomes are compared step by step.
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';

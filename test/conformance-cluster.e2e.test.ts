@@ -130,6 +130,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(outcome('errors', 'a fleet with negative replicas')).toEqual({ error: { reason: 'Invalid', code: 422, causes: [{ field: 'spec.replicas', reason: 'FieldValueInvalid' }] } });
     expect(outcome('autoscaling', 'the fleet stays at five')).toMatchObject({ met: true, 'status.replicas': 5, 'status.allocatedReplicas': 4 });
     // The game server was reached on its own port, and what it did through its SDK shows.
+    expect(outcome('reserve', 'and on its TCP port')).toEqual({ reply: 'NAME: ${run}-gs\n' });
     expect(outcome('reserve', 'the game server reserves itself for 5s')).toEqual({ reply: 'ACK: RESERVE 5s\n' });
     expect(outcome('reserve', 'it is Reserved')).toEqual({ met: true, 'status.state': 'Reserved' });
     expect(outcome('reserve', 'an allocation does not take a Reserved GameServer')).toEqual({ state: 'UnAllocated' });

@@ -85,6 +85,8 @@ export interface ServeSettings {
   allocatorTls?: boolean;
   /** `--no-listen`: simulated game servers stay off the network (no host ports taken on this machine). */
   noListen?: boolean;
+  /** `--port-range`: the host ports its GameServers get (and, listening, bind on this machine). */
+  portRange?: string;
 }
 
 export interface RunningFleetsim {
@@ -103,6 +105,7 @@ export function serveArguments(settings: ServeSettings): string[] {
   if (settings.allocator) args.push(...allocatorModelArguments(settings.allocator));
   if (settings.allocatorTls) args.push('--allocator-tls', 'auto', '--allocator-port', '0');
   if (settings.noListen) args.push('--no-listen');
+  if (settings.portRange) args.push('--port-range', settings.portRange);
   if (settings.manifests) args.push('-f', settings.manifests);
   if (settings.profiles) args.push('--profiles', settings.profiles);
   return args;

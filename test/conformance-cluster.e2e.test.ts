@@ -13,16 +13,20 @@ import { type ServeProcess, startServe } from './helpers/serve.js';
 /**
  * `fleetsim conformance cluster` for real: the command starts its reference `fleetsim serve` and
  * drives it and the target through the real kubectl. The target is a second `fleetsim serve`
- * (all the same), or that server behind a proxy that changes three answers (each found, and
- * nothing else). Both servers keep their simulated game servers off the network.
+ * (all the same), or that server behind a proxy that changes four answers (each found, and
+ * nothing else). The simulated game servers of both listen on 127.0.0.1 (the reserve scenario
+ * talks to them), each server on its own port range, apart from other test files' ranges.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetsim-conformance-cluster-test-'));
 /** kubectl's cache and config stay in the test's folder. */
 const env = cleanEnv({ HOME: dir });
 
+const TARGET_PORTS = '23000-23199';
+const REFERENCE_PORTS = ['--reference-port-range', '23200-23399'];
+
 async function conformance(args: string[], timeoutMs = 240_000) {
-  const p = startCli(['conformance', 'cluster', ...args], env);
+  const p = startCli(['conformance', 'cluster', ...REFERENCE_PORTS, ...args], env);
   const { code } = await p.waitForExit(timeoutMs);
   return { code, stdout: p.stdout, stderr: p.stderr };
 }
@@ -34,9 +38,10 @@ function outcomesIn(out: string): CaseOutcome[] {
 const names = (outcomes: CaseOutcome[], verdict: CaseOutcome['verdict']) => outcomes.filter((o) => o.verdict === verdict).map((o) => `${o.area}/${o.name}`);
 
 /**
- * A proxy in front of a real fleetsim that answers three things wrongly: the standalone
+ * A proxy in front of a real fleetsim that answers four things wrongly: the standalone
  * GameServer's allocation as UnAllocated, a fleet with negative replicas as a BadRequest rather
- * than Invalid, and, once a patch to negative replicas was refused, one Ready replica too many.
+ * than Invalid, once a patch to negative replicas was refused, one Ready replica too many, and
+ * the reserve scenario's GameServer as Ready while its game server has reserved it.
  */
 function wrongProxy(upstream: number): Promise<http.Server> {
   let refusedNegativePatch = false;
@@ -48,7 +53,7 @@ function wrongProxy(upstream: number): Promise<http.Server> {
       const headers = { ...req.headers, 'accept-encoding': 'identity' };
       const path = req.url ?? '';
       // Watches (kubectl delete --wait) stream: only the answers that may be changed are read whole.
-      const mayChange = (req.method === 'POST' && /\/(gameserverallocations|fleets)(\?|$)/.test(path)) || (req.method === 'PATCH' && path.includes('/fleets/')) || (req.method === 'GET' && /\/fleets\/[^/?]+-scaling(\?|$)/.test(path) && !path.includes('watch='));
+      const mayChange = (req.method === 'POST' && /\/(gameserverallocations|fleets)(\?|$)/.test(path)) || (req.method === 'PATCH' && path.includes('/fleets/')) || (req.method === 'GET' && /\/(fleets\/[^/?]+-scaling|gameservers\/[^/?]+-gs)(\?|$)/.test(path) && !path.includes('watch='));
       const forward = http.request({ host: '127.0.0.1', port: upstream, method: req.method, path, headers }, (answer) => {
         if (!mayChange) {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -71,6 +76,10 @@ function wrongProxy(upstream: number): Promise<http.Server> {
             text = JSON.stringify({ ...(JSON.parse(text) as object), reason: 'BadRequest', code: 400 });
           } else if (req.method === 'PATCH' && status === 422) {
             refusedNegativePatch = true;
+          } else if (req.method === 'GET' && path.includes('/gameservers/') && status === 200) {
+            const gameServer = JSON.parse(text) as { status: { state: string } };
+            if (gameServer.status.state === 'Reserved') gameServer.status.state = 'Ready';
+            text = JSON.stringify(gameServer);
           } else if (req.method === 'GET' && refusedNegativePatch && status === 200) {
             const fleet = JSON.parse(text) as { status: { readyReplicas: number } };
             fleet.status.readyReplicas += 1;
@@ -94,7 +103,7 @@ describe.sequential('fleetsim conformance cluster', () => {
   let kubeconfig: string;
 
   beforeAll(async () => {
-    target = await startServe();
+    target = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--port-range', TARGET_PORTS]);
     kubeconfig = join(dir, 'target.kubeconfig');
     writeFileSync(kubeconfig, kubeconfigFor(target.baseUrl));
   });
@@ -111,7 +120,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const outcomes = outcomesIn(out);
     expect(names(outcomes, 'different')).toEqual([]);
-    expect(new Set(outcomes.map((o) => o.area))).toEqual(new Set(['allocation', 'autoscaling', 'errors', 'fleet-scaling']));
+    expect(new Set(outcomes.map((o) => o.area))).toEqual(new Set(['allocation', 'autoscaling', 'errors', 'fleet-scaling', 'reserve']));
     expect(outcomes.length).toBeGreaterThan(40);
     expect(run.stdout).toMatch(/\d+ cases: \d+ same, 0 known differences, 0 unexpected differences .* CONFORMS/);
     // What the scenarios compared is real: a certain choice, an error's fields, autoscaled counts.
@@ -120,6 +129,14 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(outcome('allocation', 'no GameServer matches')).toEqual({ state: 'UnAllocated' });
     expect(outcome('errors', 'a fleet with negative replicas')).toEqual({ error: { reason: 'Invalid', code: 422, causes: [{ field: 'spec.replicas', reason: 'FieldValueInvalid' }] } });
     expect(outcome('autoscaling', 'the fleet stays at five')).toMatchObject({ met: true, 'status.replicas': 5, 'status.allocatedReplicas': 4 });
+    // The game server was reached on its own port, and what it did through its SDK shows.
+    expect(outcome('reserve', 'and on its TCP port')).toEqual({ reply: 'NAME: ${run}-gs\n' });
+    expect(outcome('reserve', 'the game server reserves itself for 5s')).toEqual({ reply: 'ACK: RESERVE 5s\n' });
+    expect(outcome('reserve', 'it is Reserved')).toEqual({ met: true, 'status.state': 'Reserved' });
+    expect(outcome('reserve', 'an allocation does not take a Reserved GameServer')).toEqual({ state: 'UnAllocated' });
+    expect(outcome('reserve', 'it is Ready again after the 5s')).toEqual({ met: true, 'status.state': 'Ready' });
+    expect(outcome('reserve', 'the label and annotation carry the SDK prefix')).toMatchObject({ met: true, "metadata.labels['agones.dev/sdk-mode']": 'ranked' });
+    expect(outcome('reserve', 'the fleet counts it as reserved')).toMatchObject({ met: true, 'status.reservedReplicas': 1, 'status.readyReplicas': 1 });
     // Every scenario deleted what it made.
     const left = await fetch(`${target.baseUrl}/apis/agones.dev/v1/namespaces/default/gameservers`).then((r) => r.json() as Promise<{ items: unknown[] }>);
     expect(left.items).toEqual([]);
@@ -136,14 +153,15 @@ describe.sequential('fleetsim conformance cluster', () => {
       const run = await conformance(['--kubeconfig', wrong, '--out', out, '--junit', junit, '--timeout', '30s']);
       expect(run.code, run.stdout + run.stderr).toBe(1);
       const outcomes = outcomesIn(out);
-      const planted = ['allocation/allocate the standalone GameServer by its labels', 'errors/a fleet with negative replicas', 'fleet-scaling/still two'];
+      const planted = ['allocation/allocate the standalone GameServer by its labels', 'errors/a fleet with negative replicas', 'fleet-scaling/still two', 'reserve/it is Reserved'];
       expect(names(outcomes, 'different').sort()).toEqual(planted);
       const find = (name: string) => outcomes.find((o) => `${o.area}/${o.name}` === name)!;
       const detail = (name: string) => find(name).detail;
       expect(find(planted[0]!)).toMatchObject({ reference: { state: 'Allocated', gameServer: '${run}-solo' }, target: { state: 'UnAllocated' } });
       expect(detail(planted[1]!)).toMatch(/\$\.error\.code: 422 ≠ 400|\$\.error\.reason: "Invalid" ≠ "BadRequest"/);
       expect(detail(planted[2]!)).toContain('status.readyReplicas"]: 2 ≠ 3');
-      expect(run.stdout).toContain('3 unexpected differences');
+      expect(find(planted[3]!)).toMatchObject({ reference: { met: true, 'status.state': 'Reserved' }, target: { met: false, 'status.state': 'Ready' } });
+      expect(run.stdout).toContain('4 unexpected differences');
       if (python) expect(junitFailures(readFileSync(junit, 'utf8'))).toEqual(planted.map((name) => name.split('/')[1]).sort());
     } finally {
       await new Promise((resolve) => proxy.close(resolve));
@@ -173,7 +191,7 @@ describe.sequential('fleetsim conformance cluster', () => {
   });
 
   it('stopped with Ctrl-C (SIGINT) mid-scenario, deletes what it created on the target and exits 130', { timeout: 120_000 }, async () => {
-    const p = startCli(['conformance', 'cluster', '--kubeconfig', kubeconfig, '--scenario', 'fleet-scaling', '--out', join(dir, 'stopped')], env);
+    const p = startCli(['conformance', 'cluster', '--kubeconfig', kubeconfig, '--scenario', 'fleet-scaling', '--out', join(dir, 'stopped'), ...REFERENCE_PORTS], env);
     await p.waitForStdout(/same +three Ready/, 60_000);
     p.child.kill('SIGINT');
     const { code } = await p.waitForExit(60_000);
@@ -194,7 +212,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(unreadable.stderr).toMatch(/--kubeconfig .*no-such-file: cannot read it/);
     const scenario = await conformance(['--kubeconfig', kubeconfig, '--scenario', 'allocation,nope']);
     expect(scenario.code).toBe(2);
-    expect(scenario.stderr).toContain('--scenario: no scenario nope (there are: allocation, autoscaling, counters-lists, errors, fleet-scaling)');
+    expect(scenario.stderr).toContain('--scenario: no scenario nope (there are: allocation, autoscaling, counters-lists, errors, fleet-scaling, reserve)');
     const folder = join(dir, 'own-scenarios');
     mkdirSync(folder);
     writeFileSync(join(folder, 'mine.yaml'), 'gates: [CountsAndListz]\nsteps:\n  - name: gone\n    delete: fleet/${run}-x\n');
@@ -208,6 +226,9 @@ describe.sequential('fleetsim conformance cluster', () => {
     const timeout = await conformance(['--kubeconfig', kubeconfig, '--timeout', 'soon']);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain('--timeout');
+    const ports = await conformance(['--kubeconfig', kubeconfig, '--reference-port-range', '99-98']);
+    expect(ports.code).toBe(2);
+    expect(ports.stderr).toContain('--reference-port-range: "99-98" is not a range of ports');
   });
 
   it('says the cluster cannot be reached before anything runs (exit 2)', async () => {

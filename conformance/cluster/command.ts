@@ -1,7 +1,8 @@
 /**
  * `fleetsim conformance cluster --kubeconfig FILE`: the same scenarios (creating fleets, scaling,
- * allocating, autoscaling, deleting, bad manifests) run through kubectl against the user's cluster
- * and against a reference fleetsim this command starts; the outcomes are compared step by step.
+ * allocating, autoscaling, deleting, bad manifests; reserving through the game server's own port)
+ * run through kubectl against the user's cluster and against a reference fleetsim this command
+ * starts; the outcomes are compared step by step.
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,12 @@ const FLAGS: FlagSpec[] = [
   { name: 'scenarios', type: 'string', help: 'folder of scenario files (default conformance/cluster-scenarios)' },
   { name: 'known-differences', type: 'string', help: 'file of accepted differences (default conformance/cluster-known.yaml)' },
   { name: 'feature-gates', type: 'string', default: '', help: "the reference's feature gates, A=true&B=false: give the target's" },
+  {
+    name: 'reference-port-range',
+    type: 'string',
+    default: '27000-27999',
+    help: "host ports the reference's simulated game servers listen on (127.0.0.1): keep them apart from a target on this machine",
+  },
   { name: 'timeout', type: 'string', default: '2m', help: 'the longest a wait step polls (a duration: 90s, 2m)' },
   { name: 'junit', type: 'string', help: 'write JUnit XML here (a testcase per step)' },
   { name: 'out', alias: 'o', type: 'string', help: 'report folder (default reports/out/<time>-conformance-cluster)' },
@@ -37,7 +44,8 @@ const FLAGS: FlagSpec[] = [
 
 export const CLUSTER_USAGE = `fleetsim conformance cluster --kubeconfig FILE [--namespace NS] [--scenario NAME,…] [--junit FILE] [--out DIR]
   runs the scenarios (conformance/cluster-scenarios/*.yaml) through kubectl on the target cluster and on a
-  reference fleetsim serve started for the run, and compares each step's outcome; exit 0 when all are the
+  reference fleetsim serve started for the run, and compares each step's outcome (send steps talk to a
+  GameServer's own port: this machine must reach the target's GameServer addresses); exit 0 when all are the
   same or known differences, 1 on an unexpected difference, 2 on bad flags or an unreachable cluster
 
 ${flagsHelp(FLAGS)}`;
@@ -52,6 +60,7 @@ interface ClusterSettings {
   /** The gates --feature-gates names, either way (a known difference may hold only while they are left to their defaults). */
   gatesGiven: Set<string>;
   waitTimeoutMs: number;
+  referencePortRange: string;
   junit?: string;
   out: string;
   runId: string;
@@ -88,7 +97,8 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       nodes: 4,
       maxPods: 110,
       featureGates: settings.featureGates,
-      noListen: true,
+      // Its simulated game servers listen, so send steps reach them as they reach the target's.
+      portRange: settings.referencePortRange,
     });
     const referenceKubeconfig = join(work, 'reference.kubeconfig');
     writeFileSync(referenceKubeconfig, kubeconfigFor(reference.baseUrl, settings.namespace));
@@ -140,6 +150,11 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new FlagError(`--namespace: "${namespace}" is not a namespace name`);
   const waitTimeoutMs = parseDuration(String(values.timeout), '--timeout');
   if (waitTimeoutMs < 1000) throw new FlagError('--timeout: at least 1s');
+  const referencePortRange = String(values['reference-port-range']);
+  const range = /^(\d+)-(\d+)$/.exec(referencePortRange);
+  if (!range || !(Number(range[1]) >= 1024 && Number(range[2]) >= Number(range[1]) && Number(range[2]) <= 65535)) {
+    throw new FlagError(`--reference-port-range: "${referencePortRange}" is not a range of ports like 27000-27999 (1024 to 65535)`);
+  }
 
   const dir = values.scenarios === undefined ? CLUSTER_SCENARIOS_DIR : resolve(String(values.scenarios));
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new FlagError(`--scenarios ${dir}: not a folder`);
@@ -184,6 +199,7 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
     featureGates,
     gatesGiven: new Set(featureGates.split('&').filter((pair) => pair !== '').map((pair) => decodeURIComponent(pair.split('=')[0]!))),
     waitTimeoutMs,
+    referencePortRange,
     ...(values.junit !== undefined && { junit: resolve(String(values.junit)) }),
     out: values.out === undefined ? runFolder('conformance-cluster') : resolve(String(values.out)),
     runId,

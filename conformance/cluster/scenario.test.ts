@@ -13,7 +13,7 @@ const parse = (text: string) => parseScenario(text, '/x/demo.yaml', RUN);
 describe('cluster scenarios', () => {
   it('reads every scenario shipped, with ${run} in every name it touches', () => {
     const files = scenarioFiles(CLUSTER_SCENARIOS_DIR);
-    expect([...files.keys()]).toEqual(['allocation', 'autoscaling', 'counters-lists', 'errors', 'fleet-scaling']);
+    expect([...files.keys()]).toEqual(['allocation', 'autoscaling', 'counters-lists', 'errors', 'fleet-scaling', 'reserve']);
     for (const file of files.values()) {
       const scenario = loadScenario(file, RUN);
       expect(scenario.steps.length).toBeGreaterThan(3);
@@ -43,6 +43,24 @@ describe('cluster scenarios', () => {
       until: { 'by.Ready': 2 },
       timeoutSeconds: 30,
     });
+  });
+
+  it('reads a send step: a GameServer by name or by the allocate step that chose it, UDP unless told', () => {
+    const allocate = `  - name: pick\n    allocate: { apiVersion: allocation.agones.dev/v1, kind: GameServerAllocation, spec: {} }\n`;
+    const scenario = parse(`steps:\n${allocate}  - name: hi\n    send: { gameServer: ${RUN}-gs, message: RESERVE 5s }\n  - name: tcp\n    send: { allocatedBy: pick, message: READY, protocol: tcp, port: game }\n`);
+    expect(scenario.steps[1]).toEqual({ action: 'send', name: 'hi', gameServer: { name: `${RUN}-gs` }, message: 'RESERVE 5s', protocol: 'udp' });
+    expect(scenario.steps[2]).toEqual({ action: 'send', name: 'tcp', gameServer: { allocatedBy: 'pick' }, message: 'READY', protocol: 'tcp', port: 'game' });
+  });
+
+  it('refuses a send step that names no GameServer of the run, or a step that allocated none, naming the step', () => {
+    const send = (body: string) => parse(`steps:\n  - name: hi\n    send: ${body}\n`);
+    expect(() => send('{ gameServer: production, message: EXIT }')).toThrow(new ScenarioError('demo.yaml step 1 ("hi"): send: gameServer must be a name starting with ${run}'));
+    expect(() => send(`{ message: EXIT }`)).toThrow(/send needs exactly one of gameServer, allocatedBy/);
+    expect(() => send(`{ gameServer: ${RUN}-gs, allocatedBy: x, message: EXIT }`)).toThrow(/send needs exactly one of gameServer, allocatedBy/);
+    expect(() => send(`{ gameServer: ${RUN}-gs }`)).toThrow(/send: message must be the text sent/);
+    expect(() => send(`{ gameServer: ${RUN}-gs, message: EXIT, protocol: sctp }`)).toThrow(/send: protocol must be udp or tcp/);
+    expect(() => send(`{ gameServer: ${RUN}-gs, message: EXIT, text: x }`)).toThrow(/send: unknown key "text"/);
+    expect(() => send('{ allocatedBy: later, message: EXIT }')).toThrow(new ScenarioError('demo.yaml step 1 ("hi"): send: allocatedBy must name an earlier allocate step, not "later"'));
   });
 });
 

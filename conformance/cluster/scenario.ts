@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
+import { type PortProtocol } from './game-server-port.js';
 
 /**
  * A cluster scenario is data: a YAML file of steps, each one kubectl-like action or check, run in
@@ -15,6 +16,8 @@ import { parse } from 'yaml';
  *     - name: ready
  *       wait: { get: fleet/${run}-f, fields: [status.replicas, status.readyReplicas] }
  *       until: { status.readyReplicas: 3 }
+ *     - name: reserve it
+ *       send: { gameServer: ${run}-gs, message: RESERVE 5s }   (or allocatedBy: <an allocate step's name>; protocol: udp|tcp; port: NAME)
  */
 
 /** `kind/name`, as kubectl takes it (`fleet/${run}-f`). */
@@ -85,7 +88,23 @@ export interface DeleteStep {
   ref: ObjectRef;
 }
 
-export type Step = CreateStep | AllocateStep | ReadStep | WaitStep | ScaleStep | PatchStep | DeleteStep;
+/**
+ * A text command sent to a GameServer's own port, as a player (or Agones's e2e suite) sends it to
+ * the example simple-game-server: what a game server does through its SDK (RESERVE, ALLOCATE,
+ * LABEL…) is reached this way, since kubectl cannot reach a sidecar.
+ */
+export interface SendStep {
+  action: 'send';
+  name: string;
+  /** The GameServer: by its name, or the one an earlier allocate step (named) chose. */
+  gameServer: { name: string } | { allocatedBy: string };
+  message: string;
+  protocol: PortProtocol;
+  /** The name of the port in status.ports; by default the first port of the protocol, as Agones's e2e suite picks. */
+  port?: string;
+}
+
+export type Step = CreateStep | AllocateStep | ReadStep | WaitStep | ScaleStep | PatchStep | DeleteStep | SendStep;
 
 export interface Scenario {
   name: string;
@@ -123,17 +142,21 @@ export function parseScenario(text: string, file: string, runId: string): Scenar
   const gates = doc.gates ?? [];
   if (!Array.isArray(gates) || !gates.every((gate) => typeof gate === 'string')) throw new ScenarioError(`${where}: gates must be a list of feature-gate names`);
   if (!Array.isArray(doc.steps) || doc.steps.length === 0) throw new ScenarioError(`${where}: steps must be a non-empty list`);
-  const seen = new Set<string>();
+  const seen = new Map<string, Step>();
   const steps = doc.steps.map((raw, index) => {
-    const step = parseStep(raw, `${where} step ${index + 1}`, runId);
+    const at = `${where} step ${index + 1}`;
+    const step = parseStep(raw, at, runId);
     if (seen.has(step.name)) throw new ScenarioError(`${where}: two steps are named "${step.name}"`);
-    seen.add(step.name);
+    if (step.action === 'send' && 'allocatedBy' in step.gameServer && seen.get(step.gameServer.allocatedBy)?.action !== 'allocate') {
+      throw new ScenarioError(`${at} ("${step.name}"): send: allocatedBy must name an earlier allocate step, not "${step.gameServer.allocatedBy}"`);
+    }
+    seen.set(step.name, step);
     return step;
   });
   return { name, file, description: typeof doc.description === 'string' ? doc.description.trim() : '', gates: gates as string[], steps };
 }
 
-const ACTIONS = ['create', 'allocate', 'get', 'count', 'wait', 'scale', 'patch', 'delete'] as const;
+const ACTIONS = ['create', 'allocate', 'get', 'count', 'wait', 'scale', 'patch', 'delete', 'send'] as const;
 
 function parseStep(raw: unknown, where: string, runId: string): Step {
   if (!isObject(raw)) throw new ScenarioError(`${where}: a step is a mapping`);
@@ -169,7 +192,30 @@ function parseStep(raw: unknown, where: string, runId: string): Step {
       return { action: 'patch', name, ref: ownRef(raw.patch, at, runId), merge: raw.merge };
     case 'delete':
       return { action: 'delete', name, ref: ownRef(raw.delete, at, runId) };
+    case 'send':
+      return sendStep(raw.send, name, at, runId);
   }
+}
+
+function sendStep(raw: unknown, name: string, at: string, runId: string): SendStep {
+  const usage = `${at}: send is {gameServer: NAME or allocatedBy: STEP, message: TEXT, protocol: udp|tcp, port: NAME}`;
+  if (!isObject(raw)) throw new ScenarioError(usage);
+  const unknown = Object.keys(raw).find((key) => !['gameServer', 'allocatedBy', 'message', 'protocol', 'port'].includes(key));
+  if (unknown !== undefined) throw new ScenarioError(`${at}: send: unknown key "${unknown}" (${usage.slice(at.length + 2)})`);
+  if ((raw.gameServer === undefined) === (raw.allocatedBy === undefined)) throw new ScenarioError(`${at}: send needs exactly one of gameServer, allocatedBy`);
+  let gameServer: SendStep['gameServer'];
+  if (raw.gameServer !== undefined) {
+    if (typeof raw.gameServer !== 'string' || !raw.gameServer.startsWith(runId)) throw new ScenarioError(`${at}: send: gameServer must be a name starting with ${RUN_TOKEN}`);
+    gameServer = { name: raw.gameServer };
+  } else {
+    if (typeof raw.allocatedBy !== 'string' || raw.allocatedBy === '') throw new ScenarioError(`${at}: send: allocatedBy must name an earlier allocate step`);
+    gameServer = { allocatedBy: raw.allocatedBy };
+  }
+  if (typeof raw.message !== 'string' || raw.message === '') throw new ScenarioError(`${at}: send: message must be the text sent`);
+  const protocol = raw.protocol ?? 'udp';
+  if (protocol !== 'udp' && protocol !== 'tcp') throw new ScenarioError(`${at}: send: protocol must be udp or tcp`);
+  if (raw.port !== undefined && (typeof raw.port !== 'string' || raw.port === '')) throw new ScenarioError(`${at}: send: port must be a port's name`);
+  return { action: 'send', name, gameServer, message: raw.message, protocol, ...(raw.port !== undefined && { port: raw.port as string }) };
 }
 
 function readStep(raw: Record<string, unknown>, name: string, at: string, runId: string): ReadStep {

@@ -1,5 +1,6 @@
+import { sendTcp, sendUdp } from './game-server-port.js';
 import { type ApiError, type KubectlCluster } from './kubectl.js';
-import { type AllocateStep, type CountStep, type GetStep, type ObjectRef, RUN_TOKEN, type ReadStep, type Step, type WaitStep, isObject } from './scenario.js';
+import { type AllocateStep, type CountStep, type GetStep, type ObjectRef, RUN_TOKEN, type ReadStep, type SendStep, type Step, type WaitStep, isObject } from './scenario.js';
 
 /**
  * Runs a scenario's steps on one cluster and answers each with a normalized outcome: only what the
@@ -15,6 +16,8 @@ const POLL_MS = 500;
 export class ClusterSteps {
   /** Objects created and not yet deleted, as kubectl names them (`fleet.agones.dev/NAME`). */
   private readonly created: string[] = [];
+  /** The GameServer each allocate step chose, by the step's name (a send step can talk to it). */
+  private readonly allocated = new Map<string, string>();
 
   constructor(
     readonly cluster: KubectlCluster,
@@ -47,6 +50,8 @@ export class ClusterSteps {
         if (answer.ok) this.forget(step.ref);
         return this.done(answer);
       }
+      case 'send':
+        return this.send(step);
     }
   }
 
@@ -73,6 +78,7 @@ export class ClusterSteps {
     const outcome: StepOutcome = { state: valueAt(allocation, 'status.state'), ...pick(allocation, step.fields ?? []) };
     const name = valueAt(allocation, 'status.gameServerName');
     if (typeof name === 'string' && name !== '') {
+      this.allocated.set(step.name, name);
       const found = await this.cluster.request(['get', 'gameservers.agones.dev', name, '-o', 'json']);
       if (!found.ok) return this.normalize({ ...outcome, gameServer: { error: found.error } });
       const gameServer = JSON.parse(found.stdout) as Record<string, unknown>;
@@ -82,6 +88,31 @@ export class ClusterSteps {
       Object.assign(outcome, prefixed('gameServer.', pick(gameServer, step.gameServerFields)));
     }
     return this.normalize(outcome);
+  }
+
+  /**
+   * Sends the message to the GameServer's address and port (read through kubectl, as Agones's e2e
+   * suite reads them from the GameServer) and answers with the reply, or why there was none.
+   */
+  private async send(step: SendStep): Promise<StepOutcome> {
+    const name = 'name' in step.gameServer ? step.gameServer.name : this.allocated.get(step.gameServer.allocatedBy);
+    if (name === undefined) return { sendFailed: `step "${(step.gameServer as { allocatedBy: string }).allocatedBy}" allocated no GameServer` };
+    const found = await this.cluster.request(['get', 'gameservers.agones.dev', name, '-o', 'json']);
+    if (!found.ok) return this.failed(found.error);
+    const gameServer = JSON.parse(found.stdout) as Record<string, unknown>;
+    const address = valueAt(gameServer, 'status.address');
+    const portName = step.port ?? firstPortOf(gameServer, step.protocol);
+    const port = ((valueAt(gameServer, 'status.ports') ?? []) as { name?: string; port?: number }[]).find((p) => p.name === portName)?.port;
+    if (typeof address !== 'string' || address === '' || port === undefined) {
+      return { sendFailed: `the GameServer has no address or no ${step.port ? `port ${step.port}` : `${step.protocol.toUpperCase()} port`} in its status yet` };
+    }
+    try {
+      const reply = step.protocol === 'udp' ? await sendUdp(address, port, step.message) : await sendTcp(address, port, step.message);
+      return this.normalize({ reply });
+    } catch (error) {
+      // A refused or timed-out send names the address and port, which differ between clusters.
+      return { sendFailed: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+    }
   }
 
   private async read(step: ReadStep): Promise<StepOutcome> {
@@ -191,6 +222,20 @@ function pathSegments(path: string): string[] {
   const segments: string[] = [];
   for (const match of path.matchAll(/\[['"]([^'"]*)['"]\]|\[(\d+)\]|([^.[\]]+)/g)) segments.push(match[1] ?? match[2] ?? match[3]!);
   return segments;
+}
+
+/**
+ * The name (in status.ports) of the GameServer's first port of a protocol, as Agones's e2e suite
+ * chooses; a TCPUDP port's halves are `<name>-tcp` and `<name>-udp` in status.ports.
+ */
+function firstPortOf(gameServer: Record<string, unknown>, protocol: 'udp' | 'tcp'): string | undefined {
+  const wanted = protocol.toUpperCase();
+  for (const port of (valueAt(gameServer, 'spec.ports') ?? []) as { name?: string; protocol?: string }[]) {
+    const portProtocol = port.protocol ?? 'UDP';
+    if (portProtocol === wanted) return port.name;
+    if (portProtocol === 'TCPUDP') return `${port.name}-${protocol}`;
+  }
+  return undefined;
 }
 
 /** `fleet.agones.dev/NAME` (kind.group/name, which kubectl takes) for an object it answered with. */

@@ -402,10 +402,10 @@ export class FleetAutoscalerController extends KeyedController {
     // One pass: the fleet's members, and the per-node counts of the whole cluster.
     const members: GameServer[] = [];
     const nodeCounts = new Map<string, NodeCount>();
-    for (const gs of this.cluster.gameServers.values()) {
+    this.cluster.gameServers.forEach((gs) => {
       countOnNode(nodeCounts, gs, 1);
       if (gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name) members.push(gs);
-    }
+    });
     const spec = fleetSpecOf(fleet);
     return scaleDownOrder(members, {
       scheduling: spec.scheduling ?? 'Packed',

@@ -82,6 +82,11 @@ export class ObjectStore<T> {
     return this.slots.size;
   }
 
+  /** Every object, without the generator `values()` needs (a scan of a whole fleet per autoscaler sync). */
+  forEach(visit: (object: T) => void): void {
+    for (const slot of this.slots.values()) visit(slot.object);
+  }
+
   *values(): IterableIterator<T> {
     for (const slot of this.slots.values()) yield slot.object;
   }

@@ -23,6 +23,13 @@ export interface SimulatedProcessesOptions {
   listen?: boolean;
 }
 
+/** Whether two versions of a GameServer name the same process (profile, or a real command). */
+function sameProcessAnnotations(a: GameServer, b: GameServer): boolean {
+  const before = a.metadata.annotations;
+  const after = b.metadata.annotations;
+  return before === after || (before[PROFILE_ANNOTATION] === after[PROFILE_ANNOTATION] && before[COMMAND_ANNOTATION] === after[COMMAND_ANNOTATION]);
+}
+
 /**
  * Simulated game-server processes: one per GameServer whose pod runs, acting through the same
  * sidecar handlers a real game server would call. Every random choice comes from the cluster's
@@ -49,13 +56,13 @@ export class SimulatedProcesses {
     for (const [key, gs] of this.cluster.gameServers.entries()) this.observe(key, gs);
     this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
       const { previous, object } = change;
-      // Most changes (a counter, a label) move nothing a process reacts to: its state, its deletion, its profile.
+      // Most changes (a counter, a label, a re-allocation) move nothing a process reacts to: its state, its deletion, its profile.
       if (
         previous &&
         object &&
         previous.status.state === object.status.state &&
         previous.metadata.deletionTimestamp === object.metadata.deletionTimestamp &&
-        previous.metadata.annotations === object.metadata.annotations
+        sameProcessAnnotations(previous, object)
       ) {
         return;
       }

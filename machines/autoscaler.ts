@@ -63,11 +63,30 @@ export interface GameServerCapacity {
   };
 }
 
+/** A key's count and capacity summed over a run's servers that have the key. */
+export interface CapacityTotals {
+  count: number;
+  capacity: number;
+  /** Every server with the key has 0 <= count <= capacity: removing any of them lowers no total below another's. */
+  bounded: boolean;
+}
+
+/**
+ * A stretch of the deletion order (a node's servers, under Packed) whose servers are put in
+ * order among themselves only when a walk has to stop inside it.
+ */
+export interface DeletionRun {
+  readonly size: number;
+  totals(kind: CapacityKind, key: string): CapacityTotals;
+  ordered(): Iterable<GameServerCapacity>;
+}
+
 /**
  * The fleet's GameServers in the order its sets would delete them (all states, all sets). A
- * function is called only when a scale-down needs the order, which spares the sort otherwise.
+ * function is called only when a scale-down needs the order, which spares the sort otherwise;
+ * `runs` gives the order run by run, with each run's totals, so a walk can pass a run whole.
  */
-export type DeletionOrder = Iterable<GameServerCapacity> | (() => Iterable<GameServerCapacity>);
+export type DeletionOrder = Iterable<GameServerCapacity> | (() => Iterable<GameServerCapacity>) | { runs: () => Iterable<DeletionRun> };
 
 export interface ScaleDecision {
   replicas: number;
@@ -153,9 +172,20 @@ function gameServerValues(gs: GameServerCapacity, kind: CapacityKind, key: strin
   return list ? { count: list.values.length, capacity: list.capacity } : undefined;
 }
 
-function resolveOrder(order: DeletionOrder | undefined): Iterable<GameServerCapacity> {
+/** An order given server by server, as one run that must be walked. */
+function oneRun(servers: Iterable<GameServerCapacity>): DeletionRun {
+  return { size: Number.NaN, totals: () => ({ count: 0, capacity: 0, bounded: false }), ordered: () => servers };
+}
+
+function resolveRuns(order: DeletionOrder | undefined): Iterable<DeletionRun> {
   if (order === undefined) return [];
-  return typeof order === 'function' ? order() : order;
+  if (typeof order === 'function') return [oneRun(order())];
+  if ('runs' in order) return order.runs();
+  return [oneRun(order)];
+}
+
+function* resolveOrder(order: DeletionOrder | undefined): Iterable<GameServerCapacity> {
+  for (const run of resolveRuns(order)) yield* run.ordered();
 }
 
 interface CapacityState {
@@ -216,17 +246,29 @@ function scaleUp(s: CapacityState, available: number): ScaleDecision {
 function scaleDown(s: CapacityState): ScaleDecision {
   if (s.aggCapacity === s.minCapacity) return { replicas: s.replicas, limited: true };
   let { replicas, aggCount, aggCapacity } = s;
-  for (const gs of resolveOrder(s.order)) {
-    replicas--;
-    const values = gameServerValues(gs, s.kind, s.key);
-    if (!values) continue; // counted as removed, no capacity change
-    aggCount -= values.count;
-    aggCapacity -= values.capacity;
-    const available = aggCapacity - aggCount;
-    if (available < s.buffer) return { replicas: replicas + 1, limited: false };
-    if (aggCapacity < s.minCapacity) return { replicas: replicas + 1, limited: true };
-    if (available === s.buffer) return { replicas, limited: false };
-    if (aggCapacity === s.minCapacity) return { replicas, limited: true };
+  for (const run of resolveRuns(s.order)) {
+    // Available capacity and capacity only fall as bounded servers go: a run that leaves both
+    // above their limits stops nowhere inside it, so it is passed whole, unsorted.
+    const totals = run.totals(s.kind, s.key);
+    const capacityAfter = aggCapacity - totals.capacity;
+    if (totals.bounded && capacityAfter - (aggCount - totals.count) > s.buffer && capacityAfter > s.minCapacity) {
+      replicas -= run.size;
+      aggCount -= totals.count;
+      aggCapacity = capacityAfter;
+      continue;
+    }
+    for (const gs of run.ordered()) {
+      replicas--;
+      const values = gameServerValues(gs, s.kind, s.key);
+      if (!values) continue; // counted as removed, no capacity change
+      aggCount -= values.count;
+      aggCapacity -= values.capacity;
+      const available = aggCapacity - aggCount;
+      if (available < s.buffer) return { replicas: replicas + 1, limited: false };
+      if (aggCapacity < s.minCapacity) return { replicas: replicas + 1, limited: true };
+      if (available === s.buffer) return { replicas, limited: false };
+      if (aggCapacity === s.minCapacity) return { replicas, limited: true };
+    }
   }
   // Counter and List policies never scale a fleet to zero.
   return { replicas: Math.max(1, replicas), limited: false };

@@ -1,6 +1,7 @@
 import {
   type AutoscaledFleet,
   ChainPolicyError,
+  type DeletionOrder,
   type PolicyOutcome,
   type RulingPolicy,
   type WebhookAnswer,
@@ -34,6 +35,7 @@ import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
 import type { EventFields } from '../kinds/event/event.js';
 import { EventRecorder } from './k8s-events.js';
+import { FleetDeletionIndex } from './fleet-deletion-index.js';
 import { KeyedController } from './keyed-controller.js';
 import type { Trigger } from './work-queue.js';
 import type { AutoscalerCause, Cause } from '../log/cause.js';
@@ -166,6 +168,8 @@ export class FleetAutoscalerController extends KeyedController {
   private readonly service: ResourceService;
   private readonly recorder: EventRecorder;
   private readonly threads = new Map<string, Thread>();
+  /** The fleets' GameServers by node, for Counter and List scale-downs (built when one first asks). */
+  private fleetMembers: FleetDeletionIndex | undefined;
   private readonly webhookTimeoutMs: number;
 
   /** `service`: what fleets are scaled through (the Fleet kind's defaults and validation apply). */
@@ -190,6 +194,7 @@ export class FleetAutoscalerController extends KeyedController {
 
   override stop(): void {
     super.stop();
+    this.fleetMembers = undefined;
     for (const thread of [...this.threads.values()]) this.endThread(thread);
   }
 
@@ -282,7 +287,7 @@ export class FleetAutoscalerController extends KeyedController {
           countsAndLists: this.cluster.gates.CountsAndLists,
           scheduledAutoscaler: this.cluster.gates.ScheduledAutoscaler,
           now,
-          gameServersInDeletionOrder: () => this.deletionOrder(fleetNow),
+          gameServersInDeletionOrder: this.deletionOrder(fleetNow),
           webhookAnswers,
         });
         if (outcome.outcome !== 'webhook-needed') break;
@@ -394,25 +399,36 @@ export class FleetAutoscalerController extends KeyedController {
 
   /**
    * Every GameServer of the fleet (any state, any set), in the order its sets delete them
-   * (Agones's SortGameServersByStrategy with cluster-wide node counts). Only a Counter or List
-   * scale-down asks for it.
+   * (Agones's SortGameServersByStrategy with cluster-wide node counts), worked out only when a
+   * Counter or List scale-down asks. Packed goes node by node from an index kept with every
+   * change (built the first time); Distributed sorts the fleet.
    */
-  private deletionOrder(fleet: Resource): Iterable<GameServer> {
+  private deletionOrder(fleet: Resource): DeletionOrder {
     const { namespace, name } = fleet.metadata;
-    // One pass: the fleet's members, and the per-node counts of the whole cluster.
-    const members: GameServer[] = [];
-    const nodeCounts = new Map<string, NodeCount>();
-    this.cluster.gameServers.forEach((gs) => {
-      countOnNode(nodeCounts, gs, 1);
-      if (gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name) members.push(gs);
-    });
     const spec = fleetSpecOf(fleet);
-    return scaleDownOrder(members, {
-      scheduling: spec.scheduling ?? 'Packed',
+    const options = {
       ...(spec.priorities && { priorities: spec.priorities }),
       countsAndLists: this.cluster.gates.CountsAndLists,
-      nodeCounts,
-    });
+    };
+    if ((spec.scheduling ?? 'Packed') === 'Packed') return { runs: () => this.deletionIndex().packedRuns(namespace, name, options) };
+    return () => {
+      // One pass: the fleet's members, and the per-node counts of the whole cluster.
+      const members: GameServer[] = [];
+      const nodeCounts = new Map<string, NodeCount>();
+      this.cluster.gameServers.forEach((gs) => {
+        countOnNode(nodeCounts, gs, 1);
+        if (gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name) members.push(gs);
+      });
+      return scaleDownOrder(members, { ...options, scheduling: 'Distributed', nodeCounts });
+    };
+  }
+
+  private deletionIndex(): FleetDeletionIndex {
+    if (this.fleetMembers) return this.fleetMembers;
+    const index = new FleetDeletionIndex(this.cluster.gameServers);
+    this.subscriptions.push(this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => index.apply(key, previous, object)));
+    this.fleetMembers = index;
+    return index;
   }
 
   private async fleetMissing(thread: Thread, fas: Resource, fleetName: string): Promise<void> {

@@ -1,0 +1,171 @@
+import type { CapacityKind, CapacityTotals, DeletionRun } from '../../machines/autoscaler.js';
+import { type NodeCount, type ScaleDownOrderOptions, countOnNode, scaleDownComparator } from '../../machines/scale-down-order.js';
+import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { objectKey } from '../kinds/meta.js';
+import type { ObjectStore } from '../runtime/object-store.js';
+
+/** A key's running totals over one node's members of a fleet. */
+interface Totals {
+  count: number;
+  capacity: number;
+  /** Members whose count is below 0 or above their capacity (impossible by the API's rules, but counted, not assumed). */
+  unbounded: number;
+}
+
+/** A fleet's members on one node, and their counters' and lists' totals. */
+interface NodeMembers {
+  node: string;
+  keys: Set<string>;
+  counters: Map<string, Totals>;
+  lists: Map<string, Totals>;
+}
+
+function totalsOf(totals: Map<string, Totals>, name: string): Totals {
+  let t = totals.get(name);
+  if (!t) {
+    t = { count: 0, capacity: 0, unbounded: 0 };
+    totals.set(name, t);
+  }
+  return t;
+}
+
+function add(t: Totals, count: number, capacity: number, sign: 1 | -1): void {
+  t.count += sign * count;
+  t.capacity += sign * capacity;
+  if (count < 0 || count > capacity || capacity < 0) t.unbounded += sign;
+}
+
+/** Adds (1) or takes out (-1) a GameServer's counters and lists. Loops with `in`: this runs on every change. */
+function addValues(members: NodeMembers, gs: GameServer, sign: 1 | -1): void {
+  const { counters, lists } = gs.status;
+  for (const name in counters) add(totalsOf(members.counters, name), Number(counters[name]!.count), Number(counters[name]!.capacity), sign);
+  for (const name in lists) add(totalsOf(members.lists, name), lists[name]!.values.length, lists[name]!.capacity, sign);
+}
+
+/** Moves the totals from one version of a GameServer to the next: only the counters and lists that changed. */
+function changeValues(members: NodeMembers, previous: GameServer, next: GameServer): void {
+  const before = previous.status;
+  const after = next.status;
+  if (before.counters !== after.counters) {
+    for (const name in before.counters) {
+      const old = before.counters[name]!;
+      const now = after.counters?.[name];
+      if (old === now) continue;
+      const t = totalsOf(members.counters, name);
+      add(t, Number(old.count), Number(old.capacity), -1);
+      if (now) add(t, Number(now.count), Number(now.capacity), 1);
+    }
+    for (const name in after.counters) {
+      if (before.counters?.[name] !== undefined) continue;
+      const now = after.counters[name]!;
+      add(totalsOf(members.counters, name), Number(now.count), Number(now.capacity), 1);
+    }
+  }
+  if (before.lists !== after.lists) {
+    for (const name in before.lists) add(totalsOf(members.lists, name), before.lists[name]!.values.length, before.lists[name]!.capacity, -1);
+    for (const name in after.lists) add(totalsOf(members.lists, name), after.lists[name]!.values.length, after.lists[name]!.capacity, 1);
+  }
+}
+
+function fleetOf(gs: GameServer): string | undefined {
+  const fleet = gs.metadata.labels[FLEET_LABEL];
+  return fleet === undefined ? undefined : objectKey(gs.metadata.namespace, fleet);
+}
+
+/**
+ * Each fleet's GameServers by node, with their counters' and lists' totals, and Ready/Allocated
+ * per node over the cluster, kept in step with every change: a Counter or List scale-down walks
+ * the deletion order node by node (Packed) and passes a node whole on its totals, so a sync costs
+ * the fleet's nodes, not its servers. Membership is Agones's: the `agones.dev/fleet` label.
+ */
+export class FleetDeletionIndex {
+  private readonly fleets = new Map<string, Map<string, NodeMembers>>();
+  /** Where each GameServer is counted (by the store's key). */
+  private readonly placed = new Map<string, NodeMembers>();
+  private readonly nodeCounts = new Map<string, NodeCount>();
+
+  constructor(private readonly store: ObjectStore<GameServer>) {
+    for (const [key, gs] of store.entries()) this.apply(key, undefined, gs);
+  }
+
+  apply(key: string, previous: GameServer | undefined, next: GameServer | undefined): void {
+    if (previous === next) return;
+    if (!previous || !next || previous.status.state !== next.status.state || previous.status.nodeName !== next.status.nodeName) {
+      if (previous) countOnNode(this.nodeCounts, previous, -1);
+      if (next) countOnNode(this.nodeCounts, next, 1);
+    }
+    if (previous && next && previous.metadata.labels === next.metadata.labels && previous.status.nodeName === next.status.nodeName) {
+      if (previous.status.counters === next.status.counters && previous.status.lists === next.status.lists) return;
+      const members = this.placed.get(key);
+      if (members) changeValues(members, previous, next);
+      return;
+    }
+    const was = this.placed.get(key);
+    if (was && previous) {
+      was.keys.delete(key);
+      addValues(was, previous, -1);
+      this.placed.delete(key);
+      if (was.keys.size === 0) this.forget(previous, was);
+    }
+    const fleet = next && fleetOf(next);
+    if (!next || fleet === undefined) return;
+    let nodes = this.fleets.get(fleet);
+    if (!nodes) {
+      nodes = new Map();
+      this.fleets.set(fleet, nodes);
+    }
+    const node = next.status.nodeName;
+    let members = nodes.get(node);
+    if (!members) {
+      members = { node, keys: new Set(), counters: new Map(), lists: new Map() };
+      nodes.set(node, members);
+    }
+    members.keys.add(key);
+    addValues(members, next, 1);
+    this.placed.set(key, members);
+  }
+
+  /**
+   * The fleet's deletion order under Packed, node by node in the order `scaleDownComparator`
+   * puts nodes (a node with no Ready or Allocated count first, then the emptiest, then by
+   * name); within a node, the comparator's order, worked out only when a walk enters the node.
+   */
+  *packedRuns(namespace: string, fleetName: string, options: Omit<ScaleDownOrderOptions, 'nodeCounts' | 'scheduling'>): Generator<DeletionRun> {
+    const nodes = this.fleets.get(objectKey(namespace, fleetName));
+    if (!nodes) return;
+    const counts = this.nodeCounts;
+    const rank = (node: string): [number, number] => {
+      const count = counts.get(node);
+      return count === undefined ? [0, 0] : [1, count.ready + count.allocated];
+    };
+    const order = [...nodes.values()].map((members) => ({ members, rank: rank(members.node) }));
+    order.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1] || (a.members.node < b.members.node ? -1 : a.members.node > b.members.node ? 1 : 0));
+    const compare = scaleDownComparator({ ...options, scheduling: 'Packed' }, counts);
+    for (const { members } of order) {
+      yield {
+        size: members.keys.size,
+        totals: (kind: CapacityKind, key: string): CapacityTotals => {
+          const t = (kind === 'Counter' ? members.counters : members.lists).get(key);
+          return t ? { count: t.count, capacity: t.capacity, bounded: t.unbounded === 0 } : { count: 0, capacity: 0, bounded: true };
+        },
+        ordered: () => {
+          const servers: GameServer[] = [];
+          for (const key of members.keys) {
+            const gs = this.store.getByKey(key);
+            if (gs) servers.push(gs);
+          }
+          return servers.sort(compare);
+        },
+      };
+    }
+  }
+
+  private forget(gs: GameServer, members: NodeMembers): void {
+    const fleet = fleetOf(gs);
+    const nodes = fleet === undefined ? undefined : this.fleets.get(fleet);
+    if (!nodes || nodes.get(members.node) !== members) return;
+    nodes.delete(members.node);
+    if (nodes.size === 0) this.fleets.delete(fleet!);
+  }
+}

@@ -159,32 +159,11 @@ export function firstForScaleDown(candidates: readonly GameServer[], count: numb
 
 /**
  * Every candidate in `sortForScaleDown`'s order, produced as it is read: a walk that stops
- * after a few victims (an autoscaler checking its buffer) does not pay for a full sort.
+ * after a few victims costs O(n + k log n), not a full sort. (A Counter or List autoscaler on a
+ * Packed fleet walks node by node from the controllers' FleetDeletionIndex instead.)
  */
 export function* scaleDownOrder(candidates: readonly GameServer[], options: ScaleDownOrderOptions): Generator<GameServer> {
   const compare = scaleDownComparator(options, options.nodeCounts ?? countPerNode(candidates));
-  if (options.scheduling === 'Packed') yield* nodeByNode(candidates, compare);
-  else yield* fromHeap(candidates, compare);
-}
-
-/**
- * Packed orders node by node (two servers on different nodes compare by their nodes alone), so
- * the nodes are sorted once and each node's servers only when the walk reaches it:
- * O(n + nodes log nodes + k log per-node) for k victims.
- */
-function* nodeByNode(candidates: readonly GameServer[], compare: (a: GameServer, b: GameServer) => number): Generator<GameServer> {
-  const byNode = new Map<string, GameServer[]>();
-  for (const gs of candidates) {
-    const servers = byNode.get(gs.status.nodeName);
-    if (servers) servers.push(gs);
-    else byNode.set(gs.status.nodeName, [gs]);
-  }
-  const nodes = [...byNode.values()].sort((a, b) => compare(a[0]!, b[0]!));
-  for (const servers of nodes) yield* servers.sort(compare);
-}
-
-/** O(n + k log n) for k victims: a heap built in O(n), popped as the walk goes. */
-function* fromHeap(candidates: readonly GameServer[], compare: (a: GameServer, b: GameServer) => number): Generator<GameServer> {
   const above = (a: GameServer, b: GameServer) => compare(a, b) < 0;
   const heap = [...candidates];
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i, above);

@@ -127,21 +127,16 @@ export class FleetDeletionIndex {
   }
 
   /**
-   * The fleet's deletion order under Packed, node by node in the order `scaleDownComparator`
-   * puts nodes (a node with no Ready or Allocated count first, then the emptiest, then by
-   * name); within a node, the comparator's order, worked out only when a walk enters the node.
+   * The fleet's deletion order under Packed, node by node as `scaleDownComparator` orders them
+   * (two servers on different nodes compare by their nodes alone, so any member stands for its
+   * node); within a node, the comparator's order, worked out only when a walk enters the node.
    */
   *packedRuns(namespace: string, fleetName: string, options: Omit<ScaleDownOrderOptions, 'nodeCounts' | 'scheduling'>): Generator<DeletionRun> {
     const nodes = this.fleets.get(objectKey(namespace, fleetName));
     if (!nodes) return;
-    const counts = this.nodeCounts;
-    const rank = (node: string): [number, number] => {
-      const count = counts.get(node);
-      return count === undefined ? [0, 0] : [1, count.ready + count.allocated];
-    };
-    const order = [...nodes.values()].map((members) => ({ members, rank: rank(members.node) }));
-    order.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1] || (a.members.node < b.members.node ? -1 : a.members.node > b.members.node ? 1 : 0));
-    const compare = scaleDownComparator({ ...options, scheduling: 'Packed' }, counts);
+    const compare = scaleDownComparator({ ...options, scheduling: 'Packed' }, this.nodeCounts);
+    const order = [...nodes.values()].map((members) => ({ members, first: this.store.getByKey(members.keys.values().next().value!)! }));
+    order.sort((a, b) => compare(a.first, b.first));
     for (const { members } of order) {
       yield {
         size: members.keys.size,

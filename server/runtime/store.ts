@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs';
+import { Observable, type Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
@@ -6,6 +6,7 @@ import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
+import { ChangeSubject } from './change-subject.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import { type ApplySink, type Change, ReadModel } from './read-model.js';
 
@@ -59,13 +60,13 @@ export class Store {
    * Every event of a kind other than GameServer, in sequence order, as it is applied (before it
    * is durable). GameServer events, the bulk of the log, come as changes on gameServerApplied$.
    */
-  readonly resourceApplied$ = new Subject<StoredEvent>();
+  readonly resourceApplied$ = new ChangeSubject<StoredEvent>();
   /** GameServer changes as they are applied (before they are durable): for indexes deciders use. */
-  readonly gameServerApplied$ = new Subject<GameServerChange>();
+  readonly gameServerApplied$ = new ChangeSubject<GameServerChange>();
   /** GameServer changes, released only once the transaction holding them has committed. */
   readonly gameServerChanges$: Observable<GameServerChange>;
 
-  private readonly committedGameServers = new Subject<GameServerChange>();
+  private readonly committedGameServers = new ChangeSubject<GameServerChange>();
   /** Committed changes by kind: a controller or a watch hears only the kind it follows. */
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
@@ -231,7 +232,7 @@ export class Store {
   changesOf(kind: string): Observable<Change> {
     let subject = this.committedByKind.get(kind);
     if (!subject) {
-      subject = new Subject<Change>();
+      subject = new ChangeSubject<Change>();
       this.committedByKind.set(kind, subject);
     }
     return subject.asObservable();
@@ -266,7 +267,7 @@ export class Store {
     return new Observable<GameServerChange>((subscriber) => {
       let subject = this.watchers.get(key);
       if (!subject) {
-        subject = new Subject<GameServerChange>();
+        subject = new ChangeSubject<GameServerChange>();
         this.watchers.set(key, subject);
       }
       const subscription = subject.subscribe(subscriber);

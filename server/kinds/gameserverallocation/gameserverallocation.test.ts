@@ -342,12 +342,13 @@ describe('allocationStatus', () => {
     });
   });
 
-  it('leaves counters and lists out with CountsAndLists off, and shares no arrays with the GameServer', () => {
+  it("leaves counters and lists out with CountsAndLists off; shares the GameServer's ports and addresses, never mutated, and copies its lists", () => {
     const status = allocationStatus(gs, 'remote:443', OFF);
     expect(status.counters).toBeUndefined();
     expect(status.lists).toBeUndefined();
     expect(status.source).toBe('remote:443');
-    expect(status.ports).not.toBe(gs.status.ports);
+    expect(status.ports).toEqual(gs.status.ports);
+    expect(status.addresses).toEqual(gs.status.addresses);
     expect(allocationStatus(gs, 'local', ON).lists?.players?.values).not.toBe(gs.status.lists?.players?.values);
   });
 

@@ -400,12 +400,12 @@ export function allocationStatus(gs: GameServer, source: string, gates: FeatureG
   const status: GameServerAllocationStatus = {
     state: 'Allocated',
     gameServerName: gs.metadata.name,
-    ports: gs.status.ports.map((p) => ({ name: p.name, port: p.port })),
+    // Objects are never mutated, so the answer shares the GameServer's ports, addresses and maps.
+    ports: gs.status.ports,
     address: gs.status.address,
-    addresses: gs.status.addresses.map((a) => ({ type: a.type, address: a.address })),
+    addresses: gs.status.addresses,
     nodeName: gs.status.nodeName,
     source,
-    // Objects are never mutated, so the answer can share the GameServer's maps.
     metadata: { labels: gs.metadata.labels, annotations: gs.metadata.annotations },
   };
   if (gates.CountsAndLists) {

@@ -250,7 +250,7 @@ class Players {
     const sidecar = (detail: string) => new Sidecar(this.cluster, namespace, name, { cause: processCause(gs, detail) });
     try {
       if (end.type === 'shutdown') return await sidecar(`a player's session ended after ${minutes} min: the game server called Shutdown()`).shutdown();
-      const counter = await sidecar(`a session ended after ${minutes} min: the game server gave its room back (${end.counter} − 1)`).updateCounter({
+      const counter = await sidecar(`a session ended after ${minutes} min: the game server gave its room back (${end.counter} - 1)`).updateCounter({
         name: end.counter,
         countDiff: -1,
       });

@@ -244,27 +244,32 @@ function parseRequirements(tokens: Token[]): LabelSelector {
 }
 
 export function matchesSelector(selector: LabelSelector, labels: Record<string, string>): boolean {
-  return selector.every((r) => {
-    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
-    switch (r.operator) {
-      case 'In':
-        return has && r.values.includes(labels[r.key]!);
-      case 'NotIn':
-        return !has || !r.values.includes(labels[r.key]!);
-      case 'Exists':
-        return has;
-      case 'DoesNotExist':
-        return !has;
-      case 'Gt':
-      case 'Lt': {
-        // A label that is not an integer never matches (apimachinery's Requirement.Matches).
-        if (!has || !/^[-+]?\d+$/.test(labels[r.key]!)) return false;
-        const label = Number(labels[r.key]);
-        const bound = Number(r.values[0]);
-        return r.operator === 'Gt' ? label > bound : label < bound;
-      }
+  // A plain loop: the allocator asks this of every candidate and every change, and a callback
+  // (`every`) allocated a closure each time.
+  for (let i = 0; i < selector.length; i++) if (!matchesRequirement(selector[i]!, labels)) return false;
+  return true;
+}
+
+function matchesRequirement(r: Requirement, labels: Record<string, string>): boolean {
+  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  switch (r.operator) {
+    case 'In':
+      return has && r.values.includes(labels[r.key]!);
+    case 'NotIn':
+      return !has || !r.values.includes(labels[r.key]!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
+    case 'Gt':
+    case 'Lt': {
+      // A label that is not an integer never matches (apimachinery's Requirement.Matches).
+      if (!has || !/^[-+]?\d+$/.test(labels[r.key]!)) return false;
+      const label = Number(labels[r.key]);
+      const bound = Number(r.values[0]);
+      return r.operator === 'Gt' ? label > bound : label < bound;
     }
-  });
+  }
 }
 
 /** Fields a field selector may name, per kind (as the API server allows them). */

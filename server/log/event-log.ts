@@ -192,9 +192,11 @@ const MAX_BATCH = 4096;
 /**
  * Events a write-behind log gathers before it writes them, in one transaction. Few enough that
  * they are handed over before a young-generation collection must copy them (16,384 kept a rooms
- * day's scavenges 20 % longer); the writer thread has time for the extra transactions.
+ * day's scavenges 20 % longer), and that their rows' array stays below V8's large-object size
+ * (128 KiB; 2,048 rows of 9 values were over it); the writer thread has time for the extra
+ * transactions.
  */
-const WRITE_BEHIND_EVENTS = 2048;
+const WRITE_BEHIND_EVENTS = 1024;
 
 /**
  * The append-only event log: the source of truth (DESIGN §1).

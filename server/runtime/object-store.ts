@@ -28,15 +28,7 @@ interface Slot<T> {
  * Reducers are per object, so applying an event costs the same whatever the fleet size.
  */
 export class ObjectStore<T> {
-  /** Every slot by key, in the order first stored (the order every listing and scan keeps). */
   private readonly slots = new Map<string, Slot<T>>();
-  /**
-   * The same slots by namespace, then name: what an event or a caller names an object by. A
-   * lookup builds no `ns/name` string to hash, and the names it is given are mostly the very
-   * strings stored (taken from the object), compared by pointer with their hash kept: the key
-   * built afresh for each event and each read was a tenth of a simulated day's time.
-   */
-  private readonly byName = new Map<string, Map<string, Slot<T>>>();
 
   constructor(
     readonly kind: string,
@@ -44,16 +36,18 @@ export class ObjectStore<T> {
   ) {}
 
   apply(event: StoredEvent): ObjectChange<T> {
-    const slot = this.byName.get(event.namespace)?.get(event.name);
+    const fresh = objectKey(event.namespace, event.name);
+    const slot = this.slots.get(fresh);
     const previous = slot?.object;
     const object = this.reduce(previous, event);
-    if (slot) {
-      if (object === undefined) this.drop(slot.key, event.namespace, event.name);
-      else slot.object = object;
-      return { event, key: slot.key, previous, object };
+    const key = slot?.key ?? fresh;
+    if (object === undefined) {
+      if (slot) this.slots.delete(key);
+    } else if (slot) {
+      slot.object = object;
+    } else {
+      this.slots.set(key, { key, object });
     }
-    const key = objectKey(event.namespace, event.name);
-    if (object !== undefined) this.insert(key, event.namespace, event.name, object);
     return { event, key, previous, object };
   }
 
@@ -62,7 +56,7 @@ export class ObjectStore<T> {
     const slot = this.slots.get(key);
     const previous = slot?.object;
     if (slot) slot.object = object;
-    else this.insert(key, ...namesOf(key), object);
+    else this.slots.set(key, { key, object });
     return { event, key: slot?.key ?? key, previous, object };
   }
 
@@ -72,12 +66,12 @@ export class ObjectStore<T> {
    */
   remove(key: string): T | undefined {
     const slot = this.slots.get(key);
-    if (slot) this.drop(slot.key, ...namesOf(key));
+    this.slots.delete(key);
     return slot?.object;
   }
 
   get(namespace: string, name: string): T | undefined {
-    return this.byName.get(namespace)?.get(name)?.object;
+    return this.slots.get(objectKey(namespace, name))?.object;
   }
 
   getByKey(key: string): T | undefined {
@@ -104,31 +98,6 @@ export class ObjectStore<T> {
   /** Makes this store hold what `other` holds. Reducers never change an object in place, so the objects are shared. */
   copyFrom(other: ObjectStore<T>): void {
     this.slots.clear();
-    this.byName.clear();
-    for (const { key, object } of other.slots.values()) this.insert(key, ...namesOf(key), object);
+    for (const { key, object } of other.slots.values()) this.slots.set(key, { key, object });
   }
-
-  private insert(key: string, namespace: string, name: string, object: T): void {
-    const slot = { key, object };
-    this.slots.set(key, slot);
-    let names = this.byName.get(namespace);
-    if (!names) {
-      names = new Map();
-      this.byName.set(namespace, names);
-    }
-    names.set(name, slot);
-  }
-
-  private drop(key: string, namespace: string, name: string): void {
-    this.slots.delete(key);
-    const names = this.byName.get(namespace);
-    names?.delete(name);
-    if (names?.size === 0) this.byName.delete(namespace);
-  }
-}
-
-/** A key's namespace and name (`objectKey`'s inverse: a namespace never holds a slash). */
-function namesOf(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
 }

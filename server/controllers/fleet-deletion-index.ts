@@ -1,7 +1,7 @@
 import type { CapacityKind, CapacityTotals, DeletionRun } from '../../machines/autoscaler.js';
 import { type NodeCount, type ScaleDownOrderOptions, countOnNode, scaleDownComparator } from '../../machines/scale-down-order.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { CounterStatus, GameServer, ListStatus } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 
@@ -36,36 +36,38 @@ function add(t: Totals, count: number, capacity: number, sign: 1 | -1): void {
   if (count < 0 || count > capacity || capacity < 0) t.unbounded += sign;
 }
 
-/** Adds (1) or takes out (-1) a GameServer's counters and lists. Loops with `in`: this runs on every change. */
-function addValues(members: NodeMembers, gs: GameServer, sign: 1 | -1): void {
-  const { counters, lists } = gs.status;
-  for (const name in counters) add(totalsOf(members.counters, name), Number(counters[name]!.count), Number(counters[name]!.capacity), sign);
-  for (const name in lists) add(totalsOf(members.lists, name), lists[name]!.values.length, lists[name]!.capacity, sign);
+type Values<V> = Record<string, V> | undefined;
+const counterCount = (c: CounterStatus) => Number(c.count);
+const counterCapacity = (c: CounterStatus) => Number(c.capacity);
+const listCount = (l: ListStatus) => l.values.length;
+const listCapacity = (l: ListStatus) => l.capacity;
+
+/**
+ * Moves the totals from one version's counters (or lists) to the next's: only the keys whose
+ * values changed; `before` undefined adds a server, `after` undefined takes one out. Loops with
+ * `in`: this runs on every change.
+ */
+function moveTotals<V>(totals: Map<string, Totals>, before: Values<V>, after: Values<V>, count: (v: V) => number, capacity: (v: V) => number): void {
+  if (before === after) return;
+  for (const name in before) {
+    const old = before[name]!;
+    const now = after?.[name];
+    if (old === now) continue;
+    const t = totalsOf(totals, name);
+    add(t, count(old), capacity(old), -1);
+    if (now !== undefined) add(t, count(now), capacity(now), 1);
+  }
+  for (const name in after) {
+    if (before?.[name] !== undefined) continue;
+    const now = after[name]!;
+    add(totalsOf(totals, name), count(now), capacity(now), 1);
+  }
 }
 
-/** Moves the totals from one version of a GameServer to the next: only the counters and lists that changed. */
-function changeValues(members: NodeMembers, previous: GameServer, next: GameServer): void {
-  const before = previous.status;
-  const after = next.status;
-  if (before.counters !== after.counters) {
-    for (const name in before.counters) {
-      const old = before.counters[name]!;
-      const now = after.counters?.[name];
-      if (old === now) continue;
-      const t = totalsOf(members.counters, name);
-      add(t, Number(old.count), Number(old.capacity), -1);
-      if (now) add(t, Number(now.count), Number(now.capacity), 1);
-    }
-    for (const name in after.counters) {
-      if (before.counters?.[name] !== undefined) continue;
-      const now = after.counters[name]!;
-      add(totalsOf(members.counters, name), Number(now.count), Number(now.capacity), 1);
-    }
-  }
-  if (before.lists !== after.lists) {
-    for (const name in before.lists) add(totalsOf(members.lists, name), before.lists[name]!.values.length, before.lists[name]!.capacity, -1);
-    for (const name in after.lists) add(totalsOf(members.lists, name), after.lists[name]!.values.length, after.lists[name]!.capacity, 1);
-  }
+/** Moves a node's totals from one version of a GameServer to the next (either may be undefined: it came or went). */
+function moveValues(members: NodeMembers, previous: GameServer | undefined, next: GameServer | undefined): void {
+  moveTotals(members.counters, previous?.status.counters, next?.status.counters, counterCount, counterCapacity);
+  moveTotals(members.lists, previous?.status.lists, next?.status.lists, listCount, listCapacity);
 }
 
 function fleetOf(gs: GameServer): string | undefined {
@@ -98,13 +100,13 @@ export class FleetDeletionIndex {
     if (previous && next && previous.metadata.labels === next.metadata.labels && previous.status.nodeName === next.status.nodeName) {
       if (previous.status.counters === next.status.counters && previous.status.lists === next.status.lists) return;
       const members = this.placed.get(key);
-      if (members) changeValues(members, previous, next);
+      if (members) moveValues(members, previous, next);
       return;
     }
     const was = this.placed.get(key);
     if (was && previous) {
       was.keys.delete(key);
-      addValues(was, previous, -1);
+      moveValues(was, previous, undefined);
       this.placed.delete(key);
       if (was.keys.size === 0) this.forget(previous, was);
     }
@@ -122,7 +124,7 @@ export class FleetDeletionIndex {
       nodes.set(node, members);
     }
     members.keys.add(key);
-    addValues(members, next, 1);
+    moveValues(members, undefined, next);
     this.placed.set(key, members);
   }
 

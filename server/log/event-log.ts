@@ -136,14 +136,23 @@ const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'paylo
 // per-object listing reads that way (a scan of the file).
 
 /**
- * Appends an event's row to `rows` (flat, `PARAMS_PER_ROW` values each, in COLUMNS order), its
- * payload and a cause still objects: the writer thread writes them as JSON (`encodeJsonColumns`).
- * Handing the objects over costs the main thread no more than writing their JSON and handing the
- * text over, and the thread is idle. `rows` is built by pushing, so it stays a packed array: a
- * holey one (`new Array(n)`) is cloned element by element with its index, a quarter slower.
+ * Writes an event's row into `rows` from `at` on (`PARAMS_PER_ROW` values, in COLUMNS order), its
+ * payload and a cause still objects, to be written as their JSON by `encodeJsonColumns` (here) or
+ * by the writer thread. Handing the objects over costs the main thread no more than writing their
+ * JSON and handing the text over, and the thread is idle. Written at `rows.length`, the values
+ * append, so the array stays packed: a holey one (`new Array(n)`) is cloned element by element
+ * with its index, a quarter slower.
  */
-function pushRow(e: StoredEvent, cause: CauseColumn, rows: unknown[]): void {
-  rows.push(e.seq, e.time, e.type, e.kind, e.namespace, e.name, e.payload, e.schemaVersion, cause);
+function setRow(e: StoredEvent, cause: CauseColumn, rows: unknown[], at: number): void {
+  rows[at] = e.seq;
+  rows[at + 1] = e.time;
+  rows[at + 2] = e.type;
+  rows[at + 3] = e.kind;
+  rows[at + 4] = e.namespace;
+  rows[at + 5] = e.name;
+  rows[at + PAYLOAD_COLUMN] = e.payload;
+  rows[at + 7] = e.schemaVersion;
+  rows[at + CAUSE_COLUMN] = cause;
 }
 
 /** The row at `params[at]`: its payload and a cause given as an object, as their JSON. */
@@ -151,13 +160,6 @@ function encodeJsonColumns(params: unknown[], at: number): void {
   params[at + PAYLOAD_COLUMN] = stringifyJsonExact(params[at + PAYLOAD_COLUMN]);
   const cause = params[at + CAUSE_COLUMN];
   if (typeof cause === 'object' && cause !== null) params[at + CAUSE_COLUMN] = JSON.stringify(cause);
-}
-
-/** The rows of events committed together. */
-function rowsOf(events: StoredEvent[], causes: CauseColumn[]): unknown[] {
-  const rows: unknown[] = [];
-  for (let i = 0; i < events.length; i++) pushRow(events[i]!, causes[i]!, rows);
-  return rows;
 }
 
 /** Rows per multi-row INSERT. */
@@ -209,7 +211,7 @@ const WRITE_BEHIND_EVENTS = 1024;
 export class EventLog {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly insertRows: (rows: unknown[]) => void;
+  private readonly insertBatch: (events: StoredEvent[], causes: CauseColumn[]) => void;
   /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
   private readonly keepsCauses: boolean;
   private nextSeq: number;
@@ -229,7 +231,7 @@ export class EventLog {
   private readonly flushWhenFull: boolean;
   /** Write-behind: batches released but not yet written (see the constructor). */
   private readonly writeBehind: boolean;
-  /** Write-behind: the rows released but not yet handed to the writer (`pushRow`'s). */
+  /** Write-behind: the rows released but not yet handed to the writer (`setRow`'s). */
   private unwritten: unknown[] = [];
   /** Write-behind: the thread that inserts the gathered batches (started by the first). */
   private writer: LogWriterThread | undefined;
@@ -269,21 +271,21 @@ export class EventLog {
     }
     this.keepsCauses = this.hasCauseColumn();
     // A read-only log (perhaps from before causes) is never written: nothing to prepare.
-    this.insertRows = options.readonly
+    this.insertBatch = options.readonly
       ? () => {
           throw new Error('the event log is read-only');
         }
-      : this.prepareInsertRows();
+      : this.prepareInsertBatch();
     const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
     this.nextSeq = (last.seq ?? 0) + 1;
   }
 
-  /** The transaction that writes rows (`pushRow`'s) in this thread. */
-  private prepareInsertRows(): (rows: unknown[]) => void {
+  /** The transaction that writes a batch of events in this thread, each row straight into the statement's parameters. */
+  private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[]) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
-    return this.db.transaction((rows: unknown[]) => {
-      insertEvents(rows.length / PARAMS_PER_ROW, (i, params, p) => {
-        for (let k = 0; k < PARAMS_PER_ROW; k++) params[p + k] = rows[i * PARAMS_PER_ROW + k];
+    return this.db.transaction((events: StoredEvent[], causes: CauseColumn[]) => {
+      insertEvents(events.length, (i, params, p) => {
+        setRow(events[i]!, causes[i]!, params, p);
         encodeJsonColumns(params, p);
       });
     });
@@ -362,8 +364,9 @@ export class EventLog {
     this.pendingCauses = [];
     this.batch = undefined;
     try {
-      if (this.writeBehind) this.gather(events, causes);
-      else this.insertRows(rowsOf(events, causes));
+      // Another thread cannot reach an in-memory database: such a log writes here, as it goes.
+      if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
+      else this.insertBatch(events, causes);
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
@@ -379,7 +382,7 @@ export class EventLog {
 
   /** Write-behind: keeps a released batch, and writes what is kept once there is enough. */
   private gather(events: StoredEvent[], causes: CauseColumn[]): void {
-    for (let i = 0; i < events.length; i++) pushRow(events[i]!, causes[i]!, this.unwritten);
+    for (let i = 0; i < events.length; i++) setRow(events[i]!, causes[i]!, this.unwritten, this.unwritten.length);
     if (this.unwritten.length >= WRITE_BEHIND_EVENTS * PARAMS_PER_ROW) this.writeUnwritten();
   }
 
@@ -388,8 +391,6 @@ export class EventLog {
     if (this.unwritten.length === 0) return;
     const rows = this.unwritten;
     this.unwritten = [];
-    // Another thread cannot reach an in-memory database: such a log writes here.
-    if (this.path === ':memory:') return this.insertRows(rows);
     this.writer ??= new LogWriterThread(this.path, `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, PARAMS_PER_ROW, {
       json: [PAYLOAD_COLUMN],
       jsonUnlessText: [CAUSE_COLUMN],

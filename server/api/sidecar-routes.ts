@@ -223,17 +223,24 @@ export async function dispatchSidecar(
   } catch {
     return sendError(sink, new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
   }
-  const matches = ROUTES.map((r) => ({ route: r, match: r.pattern.exec(path) })).filter((m) => m.match);
-  if (matches.length === 0) return sendError(sink, NOT_FOUND);
-  const chosen = matches.find((m) => m.route.method === request.method);
-  if (!chosen) return sendError(sink, METHOD_NOT_ALLOWED);
-  try {
-    const params = chosen.match!.slice(1);
-    const result = await chosen.route.handler(sidecarFor(), request, params, sink);
-    if (result !== STREAMING) sink.reply(200, result);
-  } catch (error) {
-    sendError(sink, toSdkError(error));
+  // The first route with the path and the method; the path under another method only is a 501.
+  let pathKnown = false;
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(path);
+    if (match === null) continue;
+    if (route.method !== request.method) {
+      pathKnown = true;
+      continue;
+    }
+    try {
+      const result = await route.handler(sidecarFor(), request, match.slice(1), sink);
+      if (result !== STREAMING) sink.reply(200, result);
+    } catch (error) {
+      sendError(sink, toSdkError(error));
+    }
+    return;
   }
+  sendError(sink, pathKnown ? METHOD_NOT_ALLOWED : NOT_FOUND);
 }
 
 function sendError(sink: ResponseSink, error: GrpcError): void {

@@ -38,10 +38,12 @@ const LABEL_VALUE_RE = whole(LABEL_VALUE_FMT);
 const DNS1123_LABEL_RE = whole(DNS1123_LABEL_FMT);
 const DNS1123_SUBDOMAIN_RE = whole(DNS1123_SUBDOMAIN_FMT);
 
-const utf8 = new TextEncoder();
-/** Go's len(string) counts UTF-8 bytes, not UTF-16 units; lengths must agree for non-ASCII input. */
+/**
+ * Go's len(string) counts UTF-8 bytes, not UTF-16 units; lengths must agree for non-ASCII input.
+ * Counted without encoding (a lone surrogate counts as its 3-byte replacement, as encoding gives).
+ */
 export function byteLength(value: string): number {
-  return utf8.encode(value).length;
+  return Buffer.byteLength(value, 'utf8');
 }
 
 /** apimachinery's MaxLenError. */

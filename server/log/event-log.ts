@@ -265,6 +265,9 @@ export class EventLog {
       this.db.pragma('journal_mode = WAL');
       // WAL + NORMAL: a commit is in the WAL file before we answer, which survives a killed process.
       this.db.pragma('synchronous = NORMAL');
+      // SQLite's own default page cache (better-sqlite3 builds with 16 MB): appends touch only the
+      // table's right edge and reads scan, so a bigger cache only grew a sidecar's resident memory.
+      this.db.pragma('cache_size = -2000');
       this.db.exec(SCHEMA);
       // A log from before causes were kept gains the column; its old events keep none.
       if (!this.hasCauseColumn()) this.db.exec(ADD_CAUSE_COLUMN);

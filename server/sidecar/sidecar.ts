@@ -148,7 +148,7 @@ export class Sidecar {
     const stored = SDK_METADATA_PREFIX + key;
     const storedErrors = isQualifiedName(stored);
     if (storedErrors.length) throw sdkErrors.invalidLabelKey(stored, storedErrors);
-    if (value === epochSeconds(gs)) this.recorder?.record('setlabel');
+    if (this.recorder && value === epochSeconds(gs)) this.recorder.record('setlabel');
     await this.commit([
       gameServerEvent('GameServerMetadataPatched', this.namespace, this.name, { labels: { [stored]: value } }),
     ]);

@@ -1,6 +1,9 @@
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type BaselineConfig, type BaselineServer, startBaselineServer } from './baseline-server.js';
+import { type BaselineConfig, type BaselineServer, startBaselineServer, startCannedAllocator } from './baseline-server.js';
+import { ALLOCATE_METHOD, encodeAllocationResponse } from '../server/grpc/allocation-grpc.js';
+import { createCertificate } from '../server/k8s/x509.js';
 
 const gameServer = {
   object_meta: { name: 'recorded', namespace: 'default', annotations: { 'agones.dev/sdk-bench-sent': '1700000000000-0' } },
@@ -81,5 +84,58 @@ describe('the baseline server', () => {
     expect(second!.result.status).toEqual({ state: 'Ready' });
     // Same size as the recorded GameServer, give or take the name.
     expect(Math.abs(frames[1]!.length - JSON.stringify({ result: gameServer }).length)).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('the canned gRPC allocator', () => {
+  const now = Date.now();
+  const ca = createCertificate({ commonName: 'allocator CA', ca: true, validDays: 1, now });
+  const issuer = { ...ca, commonName: 'allocator CA' };
+  const server = createCertificate({ commonName: 'allocator', usages: ['serverAuth'], names: ['127.0.0.1'], issuer, validDays: 1, now });
+  const client = createCertificate({ commonName: 'client', usages: ['clientAuth'], issuer, validDays: 1, now });
+  const recorded = encodeAllocationResponse({
+    gameServerName: 'gs-9',
+    ports: [{ name: 'default', port: 7001 }],
+    address: '10.0.0.9',
+    addresses: [{ type: 'InternalIP', address: '10.0.0.9' }],
+    nodeName: 'node-1',
+    source: 'local',
+    metadata: { labels: { team: 'blue' }, annotations: {} },
+    counters: {},
+    lists: {},
+  });
+
+  const call = (address: string, cert: { cert: string; key: string }): Promise<{ code: number; bytes?: Buffer }> => {
+    const channel = new grpc.Client(address, grpc.credentials.createSsl(Buffer.from(ca.cert), Buffer.from(cert.key), Buffer.from(cert.cert)));
+    return new Promise((resolve) => {
+      channel.makeUnaryRequest(
+        ALLOCATE_METHOD,
+        (request: Buffer) => request,
+        (bytes: Buffer) => bytes,
+        Buffer.from([0x0a, 0x07, 0x64, 0x65, 0x66, 0x61, 0x75, 0x6c, 0x74]), // namespace: "default"
+        { deadline: Date.now() + 5000 },
+        (error, bytes) => {
+          channel.close();
+          resolve(error ? { code: error.code } : { code: grpc.status.OK, bytes });
+        },
+      );
+    });
+  };
+
+  it("answers every call with the recorded AllocationResponse, over the allocator's mutual TLS", async () => {
+    const allocator = await startCannedAllocator({ response: Buffer.from(recorded).toString('base64'), cert: server.cert, key: server.key, clientCa: ca.cert }, '127.0.0.1');
+    try {
+      for (let i = 0; i < 2; i++) {
+        const answer = await call(allocator.address, client);
+        expect(answer.code).toBe(grpc.status.OK);
+        expect(Buffer.compare(answer.bytes!, Buffer.from(recorded))).toBe(0);
+      }
+      // A client whose certificate the client CA did not sign gets no answer, as from fleetsim.
+      const strangerCa = createCertificate({ commonName: 'other CA', ca: true, validDays: 1, now });
+      const stranger = createCertificate({ commonName: 'stranger', usages: ['clientAuth'], issuer: { ...strangerCa, commonName: 'other CA' }, validDays: 1, now });
+      expect((await call(allocator.address, stranger)).code).toBe(grpc.status.UNAVAILABLE);
+    } finally {
+      await allocator.close();
+    }
   });
 });

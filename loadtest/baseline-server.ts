@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type Http2Session, type ServerHttp2Stream, createSecureServer } from 'node:http2';
 import { resolve as resolvePath } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { respondMessage } from '../server/grpc/allocation-grpc.js';
 
 /**
  * The baseline: a trivial loopback server that answers every route a scenario uses with a canned
@@ -29,6 +31,22 @@ export interface BaselineConfig {
   sidecar: Record<string, CannedResponse>;
   /** The GameServer (sidecar JSON) sent on a watch and, with the changed annotation, on each change. */
   watchGameServer?: SidecarGameServer;
+  /** A canned gRPC allocator beside the HTTP server: the scenario calls it as it calls fleetsim's. */
+  allocator?: CannedAllocator;
+}
+
+/**
+ * `allocation.AllocationService/Allocate` answered with one recorded AllocationResponse, over
+ * HTTP/2 with the same mutual TLS as fleetsim's allocator port (its certificate, and its client
+ * CA): what TLS, HTTP/2, gRPC's framing and Node cost, on the same machine and client.
+ */
+export interface CannedAllocator {
+  /** The AllocationResponse's bytes, base64. */
+  response: string;
+  /** PEM: the server's certificate and key, and the CA a client's certificate must chain to. */
+  cert: string;
+  key: string;
+  clientCa: string;
 }
 
 /** The parts of a sidecar GameServer the baseline rewrites. */
@@ -179,6 +197,35 @@ export async function startBaselineServer(config: BaselineConfig, options: { por
   };
 }
 
+/** Serves `allocator` on loopback; every call gets the recorded answer once its request has arrived. */
+export async function startCannedAllocator(allocator: CannedAllocator, host: string): Promise<{ address: string; close(): Promise<void> }> {
+  const message = Buffer.from(allocator.response, 'base64');
+  const server = createSecureServer({ cert: allocator.cert, key: allocator.key, ca: allocator.clientCa, requestCert: true, rejectUnauthorized: true });
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  server.on('stream', (stream: ServerHttp2Stream) => {
+    stream.on('error', () => stream.destroy());
+    stream.resume();
+    stream.once('end', () => respondMessage(stream, message));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    address: `${host}:${port}`,
+    close: () => {
+      for (const session of sessions) session.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 export const BASELINE_SERVING_LINE = /^baseline serving on http:\/\/127\.0\.0\.1:(\d+)$/m;
 
 /** `node dist/loadtest/baseline-server.js CONFIG.json [PORT]`: the harness runs it as its own process. */
@@ -191,8 +238,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = JSON.parse(readFileSync(configPath, 'utf8')) as BaselineConfig;
   const server = await startBaselineServer(config, { port: portText ? Number(portText) : 0 });
+  // Announced before the serving line, which the harness waits for.
+  const allocator = config.allocator ? await startCannedAllocator(config.allocator, '127.0.0.1') : undefined;
+  if (allocator) console.log(`baseline allocator serving on ${allocator.address}`);
   console.log(`baseline serving on http://127.0.0.1:${server.port}`);
-  const stop = () => void server.close().then(() => process.exit(0));
+  const stop = () => void Promise.all([server.close(), allocator?.close()]).then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }

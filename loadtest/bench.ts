@@ -13,11 +13,9 @@ import { ProcessSampler, readMachineBusySeconds } from './proc-stats.js';
 import { RemoteFleet, fleetSamples } from './remote-fleet.js';
 import { type RemoteTarget, probeAllocator } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, type ScenarioDefinition, remoteChurningFleet, remoteSessionSeconds, scriptPath } from './scenarios.js';
-import { type RunningFleetsim, gameServerNames, request, requestJson, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
+import { type RunningFleetsim, gameServerNames, readSecret, request, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
 import { ALLOCATION_PROTO } from '../server/grpc/allocation-grpc.js';
 import { ALLOCATOR_CLIENT_SECRET, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET } from '../server/allocation/allocator-install.js';
-import { secretData } from '../server/allocation/remote-allocator.js';
-import type { Resource } from '../server/kinds/resource.js';
 
 /**
  * One `fleetsim bench` run: a fresh fleetsim with the scenario's fixture, the real k6 against
@@ -190,11 +188,9 @@ async function runTarget(
  * as Agones's guide tells a client to, for a script that calls it over mutual TLS.
  */
 export async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
-  const secret = async (namespace: string, name: string) =>
-    secretData(await requestJson<Resource>(fleetsim.baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`));
   if (!fleetsim.allocatorAddress) throw new Error('fleetsim printed no allocator address');
-  const client = await secret(ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
-  const ca = await secret(ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
+  const client = await readSecret(fleetsim.baseUrl, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
+  const ca = await readSecret(fleetsim.baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
   return {
     ALLOCATOR_ADDRESS: fleetsim.allocatorAddress,
     CLIENT_CERT: writeText(join(dir, 'client.crt'), client['tls.crt'] ?? ''),
@@ -233,6 +229,8 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
   let namesFile: string | undefined;
   let names: string[] = [];
   let baselineConfigPath: string | undefined;
+  /** The client's certificate files and the allocator's address, for a scenario over mutual TLS. */
+  let tlsEnv: Record<string, string> = {};
   try {
     fleetsim = await startFleetsim({
       dbPath,
@@ -246,7 +244,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       allocatorTls: definition.allocatorTls,
     });
     log(`  fleetsim serving on ${fleetsim.baseUrl} (pid ${fleetsim.process.pid}, ${nodes} nodes)`);
-    const tlsEnv = definition.allocatorTls ? await allocatorClientFiles(fleetsim, dir) : {};
+    if (definition.allocatorTls) tlsEnv = await allocatorClientFiles(fleetsim, dir);
     if (definition.fleet) {
       const waited = await waitForFleet(
         fleetsim.baseUrl,
@@ -266,7 +264,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
     if (settings.scrapeSeconds > 0) await request(fleetsim.baseUrl, 'GET', '/metrics');
     if (settings.baseline) {
       // Recorded before the run, so the baseline answers exactly what fleetsim answers to a fresh fleet.
-      const config = await definition.capture(fleetsim.baseUrl, settings, names);
+      const config = await definition.capture(fleetsim.baseUrl, settings, names, fleetsim.allocatorAddress);
       baselineConfigPath = writeText(join(dir, 'baseline-config.json'), JSON.stringify(config, null, 2));
     }
     fleetsimRun = await runTarget('fleetsim', definition, settings, dir, { kind: 'local', baseUrl: fleetsim.baseUrl, pid: fleetsim.process.pid }, k6, namesFile, log, tlsEnv);
@@ -293,7 +291,9 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
   if (settings.baseline && baselineConfigPath) {
     const baseline = await startBaselineProcess(baselineConfigPath, join(dir, 'baseline.log'));
     try {
-      baselineRun = await runTarget('baseline', definition, settings, dir, { kind: 'local', baseUrl: baseline.baseUrl, pid: baseline.process.pid }, k6, namesFile, log);
+      // The same client certificate, pointed at the canned allocator.
+      const baselineEnv = baseline.allocatorAddress ? { ...tlsEnv, ALLOCATOR_ADDRESS: baseline.allocatorAddress } : {};
+      baselineRun = await runTarget('baseline', definition, settings, dir, { kind: 'local', baseUrl: baseline.baseUrl, pid: baseline.process.pid }, k6, namesFile, log, baselineEnv);
     } finally {
       await baseline.process.stop();
     }

@@ -6,7 +6,17 @@ import { type AgonesStage, stageRate } from './durations.js';
 import { LIFECYCLE_COUNTER, lifecycleGameServer } from './lifecycle-gameserver.js';
 import { SCENARIOS_DIR } from './paths.js';
 import type { RemoteTarget } from './remote-target.js';
-import { type HttpAnswer, request } from './servers.js';
+import { type HttpAnswer, readSecret, request, requestOverTls } from './servers.js';
+import {
+  ALLOCATOR_CLIENT_CA_SECRET,
+  ALLOCATOR_CLIENT_SECRET,
+  ALLOCATOR_CLIENT_SECRET_NAMESPACE,
+  ALLOCATOR_NAMESPACE,
+  ALLOCATOR_TLS_CA_SECRET,
+  ALLOCATOR_TLS_SECRET,
+} from '../server/allocation/allocator-install.js';
+import { encodeAllocationResponse } from '../server/grpc/allocation-grpc.js';
+import type { AllocationResponseJson } from '../server/kinds/gameserverallocation/allocation-request.js';
 
 /**
  * What the harness knows about each k6 scenario in scenarios/: its defaults, the fixture
@@ -92,7 +102,7 @@ export interface ScenarioDefinition {
   /** Seconds k6 should take, setup and grace included, to bound the run. */
   expectedSeconds(settings: BenchSettings): number;
   /** Records fleetsim's answers to each route the script uses, for the baseline to repeat. */
-  capture(baseUrl: string, settings: BenchSettings, names: readonly string[]): Promise<BaselineConfig>;
+  capture(baseUrl: string, settings: BenchSettings, names: readonly string[], allocatorAddress: string | undefined): Promise<BaselineConfig>;
   /** What baselineRatio compares, in words, for the console and the report. */
   ratioMeaning: string;
 }
@@ -198,6 +208,28 @@ export function remoteChurningFleet(name: string, namespace: string, size: numbe
 /** The example's shutdown delay takes whole seconds. */
 export const remoteSessionSeconds = (session: number) => Math.max(1, Math.round(session));
 
+/**
+ * The baseline of allocation over gRPC: fleetsim's answer to one allocation, as the
+ * AllocationResponse bytes its gRPC port would send, served with the allocator's own certificate
+ * and client CA.
+ */
+async function captureGrpcAllocation(baseUrl: string, allocatorAddress: string | undefined, fleet: string): Promise<BaselineConfig> {
+  if (!allocatorAddress) throw new Error('fleetsim printed no allocator address');
+  const server = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_SECRET);
+  const clientCa = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_CLIENT_CA_SECRET);
+  const client = await readSecret(baseUrl, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
+  const ca = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
+  // Through the allocator's TLS port, where a client with the certificate allocates (the main port refuses).
+  const tls = { cert: client['tls.crt'] ?? '', key: client['tls.key'] ?? '', ca: ca['tls-ca.crt'] ?? '' };
+  const answer = expectStatus('POST /gameserverallocation', await requestOverTls(allocatorAddress, tls, '/gameserverallocation', ALLOCATOR_BODY(fleet)), 200);
+  const response = Buffer.from(encodeAllocationResponse(JSON.parse(answer.body) as AllocationResponseJson)).toString('base64');
+  return {
+    routes: {},
+    sidecar: {},
+    allocator: { response, cert: server['tls.crt'] ?? '', key: server['tls.key'] ?? '', clientCa: clientCa['client-ca.crt'] ?? '' },
+  };
+}
+
 const nodesFor = (pods: number) => Math.ceil(Math.max(pods, 1) / MAX_PODS_PER_NODE) + 2;
 
 /** Room for a churning fleet at its largest (four times its size) and the servers shutting down. */
@@ -268,10 +300,8 @@ const allocationGrpc: ScenarioDefinition = {
   allocation: true,
   outcomes: ALLOCATION_OUTCOMES,
   expectedSeconds: (s) => s.durationSeconds + 15,
-  capture: () => {
-    throw new Error("allocation-grpc has no baseline server of its own: npm run bench sets its rate against allocation-throughput's baseline");
-  },
-  ratioMeaning: "gRPC allocation calls completed per second (any outcome), fleetsim / allocation-throughput's baseline",
+  capture: (baseUrl, _s, _names, allocatorAddress) => captureGrpcAllocation(baseUrl, allocatorAddress, 'bench-grpc'),
+  ratioMeaning: 'gRPC allocation calls completed per second (any outcome), fleetsim / a canned gRPC allocator (HTTP/2, the same mutual TLS)',
 };
 
 const agonesScenario: ScenarioDefinition = {

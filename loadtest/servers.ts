@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { CLI, REPO_ROOT } from './paths.js';
 import type { AllocatorOptions } from '../server/allocation/allocator.js';
 import { allocatorModelArguments } from '../server/allocation/allocator-model-flags.js';
+import { secretData } from '../server/allocation/remote-allocator.js';
+import type { Resource } from '../server/kinds/resource.js';
 
 /**
  * The servers a run talks to, each a child process on loopback: `fleetsim serve` (started fresh
@@ -45,6 +48,11 @@ export class ServerProcess {
 
   get pid(): number {
     return this.child.pid ?? 0;
+  }
+
+  /** What it has printed to stdout so far (the first 64 KiB). */
+  get output(): string {
+    return this.out;
   }
 
   /** Resolves with the first match of `pattern` in stdout; rejects if the process ends first. */
@@ -144,7 +152,9 @@ export async function startBaselineProcess(configPath: string, logPath: string):
   const server = new ServerProcess(process.execPath, [script, configPath], logPath, { ...process.env });
   try {
     const match = await server.waitForLine(/^baseline serving on http:\/\/127\.0\.0\.1:(\d+)$/m, 20_000);
-    return { process: server, baseUrl: `http://127.0.0.1:${match[1]}` };
+    // A canned allocator, when the config has one, is announced before the serving line.
+    const allocator = /^baseline allocator serving on (\S+:\d+)$/m.exec(server.output);
+    return { process: server, baseUrl: `http://127.0.0.1:${match[1]}`, ...(allocator && { allocatorAddress: allocator[1] }) };
   } catch (error) {
     await server.stop(1000);
     throw error;
@@ -165,6 +175,31 @@ export async function request(baseUrl: string, method: string, path: string, bod
     signal: AbortSignal.timeout(timeoutMs),
   });
   return { status: res.status, body: await res.text() };
+}
+
+/** A Secret's data, decoded, read through a fleetsim's resource API. */
+export async function readSecret(baseUrl: string, namespace: string, name: string): Promise<Record<string, string>> {
+  return secretData(await requestJson<Resource>(baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`));
+}
+
+/** A POST over mutual TLS (to an allocator's port): `tls` holds PEM texts, the CA the server's certificate chains to. */
+export function requestOverTls(address: string, tls: { cert: string; key: string; ca: string }, path: string, body: unknown): Promise<HttpAnswer> {
+  const [host, port] = [address.slice(0, address.lastIndexOf(':')), address.slice(address.lastIndexOf(':') + 1)];
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host, port, method: 'POST', path, agent: false, ...tls, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error(`POST https://${address}${path}: no answer within 30 s`)));
+    req.on('error', reject);
+    req.end(text);
+  });
 }
 
 export async function requestJson<T>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {

@@ -106,7 +106,8 @@ function respondError(stream: ServerHttp2Stream, error: GrpcError): void {
   );
 }
 
-function respondMessage(stream: ServerHttp2Stream, bytes: Uint8Array): void {
+/** A unary call's answer: headers, the one message, then trailers with status OK. */
+export function respondMessage(stream: ServerHttp2Stream, bytes: Uint8Array): void {
   if (stream.destroyed) return;
   const frame = Buffer.alloc(5 + bytes.length);
   frame.writeUInt32BE(bytes.length, 1);

@@ -12,8 +12,8 @@ export interface SidecarEndpointsOptions {
   address: string;
   httpPort: number;
   grpcPort: number;
-  /** The sidecar answering, resolved per request (told the request, recorded as the cause of what it changes). */
-  sidecar: (cause: RequestCause) => Sidecar;
+  /** The sidecar answering, resolved per request; `cause` makes the request's cause, called only when it changes something. */
+  sidecar: (cause: () => RequestCause) => Sidecar;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's. */
   allowedHosts?: string[];
 }

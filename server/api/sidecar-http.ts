@@ -15,8 +15,8 @@ export const SIDECAR_BODY_LIMIT = 1024 * 1024;
 
 /** Where a request lands: the sidecar it is for and the path within that sidecar. */
 export interface SidecarTarget {
-  /** The sidecar answering one request; `cause` is that request, recorded with what it changes. */
-  sidecar: (cause: RequestCause) => Sidecar;
+  /** The sidecar answering one request; `cause` makes that request's cause, called only when it changes something. */
+  sidecar: (cause: () => RequestCause) => Sidecar;
   path: string;
 }
 export type SidecarResolver = (path: string) => SidecarTarget | undefined;
@@ -128,7 +128,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
         // A client gone before the route subscribed still releases what the route holds.
         onClose: (listener) => (res.destroyed ? listener() : res.once('close', listener)),
       };
-      void dispatchSidecar(() => sidecar(httpRequestCause(req)), request, sink);
+      void dispatchSidecar(() => sidecar(() => httpRequestCause(req)), request, sink);
     };
     if (!hasBody(req)) return serve(undefined);
     // A client gone before the end of its body has nobody to answer.
@@ -227,6 +227,6 @@ function upgrade(
       },
       onClose: (listener) => (ws.readyState === ws.CLOSED ? listener() : closeListeners.push(listener)),
     };
-    void dispatchSidecar(() => target.sidecar(httpRequestCause(req)), request, sink);
+    void dispatchSidecar(() => target.sidecar(() => httpRequestCause(req)), request, sink);
   });
 }

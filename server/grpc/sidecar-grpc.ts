@@ -23,7 +23,7 @@ export interface SidecarGrpcOptions {
   /** 0 picks an ephemeral port, reported back in `SidecarGrpcServer.port`. */
   port: number;
   /** The sidecar to answer with, resolved per call; may throw an GrpcError (e.g. the GameServer is gone). */
-  sidecar: (cause: RequestCause) => Sidecar;
+  sidecar: (cause: () => RequestCause) => Sidecar;
 }
 
 export interface SidecarGrpcServer {
@@ -405,7 +405,7 @@ function bindTarget(address: string, port: number): string {
 export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<SidecarGrpcServer> {
   const server = new grpc.Server();
   const watches = new StreamRegistry();
-  const resolve: Resolve = (call) => options.sidecar(grpcCallCause(call));
+  const resolve: Resolve = (call) => options.sidecar(() => grpcCallCause(call));
 
   server.addService(exactRequests(sdkGrpc['agones.dev.sdk.SDK']), sdkService(resolve, watches));
   server.addService(exactRequests(alphaGrpc['agones.dev.sdk.alpha.SDK']), alphaService(resolve));

@@ -51,17 +51,26 @@ export const LIST_FIELDS = ['name', 'capacity', 'values'] as const;
  */
 export class Sidecar {
   private readonly recorder: ConformanceRecorder | undefined;
-  /** The SDK call being answered: recorded as the cause of what it changes. */
-  private readonly cause: Cause | undefined;
+  /**
+   * The SDK call being answered: recorded as the cause of what it changes. Given as a function, it
+   * is made only when something is committed: a read (most calls) never needs it, and making one
+   * per request was most of what a sidecar under load kept past a young-generation collection.
+   */
+  private causeOrMaker: Cause | (() => Cause) | undefined;
 
   constructor(
     private readonly cluster: Cluster,
     readonly namespace: string,
     readonly name: string,
-    options: { recorder?: ConformanceRecorder; cause?: Cause } = {},
+    options: { recorder?: ConformanceRecorder; cause?: Cause | (() => Cause) } = {},
   ) {
     this.recorder = options.recorder;
-    this.cause = options.cause;
+    this.causeOrMaker = options.cause;
+  }
+
+  private get cause(): Cause | undefined {
+    if (typeof this.causeOrMaker === 'function') this.causeOrMaker = this.causeOrMaker();
+    return this.causeOrMaker;
   }
 
   // -- lifecycle ---------------------------------------------------------------------------------

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ProcessSampler, cpuSecondsFromStat, machineBusySecondsFromStat, readCpuSeconds, readMachineBusySeconds, readRssBytes, rssBytesFromStatus } from './proc-stats.js';
+import {
+  ProcessSampler,
+  cpuSecondsFromStat,
+  machineBusySecondsFromStat,
+  peakRssBytesFromStatus,
+  readCpuSeconds,
+  readMachineBusySeconds,
+  readPeakRssBytes,
+  readRssBytes,
+  resetPeakRss,
+  rssBytesFromStatus,
+} from './proc-stats.js';
 
 describe('/proc readings', () => {
   it('counts stat fields from the last parenthesis, whatever the command name holds', () => {
@@ -11,6 +22,17 @@ describe('/proc readings', () => {
   it('reads VmRSS in bytes', () => {
     expect(rssBytesFromStatus('Name:\tnode\nVmPeak:\t 9 kB\nVmRSS:\t   2048 kB\n')).toBe(2048 * 1024);
     expect(() => rssBytesFromStatus('Name:\tnode\n')).toThrow(/VmRSS/);
+  });
+
+  it('reads the peak, and starts it over from the present size', () => {
+    expect(peakRssBytesFromStatus('Name:\tnode\nVmHWM:\t   4096 kB\nVmRSS:\t   2048 kB\n')).toBe(4096 * 1024);
+    expect(() => peakRssBytesFromStatus('Name:\tnode\n')).toThrow(/VmHWM/);
+    // A peak well above the present size, then a reset brings it back down to about the present size.
+    let block: Buffer | undefined = Buffer.alloc(64 * 1024 * 1024, 1);
+    expect(block[0]).toBe(1);
+    block = undefined;
+    if (!resetPeakRss(process.pid)) return;
+    expect(readPeakRssBytes(process.pid)).toBeLessThanOrEqual(readRssBytes(process.pid) + 8 * 1024 * 1024);
   });
 
   it('counts the machine busy in every state but idle and iowait', () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Series } from '../reports/run-data.js';
 import { clockTicksPerSecond } from '../server/bench/machine-load.js';
 
@@ -28,6 +28,31 @@ export function rssBytesFromStatus(status: string): number {
   const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   if (!m) throw new Error('no VmRSS in /proc/<pid>/status');
   return Number(m[1]) * 1024;
+}
+
+/** Peak resident set size in bytes from the text of /proc/<pid>/status (`VmHWM:  123 kB`). */
+export function peakRssBytesFromStatus(status: string): number {
+  const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+  if (!m) throw new Error('no VmHWM in /proc/<pid>/status');
+  return Number(m[1]) * 1024;
+}
+
+/**
+ * Starts a process's peak resident size (VmHWM) over from its present size, so a peak can be read
+ * for one stretch of its life (writing 5 to /proc/<pid>/clear_refs). False where that is refused
+ * (another user's process): the caller then has only samples.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function readPeakRssBytes(pid: number): number {
+  return peakRssBytesFromStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
 }
 
 export function readCpuSeconds(pid: number): number {

@@ -223,7 +223,9 @@ export class EventLog {
    * a row (a set's scale-down), refer to it. (Not a map of every cause: that cost more than it saved.)
    */
   private lastCause: Cause | undefined;
-  private lastCauseRef = '';
+  private lastCauseSeq = 0;
+  /** `@<lastCauseSeq>`, made when first referred to: most causes (a request's) are written once. */
+  private lastCauseRef: string | undefined;
   /** The promise every append of the batch being gathered shares (one per transaction). */
   private batch: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   private flushScheduled = false;
@@ -498,9 +500,10 @@ export class EventLog {
 
   /** The cause itself the first time, then a reference to the event that wrote it. Causes are never changed once given. */
   private causeColumn(cause: Cause, seq: number): CauseColumn {
-    if (cause === this.lastCause) return this.lastCauseRef;
+    if (cause === this.lastCause) return (this.lastCauseRef ??= `@${this.lastCauseSeq}`);
     this.lastCause = cause;
-    this.lastCauseRef = `@${seq}`;
+    this.lastCauseSeq = seq;
+    this.lastCauseRef = undefined;
     return cause;
   }
 

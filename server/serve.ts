@@ -165,7 +165,9 @@ export class FleetsimServer {
       const name = decodePathSegment(m[2]!, 'GameServer name');
       return { sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), path: m[3] ?? '/' };
     };
-    app.use('/sdk', sidecarHttpHandler(resolveSidecar, this.streams));
+    const sidecars = sidecarHttpHandler(resolveSidecar, this.streams);
+    // Through Express too: a request in absolute form (`GET http://host/sdk/…`) reaches it there.
+    app.use('/sdk', sidecars);
     app.use(this.clockApi());
     app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
     app.use(explainRoutes(this.cluster.log));
@@ -182,7 +184,11 @@ export class FleetsimServer {
     this.httpServer = createServer(
       guard.requests((req, res) => {
         this.metrics.observeRequest(req, res);
-        if (!allocation(req, res)) app(req, res);
+        if (allocation(req, res)) return;
+        // The sidecars on plain node:http, as `fleetsim sidecar` serves them: Express's routing
+        // and its request decoration cost more than the sidecar's own work.
+        if (req.url?.startsWith('/sdk/')) sidecars(req, res, () => app(req, res));
+        else app(req, res);
       }),
     );
     // An upgrade outside /sdk is addressed to the resource API, which serves no WebSocket.

@@ -170,7 +170,7 @@ describe('fleetsim serve: Buffer and Webhook autoscalers', () => {
         autoscalerBody('hooked-fas', 'hooked', { type: 'Webhook', webhook: { url: `${hook.baseUrl}/scale`, caBundle: ca.caBundle } }),
       );
       await advanceUntil(serve, 'the fleet scaled by the webhook', async () => (await fleet(serve, 'hooked')).spec.replicas === 3);
-      // The autoscaler writes its status after the Fleet, as Agones's does: a read in between sees none yet.
+      // The autoscaler writes its status after the Fleet, as Agones's does: a read in between sees the one before.
       await advanceUntil(serve, "the autoscaler's status", async () => (await autoscalerStatus(serve, 'hooked-fas'))?.desiredReplicas === 3);
       expect(await autoscalerStatus(serve, 'hooked-fas')).toMatchObject({ desiredReplicas: 3, ableToScale: true, scalingLimited: false });
       expect(reviews[0]).toMatchObject({ request: { name: 'hooked', namespace: 'default', status: { replicas: expect.any(Number) as number } } });

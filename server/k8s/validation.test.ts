@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type FieldError,
+  byteLength,
   duplicate,
   fieldErrorBody,
   fieldErrorMessage,
@@ -97,6 +98,13 @@ describe('isQualifiedName', () => {
       'name part must be no more than 63 characters',
       NAME_PART_REGEX,
     ]);
+  });
+
+  it('counts what encoding would give: 4 bytes for an astral character, 3 for a lone surrogate', () => {
+    for (const text of ['abc', 'é', '😀', '\ud800', 'a\udc00b', '€'.repeat(5)]) {
+      expect(byteLength(text)).toBe(new TextEncoder().encode(text).length);
+    }
+    expect(byteLength('\ud800')).toBe(3);
   });
 });
 

@@ -44,9 +44,10 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
     return 0;
   }
   // One GameServer's sidecar: V8's young generation, which grows under load to 32 MB (two 16 MB
-  // semi-spaces), was a third of its resident memory. Kept at its starting 1 MB semi-space, the
-  // sidecar stays under 100 MiB under load for a few per cent of its request rate (README,
-  // bench:sidecar). V8 reads this flag at each growth, so setting it now takes effect.
+  // semi-spaces), was a third of its resident memory. Stopped growing here, it keeps the size
+  // loading left it (8-16 MB), and the sidecar stays under 100 MiB under load for a few per cent
+  // of its request rate (README, bench:sidecar). V8 reads this flag at each growth, so setting it
+  // now takes effect (--max-semi-space-size is read only at start-up).
   setFlagsFromString('--semi-space-growth-factor=1');
   const gates = parseFeatureGates(String(values['feature-gates']));
   // As in Agones, --test is ignored when --local is set.

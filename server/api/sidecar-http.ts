@@ -75,6 +75,23 @@ function jsonText(document: unknown): string {
   return text;
 }
 
+/**
+ * A document's text as UTF-8 bytes, with `suffix`, made once per cache: a change goes out to every
+ * watcher of its GameServer, and encoding it for each (and measuring it, for a WebSocket frame)
+ * was per-watcher work.
+ */
+const frames = new WeakMap<object, Buffer>();
+const lines = new WeakMap<object, Buffer>();
+function jsonBytes(document: unknown, cache: WeakMap<object, Buffer>, suffix = ''): Buffer {
+  if (typeof document !== 'object' || document === null) return Buffer.from(jsonText(document) + suffix);
+  let bytes = cache.get(document);
+  if (bytes === undefined) {
+    bytes = Buffer.from(jsonText(document) + suffix);
+    cache.set(document, bytes);
+  }
+  return bytes;
+}
+
 function writeJson(res: ServerResponse, status: number, body: unknown, close = false): void {
   if (body === null) {
     res.writeHead(status);
@@ -118,7 +135,7 @@ export function sidecarHttpHandler(resolve: SidecarResolver, streams: StreamRegi
           // A client that goes away must not leave its stream registered.
           res.once('close', unregister);
           return {
-            write: (document) => res.write(`${jsonText(document)}\n`),
+            write: (document) => res.write(jsonBytes(document, lines, '\n')),
             end: () => {
               unregister();
               res.end();
@@ -218,7 +235,7 @@ function upgrade(
         // A client that goes away must not leave its stream registered.
         closeListeners.push(unregister);
         return {
-          write: (document) => ws.send(jsonText(document)),
+          write: (document) => ws.send(jsonBytes(document, frames), { binary: false }),
           end: () => {
             unregister();
             ws.close(1000);

@@ -14,7 +14,7 @@ import { scenarioFileFlag } from './scenario-file.js';
 import { countEvents } from './event-log-figures.js';
 import { runFolder } from './paths.js';
 import { MAX_PODS_PER_NODE, churningFleet, churningFleetNodes, sessionProfile } from './scenarios.js';
-import { requestJson, startFleetsim, waitForFleet } from './servers.js';
+import { readAllocatorClient, requestJson, startFleetsim, waitForFleet } from './servers.js';
 
 /**
  * `fleetsim bench agones-load`: Agones's own allocation load tools (test/load/allocation in the
@@ -167,7 +167,7 @@ export async function runAgonesLoad(settings: AgonesLoadSettings, log: (line: st
   try {
     log(`  fleetsim serving on ${fleetsim.baseUrl}, its allocator on ${fleetsim.allocatorAddress} (mutual TLS)`);
     await waitForFleet(fleetsim.baseUrl, FLEET, settings.fleetSize, 'ready', 60_000 + settings.fleetSize * 20, (status) => log(`  waiting for fleet ${FLEET}: ${status}`));
-    const client = await allocatorClientFiles(fleetsim, dir);
+    const client = allocatorClientFiles(await readAllocatorClient(fleetsim), dir);
     const [ip, port] = [client.ALLOCATOR_ADDRESS!.slice(0, client.ALLOCATOR_ADDRESS!.lastIndexOf(':')), client.ALLOCATOR_ADDRESS!.slice(client.ALLOCATOR_ADDRESS!.lastIndexOf(':') + 1)];
     const args = ['--ip', ip, '--port', port, '--namespace', 'default', '--key', client.CLIENT_KEY!, '--cert', client.CLIENT_CERT!, '--cacert', client.CA_CERT!];
     if (settings.tool === 'runscenario') args.push('--scenariosFile', writeScenario(dir, settings.scaledScenario!));

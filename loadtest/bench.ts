@@ -13,9 +13,8 @@ import { ProcessSampler, readMachineBusySeconds } from './proc-stats.js';
 import { RemoteFleet, fleetSamples } from './remote-fleet.js';
 import { type RemoteTarget, probeAllocator } from './remote-target.js';
 import { type BenchSettings, SCENARIOS, type ScenarioDefinition, remoteChurningFleet, remoteSessionSeconds, scriptPath } from './scenarios.js';
-import { type RunningFleetsim, gameServerNames, readSecret, request, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
+import { type AllocatorClient, type RunningFleetsim, gameServerNames, readAllocatorClient, request, startBaselineProcess, startFleetsim, waitForFleet } from './servers.js';
 import { ALLOCATION_PROTO } from '../server/grpc/allocation-grpc.js';
-import { ALLOCATOR_CLIENT_SECRET, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET } from '../server/allocation/allocator-install.js';
 
 /**
  * One `fleetsim bench` run: a fresh fleetsim with the scenario's fixture, the real k6 against
@@ -183,19 +182,13 @@ async function runTarget(
   return { result, outcome, summary, figures, dropped: counterTotal(summary, 'dropped_iterations'), cpu, memory: serverFigures?.memory ?? [] };
 }
 
-/**
- * The allocator's address and the client's certificate files, read from its Service and Secrets
- * as Agones's guide tells a client to, for a script that calls it over mutual TLS.
- */
-export async function allocatorClientFiles(fleetsim: RunningFleetsim, dir: string): Promise<Record<string, string>> {
-  if (!fleetsim.allocatorAddress) throw new Error('fleetsim printed no allocator address');
-  const client = await readSecret(fleetsim.baseUrl, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
-  const ca = await readSecret(fleetsim.baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
+/** The allocator's address and the client's certificate as files, for a script that calls it over mutual TLS. */
+export function allocatorClientFiles(client: AllocatorClient, dir: string): Record<string, string> {
   return {
-    ALLOCATOR_ADDRESS: fleetsim.allocatorAddress,
-    CLIENT_CERT: writeText(join(dir, 'client.crt'), client['tls.crt'] ?? ''),
-    CLIENT_KEY: writeText(join(dir, 'client.key'), client['tls.key'] ?? ''),
-    CA_CERT: writeText(join(dir, 'ca.crt'), ca['tls-ca.crt'] ?? ''),
+    ALLOCATOR_ADDRESS: client.address,
+    CLIENT_CERT: writeText(join(dir, 'client.crt'), client.cert),
+    CLIENT_KEY: writeText(join(dir, 'client.key'), client.key),
+    CA_CERT: writeText(join(dir, 'ca.crt'), client.ca),
     PROTO_DIR: dirname(ALLOCATION_PROTO),
   };
 }
@@ -229,7 +222,8 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
   let namesFile: string | undefined;
   let names: string[] = [];
   let baselineConfigPath: string | undefined;
-  /** The client's certificate files and the allocator's address, for a scenario over mutual TLS. */
+  /** For a scenario over mutual TLS: the allocator's client, and its files for k6. */
+  let allocatorClient: AllocatorClient | undefined;
   let tlsEnv: Record<string, string> = {};
   try {
     fleetsim = await startFleetsim({
@@ -244,7 +238,10 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
       allocatorTls: definition.allocatorTls,
     });
     log(`  fleetsim serving on ${fleetsim.baseUrl} (pid ${fleetsim.process.pid}, ${nodes} nodes)`);
-    if (definition.allocatorTls) tlsEnv = await allocatorClientFiles(fleetsim, dir);
+    if (definition.allocatorTls) {
+      allocatorClient = await readAllocatorClient(fleetsim);
+      tlsEnv = allocatorClientFiles(allocatorClient, dir);
+    }
     if (definition.fleet) {
       const waited = await waitForFleet(
         fleetsim.baseUrl,
@@ -264,7 +261,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
     if (settings.scrapeSeconds > 0) await request(fleetsim.baseUrl, 'GET', '/metrics');
     if (settings.baseline) {
       // Recorded before the run, so the baseline answers exactly what fleetsim answers to a fresh fleet.
-      const config = await definition.capture(fleetsim.baseUrl, settings, names, fleetsim.allocatorAddress);
+      const config = await definition.capture(fleetsim.baseUrl, settings, names, allocatorClient);
       baselineConfigPath = writeText(join(dir, 'baseline-config.json'), JSON.stringify(config, null, 2));
     }
     fleetsimRun = await runTarget('fleetsim', definition, settings, dir, { kind: 'local', baseUrl: fleetsim.baseUrl, pid: fleetsim.process.pid }, k6, namesFile, log, tlsEnv);

@@ -6,15 +6,9 @@ import { type AgonesStage, stageRate } from './durations.js';
 import { LIFECYCLE_COUNTER, lifecycleGameServer } from './lifecycle-gameserver.js';
 import { SCENARIOS_DIR } from './paths.js';
 import type { RemoteTarget } from './remote-target.js';
-import { type HttpAnswer, readSecret, request, requestOverTls } from './servers.js';
-import {
-  ALLOCATOR_CLIENT_CA_SECRET,
-  ALLOCATOR_CLIENT_SECRET,
-  ALLOCATOR_CLIENT_SECRET_NAMESPACE,
-  ALLOCATOR_NAMESPACE,
-  ALLOCATOR_TLS_CA_SECRET,
-  ALLOCATOR_TLS_SECRET,
-} from '../server/allocation/allocator-install.js';
+import { type AllocatorClient, type HttpAnswer, readSecret, request } from './servers.js';
+import { ALLOCATOR_CLIENT_CA_SECRET, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_SECRET } from '../server/allocation/allocator-install.js';
+import { HttpsTransport } from '../server/allocation/remote-transport.js';
 import { encodeAllocationResponse } from '../server/grpc/allocation-grpc.js';
 import type { AllocationResponseJson } from '../server/kinds/gameserverallocation/allocation-request.js';
 
@@ -102,7 +96,7 @@ export interface ScenarioDefinition {
   /** Seconds k6 should take, setup and grace included, to bound the run. */
   expectedSeconds(settings: BenchSettings): number;
   /** Records fleetsim's answers to each route the script uses, for the baseline to repeat. */
-  capture(baseUrl: string, settings: BenchSettings, names: readonly string[], allocatorAddress: string | undefined): Promise<BaselineConfig>;
+  capture(baseUrl: string, settings: BenchSettings, names: readonly string[], allocatorClient: AllocatorClient | undefined): Promise<BaselineConfig>;
   /** What baselineRatio compares, in words, for the console and the report. */
   ratioMeaning: string;
 }
@@ -213,15 +207,14 @@ export const remoteSessionSeconds = (session: number) => Math.max(1, Math.round(
  * AllocationResponse bytes its gRPC port would send, served with the allocator's own certificate
  * and client CA.
  */
-async function captureGrpcAllocation(baseUrl: string, allocatorAddress: string | undefined, fleet: string): Promise<BaselineConfig> {
-  if (!allocatorAddress) throw new Error('fleetsim printed no allocator address');
+async function captureGrpcAllocation(baseUrl: string, client: AllocatorClient | undefined, fleet: string): Promise<BaselineConfig> {
+  if (!client) throw new Error('allocation-grpc records its baseline through the allocator, which this fleetsim does not serve over TLS');
   const server = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_SECRET);
   const clientCa = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_CLIENT_CA_SECRET);
-  const client = await readSecret(baseUrl, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
-  const ca = await readSecret(baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
   // Through the allocator's TLS port, where a client with the certificate allocates (the main port refuses).
-  const tls = { cert: client['tls.crt'] ?? '', key: client['tls.key'] ?? '', ca: ca['tls-ca.crt'] ?? '' };
-  const answer = expectStatus('POST /gameserverallocation', await requestOverTls(allocatorAddress, tls, '/gameserverallocation', ALLOCATOR_BODY(fleet)), 200);
+  const transport = new HttpsTransport();
+  const call = { endpoint: client.address, body: JSON.stringify(ALLOCATOR_BODY(fleet)), tls: client, signal: AbortSignal.timeout(30_000), socketTimeoutMs: 30_000 };
+  const answer = expectStatus('POST /gameserverallocation', await transport.post(call).finally(() => transport.close()), 200);
   const response = Buffer.from(encodeAllocationResponse(JSON.parse(answer.body) as AllocationResponseJson)).toString('base64');
   return {
     routes: {},
@@ -300,7 +293,7 @@ const allocationGrpc: ScenarioDefinition = {
   allocation: true,
   outcomes: ALLOCATION_OUTCOMES,
   expectedSeconds: (s) => s.durationSeconds + 15,
-  capture: (baseUrl, _s, _names, allocatorAddress) => captureGrpcAllocation(baseUrl, allocatorAddress, 'bench-grpc'),
+  capture: (baseUrl, _s, _names, allocatorClient) => captureGrpcAllocation(baseUrl, allocatorClient, 'bench-grpc'),
   ratioMeaning: 'gRPC allocation calls completed per second (any outcome), fleetsim / a canned gRPC allocator (HTTP/2, the same mutual TLS)',
 };
 

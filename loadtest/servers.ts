@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { CLI, REPO_ROOT } from './paths.js';
 import type { AllocatorOptions } from '../server/allocation/allocator.js';
 import { allocatorModelArguments } from '../server/allocation/allocator-model-flags.js';
+import { ALLOCATOR_CLIENT_SECRET, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET } from '../server/allocation/allocator-install.js';
 import { secretData } from '../server/allocation/remote-allocator.js';
 import type { Resource } from '../server/kinds/resource.js';
 
@@ -182,24 +182,21 @@ export async function readSecret(baseUrl: string, namespace: string, name: strin
   return secretData(await requestJson<Resource>(baseUrl, 'GET', `/api/v1/namespaces/${namespace}/secrets/${name}`));
 }
 
-/** A POST over mutual TLS (to an allocator's port): `tls` holds PEM texts, the CA the server's certificate chains to. */
-export function requestOverTls(address: string, tls: { cert: string; key: string; ca: string }, path: string, body: unknown): Promise<HttpAnswer> {
-  const [host, port] = [address.slice(0, address.lastIndexOf(':')), address.slice(address.lastIndexOf(':') + 1)];
-  const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      { host, port, method: 'POST', path, agent: false, ...tls, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(30_000, () => req.destroy(new Error(`POST https://${address}${path}: no answer within 30 s`)));
-    req.on('error', reject);
-    req.end(text);
-  });
+/** What a client needs to call an allocator over mutual TLS: its address, and PEM texts. */
+export interface AllocatorClient {
+  address: string;
+  cert: string;
+  key: string;
+  /** The CA the allocator's certificate chains to. */
+  ca: string;
+}
+
+/** The allocator's address and the client's certificate, read from its Secrets as Agones's guide tells a client to. */
+export async function readAllocatorClient(fleetsim: RunningFleetsim): Promise<AllocatorClient> {
+  if (!fleetsim.allocatorAddress) throw new Error('fleetsim printed no allocator address');
+  const client = await readSecret(fleetsim.baseUrl, ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET);
+  const ca = await readSecret(fleetsim.baseUrl, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_CA_SECRET);
+  return { address: fleetsim.allocatorAddress, cert: client['tls.crt'] ?? '', key: client['tls.key'] ?? '', ca: ca['tls-ca.crt'] ?? '' };
 }
 
 export async function requestJson<T>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {

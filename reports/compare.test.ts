@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { barsOf, chartsOf, linesOf, plottedStrokes, textsOf } from '../test/helpers/chart-svg.js';
@@ -9,6 +8,7 @@ import { reportCommand } from './report-command.js';
 import type { RunData } from './run-data.js';
 import { sampleRun } from './run-fixture.js';
 import { summarizeRun } from './summary.js';
+import { tempDir } from '../test/helpers/temp-dir.js';
 
 function runDir(parent: string, name: string, run: RunData): string {
   const dir = join(parent, name);
@@ -75,7 +75,7 @@ describe('compareRuns', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('writes an HTML page with both runs overlaid and returns the Markdown table', async () => {
-    const parent = mkdtempSync(join(tmpdir(), 'fleetsim-compare-'));
+    const parent = tempDir('fleetsim-compare-');
     const { a, b } = twoRuns();
     const dirA = runDir(parent, 'run-a', a);
     const dirB = runDir(parent, 'run-b', b);
@@ -113,7 +113,7 @@ describe('compareRuns', () => {
   });
 
   it('writes beside run A when no folder is given', async () => {
-    const parent = mkdtempSync(join(tmpdir(), 'fleetsim-compare-'));
+    const parent = tempDir('fleetsim-compare-');
     const { a, b } = twoRuns();
     const dirA = runDir(parent, 'run-a', a);
     const dirB = runDir(parent, 'run-b', b);
@@ -123,7 +123,7 @@ describe('compareRuns', () => {
   });
 
   it('is the `fleetsim report compare` command, the table on stdout', async () => {
-    const parent = mkdtempSync(join(tmpdir(), 'fleetsim-compare-'));
+    const parent = tempDir('fleetsim-compare-');
     const { a, b } = twoRuns();
     const dirA = runDir(parent, 'run-a', a);
     const dirB = runDir(parent, 'run-b', b);

@@ -1,6 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { barsOf, chartsOf, linesOf, plottedStrokes, textsOf } from '../test/helpers/chart-svg.js';
@@ -10,12 +9,13 @@ import type { RunData } from './run-data.js';
 import { bucketCounts, readRun } from './run-file.js';
 import { sampleRun } from './run-fixture.js';
 import type { RunSummary } from './summary.js';
+import { tempDir } from '../test/helpers/temp-dir.js';
 
 const HOSTILE_SCENARIO = '<script>alert("x")</script> & burst';
 
 /** Writes the run as the harness would (JSON: Infinity becomes null) into a fresh folder. */
 function runDir(run: RunData): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fleetsim-report-'));
+  const dir = tempDir('fleetsim-report-');
   writeFileSync(join(dir, 'run.json'), JSON.stringify(run, null, 2));
   return dir;
 }

@@ -1,12 +1,11 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL, Kubectl } from './helpers/kubectl.js';
 import { killAll } from './helpers/process.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /**
  * Namespaces and the objects a client sets up in one (ServiceAccounts, RBAC), as the API server
@@ -29,7 +28,7 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
   beforeAll(async () => {
     if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
     serve = await startServe();
-    kubectl = new Kubectl(serve.baseUrl, mkdtempSync(join(tmpdir(), 'fleetsim-ns-')));
+    kubectl = new Kubectl(serve.baseUrl, tempDir('fleetsim-ns-'));
   });
 
   afterAll(() => {

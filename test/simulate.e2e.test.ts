@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killAll, runCli } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /**
  * `fleetsim simulate` as a user runs it: the real CLI on a scenario file, its report and log
@@ -11,7 +11,7 @@ import { killAll, runCli } from './helpers/process.js';
  * the same log byte for byte; --vary compares; a bad scenario runs nothing.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'fleetsim-simulate-'));
+const dir = tempDir('fleetsim-simulate-');
 
 const SCENARIO = `apiVersion: fleetsim.dev/v1alpha1
 kind: Scenario

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -10,8 +9,9 @@ import { ScenarioError } from './fields.js';
 import { loadScenario, parseScenario, readScenario } from './scenario.js';
 import { applyVariation, parseVary } from './vary.js';
 import { checkScenario, simulate } from './runner.js';
+import { tempDir } from '../../test/helpers/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'fleetsim-scenario-'));
+const dir = tempDir('fleetsim-scenario-');
 
 const FLEET = `apiVersion: agones.dev/v1
 kind: Fleet

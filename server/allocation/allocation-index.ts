@@ -13,13 +13,16 @@ interface NodeSlot {
   /** The node's counts (shared by every bucket), read when ordering. */
   counts: NodeCount;
   servers: string[];
+  /** `servers[0]`, kept beside it: the ordering reads it on every step. */
+  first: string;
   /** Position in the bucket's node order. */
   index: number;
 }
 
 /**
  * The candidates sharing one (namespace, pool, label) key, grouped by node; the nodes are kept
- * in Packed order so the best node is first.
+ * in Packed order so the best node is first, and nodes whose counts tie by their first server's
+ * name, so the first of a tied rank holds the rank's best name.
  */
 class Bucket {
   readonly order: NodeSlot[] = [];
@@ -99,8 +102,23 @@ export class AllocationIndex {
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
+    if (previous && before && next && after && previous.status.nodeName === next.status.nodeName) return this.move(previous, before, next, after, key);
     if (previous && before) this.remove(previous, before, key);
     if (next && after) this.add(next, after, key);
+  }
+
+  /**
+   * A server that stays on its node and in a pool (an allocation: Ready to Allocated). Both
+   * counts move before the node is put back in order: one at a time, an allocation on a node
+   * tied with hundreds of others walked it past all of them (one Ready fewer) and back (one
+   * Allocated more), in every bucket: a cost that grew with the fleet's nodes.
+   */
+  private move(previous: GameServer, before: Pool, next: GameServer, after: Pool, key: string): void {
+    if (this.bucketed(previous, before)) this.unbucket(previous, before, key);
+    const left = countOnNode(this.counts, previous, -1);
+    const joined = countOnNode(this.counts, next, 1);
+    if (this.bucketed(next, after)) this.bucket(next, after, key);
+    if (left || joined) this.repositionNode(next.status.nodeName);
   }
 
   /**
@@ -125,8 +143,9 @@ export class AllocationIndex {
     let bestKey = '';
     let rank: NodeSlot | undefined;
     for (const slot of bucket.order) {
-      // The busiest rank holding a match is decided once a less busy node comes up.
-      if (best && !this.sameRank(slot, rank!)) return best;
+      // The busiest rank holding a match is decided once a less busy node comes up; without
+      // other tie-breaks, also once a tied node's first name comes after the best one.
+      if (best && (!this.sameRank(slot, rank!) || (!better && slot.first >= bestKey))) return best;
       for (const key of slot.servers) {
         // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
         // from here on in this node can beat the best so far, so a tied node costs one compare.
@@ -345,13 +364,16 @@ export class AllocationIndex {
   private insertInto(bucket: Bucket, node: string, key: string): void {
     let slot = bucket.slots.get(node);
     if (!slot) {
-      slot = { node, counts: this.countsOf(node), servers: [], index: bucket.order.length };
+      slot = { node, counts: this.countsOf(node), servers: [key], first: key, index: bucket.order.length };
       bucket.slots.set(node, slot);
       bucket.order.push(slot);
       this.nodeBuckets(node).add(bucket);
       this.reposition(bucket, slot);
+    } else if (insertSorted(slot.servers, key) === 0) {
+      // A new first name: the node's place among those it ties with.
+      slot.first = key;
+      this.reposition(bucket, slot);
     }
-    insertSorted(slot.servers, key);
     bucket.size++;
   }
 
@@ -370,13 +392,17 @@ export class AllocationIndex {
 
   private removeFrom(bucket: Bucket, node: string, key: string): boolean {
     const slot = bucket.slots.get(node);
-    if (!slot || !removeSorted(slot.servers, key)) return false;
+    const at = slot ? removeSorted(slot.servers, key) : -1;
+    if (at < 0) return false;
     bucket.size--;
-    if (slot.servers.length === 0) {
-      bucket.order.splice(slot.index, 1);
-      for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
+    if (slot!.servers.length === 0) {
+      bucket.order.splice(slot!.index, 1);
+      for (let i = slot!.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
       bucket.slots.delete(node);
       this.bucketsOfNode.get(node)?.delete(bucket);
+    } else if (at === 0) {
+      slot!.first = slot!.servers[0]!;
+      this.reposition(bucket, slot!);
     }
     return true;
   }
@@ -391,8 +417,11 @@ export class AllocationIndex {
   }
 
   private count(gs: GameServer, sign: 1 | -1): void {
-    if (!countOnNode(this.counts, gs, sign)) return;
-    const node = gs.status.nodeName;
+    if (countOnNode(this.counts, gs, sign)) this.repositionNode(gs.status.nodeName);
+  }
+
+  /** Puts a node whose counts moved back in Packed order, in every bucket it is in. */
+  private repositionNode(node: string): void {
     for (const bucket of this.bucketsOfNode.get(node) ?? []) {
       const slot = bucket.slots.get(node);
       if (slot) this.reposition(bucket, slot);
@@ -408,12 +437,15 @@ export class AllocationIndex {
     return set;
   }
 
-  /** Packed node order: known nodes first, most Allocated, then most Ready, then by name. */
+  /**
+   * Packed node order: known nodes first, most Allocated, then most Ready, then by first server
+   * name (a bucket holds one namespace, and a server is on one node, so no two slots tie).
+   */
   private before(a: NodeSlot, b: NodeSlot): boolean {
     if ((a.node === '') !== (b.node === '')) return b.node === '';
     if (a.counts.allocated !== b.counts.allocated) return a.counts.allocated > b.counts.allocated;
     if (a.counts.ready !== b.counts.ready) return a.counts.ready > b.counts.ready;
-    return a.node < b.node;
+    return a.first < b.first;
   }
 
   /** Whether two nodes are equals in Packed order (the same counts, or both unknown). */
@@ -457,14 +489,18 @@ function position(sorted: string[], key: string): number {
   return lo;
 }
 
-function insertSorted(sorted: string[], key: string): void {
+/** Inserts `key` in order; its index, or -1 when it was there already. */
+function insertSorted(sorted: string[], key: string): number {
   const i = position(sorted, key);
-  if (sorted[i] !== key) sorted.splice(i, 0, key);
+  if (sorted[i] === key) return -1;
+  sorted.splice(i, 0, key);
+  return i;
 }
 
-function removeSorted(sorted: string[], key: string): boolean {
+/** Removes `key`; the index it had, or -1 when it was not there. */
+function removeSorted(sorted: string[], key: string): number {
   const i = position(sorted, key);
-  if (sorted[i] !== key) return false;
+  if (sorted[i] !== key) return -1;
   sorted.splice(i, 1);
-  return true;
+  return i;
 }

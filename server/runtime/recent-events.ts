@@ -13,54 +13,58 @@ export const RECENT_EVENTS = 5000;
  * Agones's messages), allocations, and a set's SuccessfulCreate for each GameServer it creates.
  * They live in a bounded window, so they cost nothing per GameServer, and a replay shows the
  * same ones.
+ *
+ * The window is a ring of columns, not of objects: an Event is kept for thousands of changes, so
+ * an object per Event (and the log record it held) outlived the young generation and was
+ * promoted, a quarter of what an allocation left to the old generation's collector.
  */
-interface Recorded {
-  event: StoredEvent;
-  involved: InvolvedObject;
-  reason: string;
-  message: string;
-  type: EventType;
-  component: string;
-  part: number;
-  suffix: string;
-}
-
 export class RecentGameServerEvents {
-  /** Kept as the facts only: the Event objects are built when someone lists them. */
-  private readonly ring: Recorded[] = [];
+  private readonly seq = new Float64Array(RECENT_EVENTS);
+  private readonly time = new Float64Array(RECENT_EVENTS);
+  /** Which Event of its log event (an allocation records up to three). */
+  private readonly part = new Uint8Array(RECENT_EVENTS);
+  /** The involved object: its kind, apiVersion, namespace, name and uid. */
+  private readonly kind = column();
+  private readonly apiVersion = column();
+  private readonly namespace = column();
+  private readonly name = column();
+  private readonly uid = column();
+  private readonly reason = column();
+  private readonly message = column();
+  private readonly type = column<EventType>('Normal');
+  private readonly component = column();
+  /** Appended to the Event's name: the GameServer a SuccessfulCreate is about. */
+  private readonly suffix = column();
+  private size = 0;
   private next = 0;
   /** Events at or before this time (epoch ms) have expired: set from the log's time, never a clock. */
   horizon = -Infinity;
 
   apply(event: StoredEvent, gs: GameServer): void {
-    const involved: InvolvedObject = {
-      kind: 'GameServer',
-      apiVersion: 'agones.dev/v1',
-      namespace: gs.metadata.namespace,
-      name: gs.metadata.name,
-      uid: gs.metadata.uid,
-    };
+    const { namespace, name, uid } = gs.metadata;
     if (event.type === 'GameServerStateChanged') {
       const p = event.payload as GameServerStateChanged;
-      this.push(this.build(event, involved, p.reason || p.state, p.message, p.eventType, sourceOf(p.cause), 0));
+      this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, p.reason || p.state, p.message, p.eventType, sourceOf(p.cause), 0, '');
     } else if (event.type === 'GameServerAllocated') {
       const p = event.payload as GameServerAllocated;
       const allocator = 'GameServerAllocation-Allocator';
-      if (p.counterErrors?.length) this.push(this.build(event, involved, 'CounterActionError', p.counterErrors.join('; '), 'Warning', allocator, 1));
-      if (p.listErrors?.length) this.push(this.build(event, involved, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2));
-      this.push(this.build(event, involved, 'Allocated', 'Allocated', 'Normal', allocator, 3));
+      if (p.counterErrors?.length) this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'CounterActionError', p.counterErrors.join('; '), 'Warning', allocator, 1, '');
+      if (p.listErrors?.length) this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2, '');
+      this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'Allocated', 'Allocated', 'Normal', allocator, 3, '');
     } else if (event.type === 'GameServerCreated' || event.type === 'GameServersCreated') {
       const owner = gs.metadata.ownerReferences?.find((r) => r.kind === GAMESERVERSET_KIND);
       if (!owner) return;
-      const set: InvolvedObject = { kind: GAMESERVERSET_KIND, apiVersion: owner.apiVersion, namespace: gs.metadata.namespace, name: owner.name, uid: owner.uid };
-      this.push(this.build(event, set, 'SuccessfulCreate', `Created gameserver: ${gs.metadata.name}`, 'Normal', 'gameserverset-controller', 0, gs.metadata.name));
+      this.push(event, GAMESERVERSET_KIND, owner.apiVersion, namespace, owner.name, owner.uid, 'SuccessfulCreate', `Created gameserver: ${name}`, 'Normal', 'gameserverset-controller', 0, name);
     }
   }
 
   values(): Resource[] {
-    const ordered = this.ring.length < RECENT_EVENTS ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
     const out: Resource[] = [];
-    for (const recorded of ordered) if (recorded.event.time > this.horizon) out.push(toObject(recorded));
+    const first = this.size < RECENT_EVENTS ? 0 : this.next;
+    for (let n = 0; n < this.size; n++) {
+      const i = (first + n) % RECENT_EVENTS;
+      if (this.time[i]! > this.horizon) out.push(this.toObject(i));
+    }
     return out;
   }
 
@@ -68,42 +72,73 @@ export class RecentGameServerEvents {
     return this.values().find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
   }
 
-  /** Makes this window hold what `other` holds (recorded facts never change, so they are shared). */
+  /** Makes this window hold what `other` holds. */
   copyFrom(other: RecentGameServerEvents): void {
-    this.ring.length = 0;
-    this.ring.push(...other.ring);
+    this.seq.set(other.seq);
+    this.time.set(other.time);
+    this.part.set(other.part);
+    for (const key of STRING_COLUMNS) copyColumn(this[key], other[key]);
+    copyColumn(this.type, other.type);
+    this.size = other.size;
     this.next = other.next;
     this.horizon = other.horizon;
   }
 
-  private push(recorded: Recorded): void {
-    if (this.ring.length < RECENT_EVENTS) this.ring.push(recorded);
-    else this.ring[this.next] = recorded;
-    this.next = (this.next + 1) % RECENT_EVENTS;
-  }
-
-  private build(
+  private push(
     event: StoredEvent,
-    involved: InvolvedObject,
+    kind: string,
+    apiVersion: string,
+    namespace: string,
+    name: string,
+    uid: string,
     reason: string,
     message: string,
     type: EventType,
     component: string,
     part: number,
-    suffix = '',
-  ): Recorded {
-    return { event, involved, reason, message, type, component, part, suffix };
+    suffix: string,
+  ): void {
+    const i = this.next;
+    this.seq[i] = event.seq;
+    this.time[i] = event.time;
+    this.part[i] = part;
+    this.kind[i] = kind;
+    this.apiVersion[i] = apiVersion;
+    this.namespace[i] = namespace;
+    this.name[i] = name;
+    this.uid[i] = uid;
+    this.reason[i] = reason;
+    this.message[i] = message;
+    this.type[i] = type;
+    this.component[i] = component;
+    this.suffix[i] = suffix;
+    this.next = (i + 1) % RECENT_EVENTS;
+    if (this.size < RECENT_EVENTS) this.size++;
+  }
+
+  private toObject(i: number): Resource {
+    const seq = this.seq[i]!;
+    const part = this.part[i]!;
+    const tail = this.suffix[i] ? `-${this.suffix[i]}` : '';
+    const involved: InvolvedObject = { kind: this.kind[i]!, apiVersion: this.apiVersion[i]!, namespace: this.namespace[i]!, name: this.name[i]!, uid: this.uid[i]! };
+    return buildKubernetesEvent(involved, { reason: this.reason[i]!, message: this.message[i]!, type: this.type[i]! }, this.component[i]!, {
+      name: `${involved.name}.${seq.toString(16)}${part ? `-${part}` : ''}${tail}`,
+      uid: `event-${seq}-${part}${tail}`,
+      resourceVersion: String(seq),
+      time: this.time[i]!,
+    });
   }
 }
 
-function toObject({ event, involved, reason, message, type, component, part, suffix }: Recorded): Resource {
-  const tail = suffix ? `-${suffix}` : '';
-  return buildKubernetesEvent(involved, { reason, message, type }, component, {
-    name: `${involved.name}.${event.seq.toString(16)}${part ? `-${part}` : ''}${tail}`,
-    uid: `event-${event.seq}-${part}${tail}`,
-    resourceVersion: String(event.seq),
-    time: event.time,
-  });
+const STRING_COLUMNS = ['kind', 'apiVersion', 'namespace', 'name', 'uid', 'reason', 'message', 'component', 'suffix'] as const;
+
+/** A column of the ring, filled from the start so its elements stay packed. */
+function column<T extends string = string>(empty = '' as T): T[] {
+  return new Array<T>(RECENT_EVENTS).fill(empty);
+}
+
+function copyColumn<T>(into: T[], from: readonly T[]): void {
+  for (let i = 0; i < RECENT_EVENTS; i++) into[i] = from[i]!;
 }
 
 function sourceOf(cause: string): string {

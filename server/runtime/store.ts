@@ -9,7 +9,6 @@ import { objectKey } from '../kinds/meta.js';
 import { ChangeSubject } from './change-subject.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import { type ApplySink, type Change, ReadModel } from './read-model.js';
-import { WatchWindow } from './watch-window.js';
 
 export interface StoreOptions {
   /** SQLite file of the event log, or `:memory:`. */
@@ -52,6 +51,8 @@ export class Store {
   readonly log: EventLog;
   readonly clock: Clock;
   readonly gates: FeatureGates;
+  /** How many committed changes a watch can resume from. */
+  private readonly watchWindow: number;
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
 
@@ -70,8 +71,7 @@ export class Store {
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
   private gameServerWatches = 0;
-  /** The last committed changes, for watches that resume from a resourceVersion. */
-  private readonly recent: WatchWindow;
+  private readonly recent: Change[] = [];
   /** What the events applied since the last transaction changed, released when it commits. */
   private pendingBatch: ReleaseBatch | undefined;
   /** Readers waiting for the read model to hold only durable state. */
@@ -90,7 +90,7 @@ export class Store {
     this.clock = options.clock;
     this.gates = options.gates;
     this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind });
-    this.recent = new WatchWindow(options.watchWindow ?? WATCH_WINDOW);
+    this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
     this.gameServers = this.readModel.gameServers;
@@ -220,6 +220,7 @@ export class Store {
       this.recent.push(change);
       this.committedByKind.get(change.kind)?.next(change);
     }
+    if (this.recent.length > this.watchWindow * 2) this.recent.splice(0, this.recent.length - this.watchWindow);
   }
 
   /** Sequence number of the last committed event: the list resourceVersion. */
@@ -242,10 +243,10 @@ export class Store {
    * older than the watch window (the API answers 410 Gone, and the client lists again).
    */
   changesSince(fromSeq: number, kind: string): Observable<Change> | undefined {
-    const oldest = this.recent.oldestSeq ?? this.committedSeq + 1;
+    const oldest = this.recent[0]?.seq ?? this.committedSeq + 1;
     if (fromSeq < this.committedSeq && fromSeq < oldest - 1) return undefined;
     return new Observable<Change>((subscriber) => {
-      for (const change of this.recent.since(fromSeq, kind)) subscriber.next(change);
+      for (const change of this.recent) if (change.seq > fromSeq && change.kind === kind) subscriber.next(change);
       const last = this.committedSeq;
       return this.changesOf(kind).subscribe({
         next: (change) => {

@@ -49,6 +49,11 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   // of its request rate (README, bench:sidecar). V8 reads this flag at each growth, so setting it
   // now takes effect (--max-semi-space-size is read only at start-up).
   setFlagsFromString('--semi-space-growth-factor=1');
+  // Its old generation likewise: V8 let it grow to several times what a full collection left
+  // live (~17 MB) before collecting again, so under a stream of label writes (whose garbage is
+  // promoted) the sidecar peaked at 110-120 MiB. Grown by at most a fifth, it peaks ~15 MiB
+  // lower, for no measurable request rate. V8 reads this flag at each full collection.
+  setFlagsFromString('--heap-growing-percent=20');
   const gates = parseFeatureGates(String(values['feature-gates']));
   // As in Agones, --test is ignored when --local is set.
   const testList = values.local ? '' : String(values.test);

@@ -102,23 +102,15 @@ export class AllocationIndex {
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
-    if (previous && before && next && after && previous.status.nodeName === next.status.nodeName) return this.move(previous, before, next, after, key);
-    if (previous && before) this.remove(previous, before, key);
-    if (next && after) this.add(next, after, key);
-  }
-
-  /**
-   * A server that stays on its node and in a pool (an allocation: Ready to Allocated). Both
-   * counts move before the node is put back in order: one at a time, an allocation on a node
-   * tied with hundreds of others walked it past all of them (one Ready fewer) and back (one
-   * Allocated more), in every bucket: a cost that grew with the fleet's nodes.
-   */
-  private move(previous: GameServer, before: Pool, next: GameServer, after: Pool, key: string): void {
-    if (this.bucketed(previous, before)) this.unbucket(previous, before, key);
-    const left = countOnNode(this.counts, previous, -1);
-    const joined = countOnNode(this.counts, next, 1);
-    if (this.bucketed(next, after)) this.bucket(next, after, key);
-    if (left || joined) this.repositionNode(next.status.nodeName);
+    // A server that stays on its node (an allocation: Ready to Allocated) moves both its node's
+    // counts before the node is put back in order once. One at a time, the node walked past every
+    // node it tied with (one Ready fewer) and back (one Allocated more), in every bucket: a cost
+    // that grew with the fleet's nodes.
+    const sameNode = previous !== undefined && next !== undefined && previous.status.nodeName === next.status.nodeName;
+    const reorder = !sameNode;
+    if (previous && before) this.remove(previous, before, key, reorder);
+    if (next && after) this.add(next, after, key, reorder);
+    if (sameNode && (before || after)) this.repositionNode(next.status.nodeName);
   }
 
   /**
@@ -344,8 +336,9 @@ export class AllocationIndex {
     return keys;
   }
 
-  private add(gs: GameServer, pool: Pool, key: string): void {
-    this.count(gs, 1);
+  /** `reorder`: put the node back in Packed order now (otherwise the caller does, once). */
+  private add(gs: GameServer, pool: Pool, key: string, reorder: boolean): void {
+    this.count(gs, 1, reorder);
     if (this.bucketed(gs, pool)) this.bucket(gs, pool, key);
   }
 
@@ -377,9 +370,9 @@ export class AllocationIndex {
     bucket.size++;
   }
 
-  private remove(gs: GameServer, pool: Pool, key: string): void {
+  private remove(gs: GameServer, pool: Pool, key: string, reorder: boolean): void {
     if (this.bucketed(gs, pool)) this.unbucket(gs, pool, key);
-    this.count(gs, -1);
+    this.count(gs, -1, reorder);
   }
 
   private unbucket(gs: GameServer, pool: Pool, key: string): void {
@@ -392,17 +385,18 @@ export class AllocationIndex {
 
   private removeFrom(bucket: Bucket, node: string, key: string): boolean {
     const slot = bucket.slots.get(node);
-    const at = slot ? removeSorted(slot.servers, key) : -1;
+    if (!slot) return false;
+    const at = removeSorted(slot.servers, key);
     if (at < 0) return false;
     bucket.size--;
-    if (slot!.servers.length === 0) {
-      bucket.order.splice(slot!.index, 1);
-      for (let i = slot!.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
+    if (slot.servers.length === 0) {
+      bucket.order.splice(slot.index, 1);
+      for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
       bucket.slots.delete(node);
       this.bucketsOfNode.get(node)?.delete(bucket);
     } else if (at === 0) {
-      slot!.first = slot!.servers[0]!;
-      this.reposition(bucket, slot!);
+      slot.first = slot.servers[0]!;
+      this.reposition(bucket, slot);
     }
     return true;
   }
@@ -416,8 +410,8 @@ export class AllocationIndex {
     return counts;
   }
 
-  private count(gs: GameServer, sign: 1 | -1): void {
-    if (countOnNode(this.counts, gs, sign)) this.repositionNode(gs.status.nodeName);
+  private count(gs: GameServer, sign: 1 | -1, reorder: boolean): void {
+    if (countOnNode(this.counts, gs, sign) && reorder) this.repositionNode(gs.status.nodeName);
   }
 
   /** Puts a node whose counts moved back in Packed order, in every bucket it is in. */

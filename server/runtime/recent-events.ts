@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../log/event-log.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import type { GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/events.js';
 import { type EventType, type InvolvedObject, buildKubernetesEvent } from '../kinds/event/event.js';
 import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
@@ -41,19 +41,19 @@ export class RecentGameServerEvents {
   horizon = -Infinity;
 
   apply(event: StoredEvent, gs: GameServer): void {
-    const { namespace, name, uid } = gs.metadata;
     if (event.type === 'GameServerStateChanged') {
       const p = event.payload as GameServerStateChanged;
-      this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, p.reason || p.state, p.message, p.eventType, sourceOf(p.cause), 0, '');
+      this.onGameServer(event, gs, p.reason || p.state, p.message, p.eventType, sourceOf(p.cause), 0);
     } else if (event.type === 'GameServerAllocated') {
       const p = event.payload as GameServerAllocated;
       const allocator = 'GameServerAllocation-Allocator';
-      if (p.counterErrors?.length) this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'CounterActionError', p.counterErrors.join('; '), 'Warning', allocator, 1, '');
-      if (p.listErrors?.length) this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2, '');
-      this.push(event, 'GameServer', 'agones.dev/v1', namespace, name, uid, 'Allocated', 'Allocated', 'Normal', allocator, 3, '');
+      if (p.counterErrors?.length) this.onGameServer(event, gs, 'CounterActionError', p.counterErrors.join('; '), 'Warning', allocator, 1);
+      if (p.listErrors?.length) this.onGameServer(event, gs, 'ListActionError', p.listErrors.join('; '), 'Warning', allocator, 2);
+      this.onGameServer(event, gs, 'Allocated', 'Allocated', 'Normal', allocator, 3);
     } else if (event.type === 'GameServerCreated' || event.type === 'GameServersCreated') {
       const owner = gs.metadata.ownerReferences?.find((r) => r.kind === GAMESERVERSET_KIND);
       if (!owner) return;
+      const { namespace, name } = gs.metadata;
       this.push(event, GAMESERVERSET_KIND, owner.apiVersion, namespace, owner.name, owner.uid, 'SuccessfulCreate', `Created gameserver: ${name}`, 'Normal', 'gameserverset-controller', 0, name);
     }
   }
@@ -77,11 +77,16 @@ export class RecentGameServerEvents {
     this.seq.set(other.seq);
     this.time.set(other.time);
     this.part.set(other.part);
-    for (const key of STRING_COLUMNS) copyColumn(this[key], other[key]);
-    copyColumn(this.type, other.type);
+    for (const key of STRING_COLUMNS) copyColumn<string>(this[key], other[key]);
     this.size = other.size;
     this.next = other.next;
     this.horizon = other.horizon;
+  }
+
+  /** An Event about the GameServer itself. */
+  private onGameServer(event: StoredEvent, gs: GameServer, reason: string, message: string, type: EventType, component: string, part: number): void {
+    const { namespace, name, uid } = gs.metadata;
+    this.push(event, GAMESERVER_KIND, 'agones.dev/v1', namespace, name, uid, reason, message, type, component, part, '');
   }
 
   private push(
@@ -130,9 +135,9 @@ export class RecentGameServerEvents {
   }
 }
 
-const STRING_COLUMNS = ['kind', 'apiVersion', 'namespace', 'name', 'uid', 'reason', 'message', 'component', 'suffix'] as const;
+const STRING_COLUMNS = ['kind', 'apiVersion', 'namespace', 'name', 'uid', 'reason', 'message', 'type', 'component', 'suffix'] as const;
 
-/** A column of the ring, filled from the start so its elements stay packed. */
+/** A column of the ring, its slots made at once (the ring reuses them). */
 function column<T extends string = string>(empty = '' as T): T[] {
   return new Array<T>(RECENT_EVENTS).fill(empty);
 }

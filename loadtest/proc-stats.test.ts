@@ -19,6 +19,12 @@ describe('/proc readings', () => {
     expect(cpuSecondsFromStat(stat, 100)).toBe(3);
   });
 
+  it('reads the CPU time of ended children (cutime, cstime) apart from the process’s own', () => {
+    const stat = '4242 (node) S 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 70 30 20 0 11 0 123';
+    expect(cpuSecondsFromStat(stat, 100)).toBe(3);
+    expect(cpuSecondsFromStat(stat, 100, true)).toBe(1);
+  });
+
   it('reads VmRSS in bytes', () => {
     expect(rssBytesFromStatus('Name:\tnode\nVmPeak:\t 9 kB\nVmRSS:\t   2048 kB\n')).toBe(2048 * 1024);
     expect(() => rssBytesFromStatus('Name:\tnode\n')).toThrow(/VmRSS/);

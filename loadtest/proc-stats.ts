@@ -1,27 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Series } from '../reports/run-data.js';
-import { clockTicksPerSecond } from '../server/bench/machine-load.js';
+import { clockTicksPerSecond, cpuSecondsFromStat } from '../server/bench/machine-load.js';
 
 /**
  * CPU time and resident memory of a process, read from Linux's /proc while it runs — the
  * server's own figures come from the outside, so nothing is added to the server.
  */
-
-
-/**
- * User + system CPU seconds from the text of /proc/<pid>/stat. The command name (field 2) can
- * hold spaces and parentheses, so fields are counted from the last ')'.
- */
-export function cpuSecondsFromStat(stat: string, ticks: number): number {
-  const close = stat.lastIndexOf(')');
-  if (close < 0) throw new Error('not a /proc/<pid>/stat line');
-  const fields = stat.slice(close + 2).trim().split(/\s+/);
-  // After the name: state(3) ppid(4) … utime(14) stime(15), so utime is index 11 here.
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('no utime/stime in /proc/<pid>/stat');
-  return (utime + stime) / ticks;
-}
 
 /** Resident set size in bytes from the text of /proc/<pid>/status (`VmRSS:  123 kB`). */
 export function rssBytesFromStatus(status: string): number {
@@ -63,7 +47,7 @@ export function readRssBytes(pid: number): number {
   return rssBytesFromStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
 }
 
-export { machineBusySecondsFromStat, readMachineBusySeconds } from '../server/bench/machine-load.js';
+export { cpuSecondsFromStat, machineBusySecondsFromStat, readMachineBusySeconds } from '../server/bench/machine-load.js';
 
 /** Samples a process once a second between start() and stop(). */
 export class ProcessSampler {

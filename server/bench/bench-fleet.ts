@@ -1,4 +1,5 @@
 import { watchMachineLoad } from './machine-load.js';
+import { fullGc, gcExposed } from './heap.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,10 +28,6 @@ const HEAP_TARGET_BYTES = 2048;
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
 
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
-
 interface Result {
   size: number;
   seconds: number;
@@ -41,7 +38,7 @@ interface Result {
 
 async function run(size: number): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetsim-bench-fleet-'));
-  gc();
+  fullGc();
   const heapBefore = process.memoryUsage().heapUsed;
   const clock = new VirtualClock();
   const cluster = new Cluster({ db: join(dir, 'events.db'), clock, gates: parseFeatureGates(''), seed: 7 });
@@ -80,7 +77,7 @@ async function run(size: number): Promise<Result> {
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await flush();
-  gc();
+  fullGc();
   const heapPerGameServer = (process.memoryUsage().heapUsed - heapBefore) / size;
   const events = cluster.log.lastSeq;
   for (const c of controllers) c.stop();
@@ -90,7 +87,7 @@ async function run(size: number): Promise<Result> {
 }
 
 async function main(): Promise<void> {
-  if (!(globalThis as { gc?: unknown }).gc) console.log('(run with --expose-gc for exact heap figures)');
+  if (!gcExposed()) console.log('(run with --expose-gc for exact heap figures)');
   // An untimed warm-up, so the first measured size does not also pay for the JIT compiling.
   await run(2000);
   const results: Result[] = [];

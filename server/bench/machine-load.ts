@@ -38,10 +38,30 @@ export function readMachineBusySeconds(): number {
   return machineBusySecondsFromStat(readFileSync('/proc/stat', 'utf8'), clockTicksPerSecond());
 }
 
-/** This process's CPU seconds (user + system, every thread). */
+/**
+ * The fields of a /proc/<pid>/stat line after the command name, which can hold spaces and
+ * parentheses, so they are counted from the last ')': index 0 is field 3 (state).
+ */
+function statFields(stat: string): string[] {
+  const close = stat.lastIndexOf(')');
+  if (close < 0) throw new Error('not a /proc/<pid>/stat line');
+  return stat.slice(close + 2).trim().split(/\s+/);
+}
+
+/** CPU seconds from the text of /proc/<pid>/stat: user + system (utime, stime), or with `children` those of its ended children (cutime, cstime). */
+export function cpuSecondsFromStat(stat: string, ticks: number, children = false): number {
+  const fields = statFields(stat);
+  const at = children ? 13 : 11;
+  const user = Number(fields[at]);
+  const system = Number(fields[at + 1]);
+  if (!Number.isFinite(user) || !Number.isFinite(system)) throw new Error('no CPU times in /proc/<pid>/stat');
+  return (user + system) / ticks;
+}
+
+/** This process's CPU seconds (user + system, every thread), and those of the children it has waited for (a benchmark's own workers). */
 function ownSeconds(): number {
   const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1e6;
+  return (usage.user + usage.system) / 1e6 + cpuSecondsFromStat(readFileSync('/proc/self/stat', 'utf8'), clockTicksPerSecond(), true);
 }
 
 /**

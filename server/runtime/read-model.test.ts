@@ -94,6 +94,17 @@ describe('ReadModel: Kubernetes Events expire after the event TTL (by the log ti
     expect(model.nextEventExpiry()).toBeUndefined();
   });
 
+  it('gets a derived GameServer Event by its name as listed, and not past the horizon or in another namespace', () => {
+    const model = new ReadModel();
+    for (const e of log()) model.apply(e);
+    const derived = model.list('Event').find((e) => (e.involvedObject as { kind?: string } | undefined)?.kind === 'GameServer')!;
+    expect(model.get('Event', 'default', derived.metadata.name)).toEqual(derived);
+    expect(model.get('Event', 'other', derived.metadata.name)).toBeUndefined();
+    expect(model.get('Event', 'default', `${derived.metadata.name}x`)).toBeUndefined();
+    model.apply({ seq: 100, time: T0 + 150 * MINUTE, type: EVENTS_EXPIRED, kind: 'Event', namespace: '', name: '', payload: {}, schemaVersion: 1 });
+    expect(model.get('Event', 'default', derived.metadata.name)).toBeUndefined();
+  });
+
   it('a replay of the same log gives the same Events, and a shorter TTL drops more', () => {
     const live = new ReadModel();
     for (const e of log()) live.apply(e);

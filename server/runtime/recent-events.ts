@@ -60,16 +60,23 @@ export class RecentGameServerEvents {
 
   values(): Resource[] {
     const out: Resource[] = [];
-    const first = this.size < RECENT_EVENTS ? 0 : this.next;
-    for (let n = 0; n < this.size; n++) {
-      const i = (first + n) % RECENT_EVENTS;
-      if (this.time[i]! > this.horizon) out.push(this.toObject(i));
-    }
+    for (const i of this.live()) out.push(this.toObject(i));
     return out;
   }
 
+  /** One Event by name: only the one found is built. */
   get(namespace: string, name: string): Resource | undefined {
-    return this.values().find((e) => e.metadata.namespace === namespace && e.metadata.name === name);
+    for (const i of this.live()) if (this.namespace[i] === namespace && this.eventName(i) === name) return this.toObject(i);
+    return undefined;
+  }
+
+  /** The slots of the Events not yet expired, oldest first. */
+  private *live(): Generator<number> {
+    const first = this.size < RECENT_EVENTS ? 0 : this.next;
+    for (let n = 0; n < this.size; n++) {
+      const i = (first + n) % RECENT_EVENTS;
+      if (this.time[i]! > this.horizon) yield i;
+    }
   }
 
   /** Makes this window hold what `other` holds. */
@@ -121,14 +128,22 @@ export class RecentGameServerEvents {
     if (this.size < RECENT_EVENTS) this.size++;
   }
 
+  /** What follows an Event's name and uid: the GameServer a SuccessfulCreate is about. */
+  private tail(i: number): string {
+    return this.suffix[i] ? `-${this.suffix[i]}` : '';
+  }
+
+  private eventName(i: number): string {
+    const part = this.part[i]!;
+    return `${this.name[i]!}.${this.seq[i]!.toString(16)}${part ? `-${part}` : ''}${this.tail(i)}`;
+  }
+
   private toObject(i: number): Resource {
     const seq = this.seq[i]!;
-    const part = this.part[i]!;
-    const tail = this.suffix[i] ? `-${this.suffix[i]}` : '';
     const involved: InvolvedObject = { kind: this.kind[i]!, apiVersion: this.apiVersion[i]!, namespace: this.namespace[i]!, name: this.name[i]!, uid: this.uid[i]! };
     return buildKubernetesEvent(involved, { reason: this.reason[i]!, message: this.message[i]!, type: this.type[i]! }, this.component[i]!, {
-      name: `${involved.name}.${seq.toString(16)}${part ? `-${part}` : ''}${tail}`,
-      uid: `event-${seq}-${part}${tail}`,
+      name: this.eventName(i),
+      uid: `event-${seq}-${this.part[i]!}${this.tail(i)}`,
       resourceVersion: String(seq),
       time: this.time[i]!,
     });

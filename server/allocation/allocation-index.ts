@@ -107,9 +107,8 @@ export class AllocationIndex {
     // node it tied with (one Ready fewer) and back (one Allocated more), in every bucket: a cost
     // that grew with the fleet's nodes.
     const sameNode = previous !== undefined && next !== undefined && previous.status.nodeName === next.status.nodeName;
-    const reorder = !sameNode;
-    if (previous && before) this.remove(previous, before, key, reorder);
-    if (next && after) this.add(next, after, key, reorder);
+    if (previous && before) this.remove(previous, before, key, !sameNode);
+    if (next && after) this.add(next, after, key, !sameNode);
     if (sameNode && (before || after)) this.repositionNode(next.status.nodeName);
   }
 

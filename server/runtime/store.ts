@@ -51,8 +51,6 @@ export class Store {
   readonly log: EventLog;
   readonly clock: Clock;
   readonly gates: FeatureGates;
-  /** How many committed changes a watch can resume from. */
-  private readonly watchWindow: number;
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
 
@@ -71,7 +69,12 @@ export class Store {
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
   private gameServerWatches = 0;
+  /**
+   * The last committed changes, for watches that resume from a resourceVersion: at least
+   * `watchWindow` of them, trimmed back to that once twice as many have gathered.
+   */
   private readonly recent: Change[] = [];
+  private readonly watchWindow: number;
   /** What the events applied since the last transaction changed, released when it commits. */
   private pendingBatch: ReleaseBatch | undefined;
   /** Readers waiting for the read model to hold only durable state. */

@@ -152,7 +152,8 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
       metadata: { name: 'stubborn', annotations: { 'fleetsim.dev/command': "trap '' TERM; sleep 30" } },
       spec: {
         ports: [{ name: 'default', containerPort: 7654 }],
-        template: { spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'game', image: 'game:1' }] } },
+        // Long enough to outlast the checks below on a loaded machine (CI once took over 2 s for them).
+        template: { spec: { terminationGracePeriodSeconds: 8, containers: [{ name: 'game', image: 'game:1' }] } },
       },
     });
     expect(gs.status).toBe(201);
@@ -178,7 +179,7 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
       metadata: { deletionTimestamp: expect.any(String) },
     });
 
-    await waitFor(async () => (await api('GET', '/api/v1/namespaces/slow')).status === 404, { timeoutMs: 10_000, what: 'the namespace gone' });
+    await waitFor(async () => (await api('GET', '/api/v1/namespaces/slow')).status === 404, { timeoutMs: 20_000, what: 'the namespace gone' });
     expect((await api('GET', '/apis/agones.dev/v1/namespaces/slow/gameservers/stubborn')).status).toBe(404);
   });
 

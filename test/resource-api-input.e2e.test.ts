@@ -374,6 +374,55 @@ describe.sequential('resource API input, as the API server reads it', () => {
     });
   });
 
+  describe('formats the schemas declare', () => {
+    const AUTOSCALERS = '/apis/autoscaling.agones.dev/v1/namespaces/default/fleetautoscalers';
+    const MERGE = { 'content-type': 'application/merge-patch+json' };
+    const PAYLOAD = '<img src=x onerror=alert(1)>';
+    /** The 422 the API server gives a CRD field whose value is not of its format. */
+    const expectNotDateTime = (r: ApiResponse, field: string, value: string) => {
+      const status = expectStatus(r, 422);
+      expect(status.reason).toBe('Invalid');
+      expect(status.details?.causes).toEqual([
+        { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${field} in body must be of type date-time: ${JSON.stringify(value)}` },
+      ]);
+    };
+
+    it('a date-time that is not one is a 422 naming the field (status.lastScaleTime, status.reservedUntil, a schedule), and changes nothing', async () => {
+      expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('dated', 1) })).status).toBe(201);
+      const autoscaler = { metadata: { name: 'dated' }, spec: { fleetName: 'dated', policy: { type: 'Buffer', buffer: { bufferSize: 1, maxReplicas: 3 } } } };
+      expect((await apiRequest(serve.baseUrl, 'POST', AUTOSCALERS, { body: autoscaler })).status).toBe(201);
+      const gameServer = await waitFor(async () => (await names()).find((name) => name.startsWith('dated-')), { timeoutMs: 15_000, what: 'a GameServer of fleet dated' });
+      const now = async (path: string) => (await apiRequest(serve.baseUrl, 'GET', path)).json as { metadata: { resourceVersion: string }; status?: Record<string, unknown> };
+      const times = async () => [(await now(`${AUTOSCALERS}/dated`)).status?.lastScaleTime, (await now(`${GAMESERVERS}/${gameServer}`)).status?.reservedUntil];
+      await waitFor(async () => (await now(`${AUTOSCALERS}/dated`)).status, { timeoutMs: 15_000, what: "the autoscaler's first status" });
+      expect(await times()).toEqual([null, null]);
+
+      for (const value of [PAYLOAD, '2024-05-01', '2024-02-30T10:00:00Z', '2024-05-01T10:00:00Zt<b>']) {
+        const lastScaleTime = { status: { lastScaleTime: value } };
+        expectNotDateTime(await apiRequest(serve.baseUrl, 'PATCH', `${AUTOSCALERS}/dated/status`, { body: lastScaleTime, headers: MERGE }), 'status.lastScaleTime', value);
+        const put = { ...(await now(`${AUTOSCALERS}/dated`)), ...lastScaleTime };
+        expectNotDateTime(await apiRequest(serve.baseUrl, 'PUT', `${AUTOSCALERS}/dated/status`, { body: put }), 'status.lastScaleTime', value);
+        // A GameServer's status is no subresource: the object itself is written.
+        const reservedUntil = { status: { reservedUntil: value } };
+        expectNotDateTime(await apiRequest(serve.baseUrl, 'PATCH', `${GAMESERVERS}/${gameServer}`, { body: reservedUntil, headers: MERGE }), 'status.reservedUntil', value);
+      }
+      const scheduled = { type: 'Schedule', schedule: { between: { start: 'tomorrow' }, policy: autoscaler.spec.policy } };
+      const created = await apiRequest(serve.baseUrl, 'POST', AUTOSCALERS, { body: { ...autoscaler, metadata: { name: 'scheduled' }, spec: { fleetName: 'dated', policy: scheduled } } });
+      expectNotDateTime(created, 'spec.policy.schedule.between.start', 'tomorrow');
+
+      expect(await times()).toEqual([null, null]);
+      expect((await apiRequest(serve.baseUrl, 'GET', `${AUTOSCALERS}/scheduled`)).status).toBe(404);
+    });
+
+    it('an RFC 3339 date-time is taken, with a fraction or an offset', async () => {
+      for (const value of ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00.5+02:00']) {
+        const r = await apiRequest(serve.baseUrl, 'PATCH', `${AUTOSCALERS}/dated/status`, { body: { status: { lastScaleTime: value } }, headers: MERGE });
+        expect(r.status, r.text).toBe(200);
+        expect(r.json).toMatchObject({ status: { lastScaleTime: value } });
+      }
+    });
+  });
+
   describe('URLs no route takes', () => {
     it.each([
       ['/apis/agones.dev/v1/namespaces/%ZZ/fleets', 400],

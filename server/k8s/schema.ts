@@ -1,4 +1,4 @@
-import { type FieldError, invalid, required, typeInvalid } from './validation.js';
+import { type FieldError, goQuote, invalid, required, typeInvalid } from './validation.js';
 import { inInt64Range, isInteger } from '../int64.js';
 import { stringifyJsonExact } from '../log/json.js';
 
@@ -117,6 +117,9 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         report.errors.push(typeInvalid(path, value, `${path} in body must be of type string: "${actual}"`));
         return;
       }
+      if (schema.format === 'date-time' && !isDateTime(value as string)) {
+        report.errors.push(typeInvalid(path, value, `${path} in body must be of type date-time: ${goQuote(value as string)}`));
+      }
       if (schema.format === 'byte' && !isBase64(value as string)) {
         report.errors.push(invalid(path, '<value omitted>', `${path} in body must be of type byte: "${truncate(value as string)}"`));
       }
@@ -169,6 +172,29 @@ export function pruneUnknown(value: unknown, schema: Schema): unknown {
     else if (schema.additionalProperties === true) out[key] = child;
   }
   return out;
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * `format: date-time`: an RFC 3339 date-time (`2024-05-01T10:00:00Z`, `…:00.5+02:00`) on a real
+ * calendar date, no later in the day than 23:59:59, as the API server's format check
+ * (kube-openapi's strfmt) takes it. That check reads only up to a second `t` and takes any
+ * character before the fraction or any two digits as the offset; here the whole value must be
+ * the date-time, as the typed clients (metav1.Time, so Agones's controllers) need to read it.
+ */
+export function isDateTime(text: string): boolean {
+  const m = DATE_TIME.exec(text);
+  if (!m) return false;
+  // An absent offset (a Z) reads as 00:00.
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = m.slice(1).map((part) => Number(part ?? 0));
+  const dateValid = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+  return dateValid && hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 /** Standard base64 (what Kubernetes expects of `format: byte`), padding optional. */

@@ -150,6 +150,9 @@ describe('parseRfc3339', () => {
     ['2026-01-01T00:00:00.5Z', Date.parse('2026-01-01T00:00:00.500Z')],
     ['2026-01-01', undefined],
     ['2026-13-01T00:00:00Z', undefined],
+    ['2026-02-30T00:00:00Z', undefined],
+    ['2026-01-01T24:00:00Z', undefined],
+    ['2026-01-01 00:00:00Z', Date.parse('2026-01-01T00:00:00Z')],
     ['next tuesday', undefined],
   ])('%j', (text, expected) => {
     expect(parseRfc3339(text)).toBe(expected);

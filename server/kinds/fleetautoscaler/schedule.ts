@@ -1,4 +1,5 @@
 import { parseGoDuration } from '../../k8s/duration.js';
+import { isDateTime } from '../../k8s/schema.js';
 import { goQuote } from '../../k8s/validation.js';
 
 // The autoscaler (machines/) reads a Schedule's duration through this module, the home of its fields' meaning.
@@ -364,9 +365,8 @@ export function nextCronTime(schedule: CronSchedule, afterMs: number, zone = 'UT
   }
 }
 
-/** RFC 3339 date-times, as a Kubernetes `metav1.Time` is written. */
+/** RFC 3339 date-times, as a Kubernetes `metav1.Time` is written; a space may stand for the T (RFC 3339's 5.6 allows it). */
 export function parseRfc3339(text: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(text)) return undefined;
-  const ms = Date.parse(text.replace(' ', 'T'));
-  return Number.isNaN(ms) ? undefined : ms;
+  const iso = text.charAt(10) === ' ' ? `${text.slice(0, 10)}T${text.slice(11)}` : text;
+  return isDateTime(iso) ? Date.parse(iso) : undefined;
 }

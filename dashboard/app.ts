@@ -1,5 +1,6 @@
-import { DashboardCharts, STATE_COLORS, statesIn } from './charts.js';
-import { escapeHtml, formatNumber, formatTime } from './format.js';
+import { DashboardCharts, stateColor, statesIn } from './charts.js';
+import { type Attributes, h } from './dom.js';
+import { formatNumber, formatTime } from './format.js';
 import { type AllocationRate, type AllocationScrape, allocationRate, parseAllocations } from './metrics.js';
 import { type AutoscalerInput, type ClusterSummary, type GameServerInput, type NodeInput, type ReplicatedInput, type Tally, summarize } from './summary.js';
 import { ResourceWatch } from './watch.js';
@@ -7,7 +8,8 @@ import { ResourceWatch } from './watch.js';
 /**
  * The dashboard page: the live cluster from the resource API's watches, drawn at most four times a
  * second however fast events come; the cluster at any earlier event from /fleetsim/v1/state; the
- * log and each event's explanation from /fleetsim/v1/log; allocations from /metrics.
+ * log and each event's explanation from /fleetsim/v1/log; allocations from /metrics. Every value
+ * is drawn as text (dom.ts), never as markup.
  */
 
 const element = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -103,55 +105,84 @@ function render(): void {
   }
 }
 
-function stateCells(tally: Tally, states: string[]): string {
-  return states.map((s) => `<td class="num" data-state="${escapeHtml(s)}">${tally.states[s] ? formatNumber(tally.states[s]) : ''}</td>`).join('');
+function stateCells(tally: Tally, states: string[]): HTMLTableCellElement[] {
+  return states.map((s) => h('td', { class: 'num', 'data-state': s }, tally.states[s] ? formatNumber(tally.states[s]) : ''));
 }
 
 function renderTotals(all: Tally): void {
   element('total-gameservers').textContent = formatNumber(all.total);
-  element('state-totals').innerHTML = statesIn([all])
-    .map(
-      (s) =>
-        `<span class="chip" data-state-total="${escapeHtml(s)}" style="--state:${STATE_COLORS[s] ?? STATE_COLORS.Unknown}">${escapeHtml(s)} <b>${formatNumber(all.states[s] ?? 0)}</b></span>`,
-    )
-    .join('');
+  element('state-totals').replaceChildren(
+    ...statesIn([all]).map((s) => h('span', { class: 'chip', 'data-state-total': s, '--state': stateColor(s) }, `${s} `, h('b', null, formatNumber(all.states[s] ?? 0)))),
+  );
 }
 
 function renderFleetTable(summary: ClusterSummary): void {
   const states = statesIn([summary.gameServers]);
-  const head = `<thead><tr><th>Fleet / set</th><th class="num" title="spec.replicas">Desired</th>${states
-    .map((s) => `<th class="num"><span class="dot" style="--state:${STATE_COLORS[s] ?? STATE_COLORS.Unknown}"></span>${escapeHtml(s)}</th>`)
-    .join('')}<th class="num">Total</th></tr></thead>`;
-  const rows: string[] = [];
+  const head = h(
+    'thead',
+    null,
+    h(
+      'tr',
+      null,
+      h('th', null, 'Fleet / set'),
+      h('th', { class: 'num', title: 'spec.replicas' }, 'Desired'),
+      states.map((s) => h('th', { class: 'num' }, h('span', { class: 'dot', '--state': stateColor(s) }), s)),
+      h('th', { class: 'num' }, 'Total'),
+    ),
+  );
+  const rows: HTMLTableRowElement[] = [];
   for (const fleet of summary.fleets) {
     const key = `${fleet.namespace}/${fleet.name}`;
-    rows.push(
-      `<tr class="fleet" data-fleet="${escapeHtml(key)}"><th>${escapeHtml(key)}</th><td class="num" data-col="desired">${formatNumber(fleet.desired)}</td>${stateCells(fleet, states)}<td class="num" data-col="total">${formatNumber(fleet.total)}</td></tr>`,
-    );
+    rows.push(countsRow({ class: 'fleet', 'data-fleet': key }, key, fleet.desired, fleet, states));
     for (const set of summary.sets.filter((s) => s.fleet === fleet.name && s.namespace === fleet.namespace)) rows.push(setRow(set, states, true));
   }
   for (const set of summary.sets.filter((s) => !s.fleet || !summary.fleets.some((f) => f.name === s.fleet && f.namespace === s.namespace))) {
     rows.push(setRow(set, states, false));
   }
   if (summary.standalone.total > 0) {
-    rows.push(`<tr class="standalone" data-standalone><th>GameServers of no set</th><td></td>${stateCells(summary.standalone, states)}<td class="num" data-col="total">${formatNumber(summary.standalone.total)}</td></tr>`);
+    rows.push(countsRow({ class: 'standalone', 'data-standalone': true }, 'GameServers of no set', undefined, summary.standalone, states));
   }
-  if (rows.length === 0) rows.push(`<tr><td class="muted" colspan="${states.length + 3}">No fleets, sets or GameServers.</td></tr>`);
-  element('fleet-table').innerHTML = `${head}<tbody>${rows.join('')}</tbody>`;
+  if (rows.length === 0) rows.push(h('tr', null, h('td', { class: 'muted', colspan: states.length + 3 }, 'No fleets, sets or GameServers.')));
+  element('fleet-table').replaceChildren(head, h('tbody', null, rows));
 }
 
-function setRow(set: ClusterSummary['sets'][number], states: string[], inFleet: boolean): string {
+/** A row of the fleet table: its title, what was asked (none for GameServers of no set), the count in each state and the total. */
+function countsRow(attributes: Attributes, title: string, desired: number | undefined, tally: Tally, states: string[]): HTMLTableRowElement {
+  return h(
+    'tr',
+    attributes,
+    h('th', null, title),
+    desired === undefined ? h('td') : h('td', { class: 'num', 'data-col': 'desired' }, formatNumber(desired)),
+    stateCells(tally, states),
+    h('td', { class: 'num', 'data-col': 'total' }, formatNumber(tally.total)),
+  );
+}
+
+function setRow(set: ClusterSummary['sets'][number], states: string[], inFleet: boolean): HTMLTableRowElement {
   const key = `${set.namespace}/${set.name}`;
-  return `<tr class="set${inFleet ? ' nested' : ''}" data-set="${escapeHtml(key)}"><th>${escapeHtml(inFleet ? set.name : key)}</th><td class="num" data-col="desired">${formatNumber(set.desired)}</td>${stateCells(set, states)}<td class="num" data-col="total">${formatNumber(set.total)}</td></tr>`;
+  return countsRow({ class: inFleet ? 'set nested' : 'set', 'data-set': key }, inFleet ? set.name : key, set.desired, set, states);
 }
 
 function renderAutoscalers(summary: ClusterSummary): void {
-  const head = '<thead><tr><th>Autoscaler</th><th>Fleet</th><th>Policy</th><th class="num">Current</th><th class="num">Desired</th><th>Able</th><th>Limited</th><th>Last scale</th></tr></thead>';
-  const rows = summary.autoscalers.map(
-    (a) =>
-      `<tr data-autoscaler="${escapeHtml(`${a.namespace}/${a.name}`)}"><th>${escapeHtml(a.name)}</th><td>${escapeHtml(a.fleet)}</td><td>${escapeHtml(a.policy)}</td><td class="num" data-col="current">${a.current}</td><td class="num" data-col="desired">${a.desired}</td><td>${a.ableToScale ? 'yes' : '<b class="warn">no</b>'}</td><td>${a.scalingLimited ? '<b class="warn">limited</b>' : 'no'}</td><td>${formatTime(a.lastScaleTime)}</td></tr>`,
+  const columns: Array<[string, string?]> = [['Autoscaler'], ['Fleet'], ['Policy'], ['Current', 'num'], ['Desired', 'num'], ['Able'], ['Limited'], ['Last scale']];
+  const head = h('thead', null, h('tr', null, columns.map(([title, cls]) => h('th', { class: cls }, title))));
+  const warn = (text: string) => h('b', { class: 'warn' }, text);
+  const rows = summary.autoscalers.map((a) =>
+    h(
+      'tr',
+      { 'data-autoscaler': `${a.namespace}/${a.name}` },
+      h('th', null, a.name),
+      h('td', null, a.fleet),
+      h('td', null, a.policy),
+      h('td', { class: 'num', 'data-col': 'current' }, a.current),
+      h('td', { class: 'num', 'data-col': 'desired' }, a.desired),
+      h('td', null, a.ableToScale ? 'yes' : warn('no')),
+      h('td', null, a.scalingLimited ? warn('limited') : 'no'),
+      h('td', null, formatTime(a.lastScaleTime)),
+    ),
   );
-  element('autoscaler-table').innerHTML = `${head}<tbody>${rows.join('') || '<tr><td colspan="8" class="muted">No FleetAutoscalers.</td></tr>'}</tbody>`;
+  if (rows.length === 0) rows.push(h('tr', null, h('td', { colspan: columns.length, class: 'muted' }, 'No FleetAutoscalers.')));
+  element('autoscaler-table').replaceChildren(head, h('tbody', null, rows));
 }
 
 // ---- Timeline --------------------------------------------------------------------------------
@@ -227,11 +258,27 @@ element('go-live').addEventListener('click', goLive);
 // ---- Event log and explanations -----------------------------------------------------------------
 
 const LOG_PAGE = 100;
-let shownLog = '';
+/** The events the list shows, by sequence number: a poll that finds the same ones leaves the list (and its focus) alone. */
+let shownLog: string | undefined;
 
-function eventRow(e: LogHeader): string {
+function eventRow(e: LogHeader): HTMLLIElement {
   const object = e.namespace ? `${e.namespace}/${e.name}` : e.name;
-  return `<li data-seq="${e.seq}" tabindex="0"><span class="seq">#${e.seq}</span> <span class="time">${formatTime(e.time)}</span> <span class="type">${escapeHtml(e.type)}</span> <span class="object">${escapeHtml(e.kind)} ${escapeHtml(object)}</span></li>`;
+  return h(
+    'li',
+    { 'data-seq': e.seq, tabindex: 0 },
+    h('span', { class: 'seq' }, `#${e.seq}`),
+    ' ',
+    h('span', { class: 'time' }, formatTime(e.time)),
+    ' ',
+    h('span', { class: 'type' }, e.type),
+    ' ',
+    h('span', { class: 'object' }, `${e.kind} ${object}`),
+  );
+}
+
+/** The events of a page, newest first, or a line saying there are none. */
+function eventRows(items: LogHeader[], none: string): HTMLLIElement[] {
+  return items.length > 0 ? items.slice().reverse().map(eventRow) : [h('li', { class: 'muted' }, none)];
 }
 
 async function fetchLog(query: Record<string, string>): Promise<LogPage> {
@@ -251,9 +298,12 @@ async function refreshLog(): Promise<void> {
     ]);
     const grew = page.last?.seq !== logBounds.last?.seq;
     logBounds = { first: page.first, last: page.last };
-    const html = page.items.slice().reverse().map(eventRow).join('') || '<li class="muted">No events.</li>';
-    if (html !== shownLog) element('event-list').innerHTML = shownLog = html;
-    element('autoscaler-events').innerHTML = autoscalerPage.items.slice().reverse().map(eventRow).join('') || '<li class="muted">None yet.</li>';
+    const shown = page.items.map((e) => e.seq).join(',');
+    if (shown !== shownLog) {
+      element('event-list').replaceChildren(...eventRows(page.items, 'No events.'));
+      shownLog = shown;
+    }
+    element('autoscaler-events').replaceChildren(...eventRows(autoscalerPage.items, 'None yet.'));
     if (grew) scheduleRender();
   } catch (error) {
     console.warn(error);
@@ -270,33 +320,39 @@ interface Explanation extends LogHeader {
 async function explain(seq: number): Promise<void> {
   const panel = element('explanation');
   panel.dataset.seq = String(seq);
-  panel.innerHTML = `<p class="muted">Explaining event #${seq}…</p>`;
-  const travelButton = `<button type="button" data-travel="${seq}">Show the cluster after this event</button>`;
-  const unavailable = (why: string) => `<p class="unavailable" data-explanation="none">${escapeHtml(why)} for event #${seq}.</p>${travelButton}`;
+  panel.replaceChildren(h('p', { class: 'muted' }, `Explaining event #${seq}…`));
+  const travelButton = () => h('button', { type: 'button', 'data-travel': seq }, 'Show the cluster after this event');
+  const unavailable = (why: string) => panel.replaceChildren(h('p', { class: 'unavailable', 'data-explanation': 'none' }, `${why} for event #${seq}.`), travelButton());
   let body: Explanation;
   try {
     const res = await fetch(`/fleetsim/v1/log/${seq}/explain`);
     if (panel.dataset.seq !== String(seq)) return;
     if (!res.ok) {
-      panel.innerHTML = unavailable(res.status === 404 ? 'No explanation available' : `No explanation (HTTP ${res.status})`);
+      unavailable(res.status === 404 ? 'No explanation available' : `No explanation (HTTP ${res.status})`);
       return;
     }
     body = (await res.json()) as Explanation;
   } catch {
-    panel.innerHTML = unavailable('Could not reach the server for an explanation');
+    unavailable('Could not reach the server for an explanation');
     return;
   }
   if (panel.dataset.seq !== String(seq)) return;
-  const causes = (body.because ?? [])
-    .map(
-      (b) =>
-        `<li>${escapeHtml(b.text)}${b.seq !== undefined ? ` <a href="#" data-explain="${b.seq}" title="Explain this event">#${b.seq}</a>` : ''}${b.time ? ` <span class="time">${formatTime(b.time)}</span>` : ''}</li>`,
-    )
-    .join('');
+  const causes = (body.because ?? []).map((b) =>
+    h(
+      'li',
+      null,
+      b.text,
+      b.seq !== undefined && [' ', h('a', { href: '#', 'data-explain': b.seq, title: 'Explain this event' }, `#${b.seq}`)],
+      b.time && [' ', h('span', { class: 'time' }, formatTime(b.time))],
+    ),
+  );
   const object = body.namespace ? `${body.namespace}/${body.name}` : body.name;
-  panel.innerHTML = `<p class="event-head"><span class="seq">#${seq}</span> ${escapeHtml(body.type)} · ${escapeHtml(body.kind)} ${escapeHtml(object)} · ${formatTime(body.time)}</p>
-    <p class="summary" data-explanation="summary">${escapeHtml(body.summary)}</p>
-    ${causes ? `<h3>Because</h3><ol class="because">${causes}</ol>` : '<p class="muted">No recorded cause.</p>'}${travelButton}`;
+  panel.replaceChildren(
+    h('p', { class: 'event-head' }, h('span', { class: 'seq' }, `#${seq}`), ` ${body.type} · ${body.kind} ${object} · ${formatTime(body.time)}`),
+    h('p', { class: 'summary', 'data-explanation': 'summary' }, body.summary),
+    ...(causes.length > 0 ? [h('h3', null, 'Because'), h('ol', { class: 'because' }, causes)] : [h('p', { class: 'muted' }, 'No recorded cause.')]),
+    travelButton(),
+  );
 }
 
 function onEventClick(event: Event): void {
@@ -317,7 +373,7 @@ element('explanation').addEventListener('click', (event) => {
   } else if (target.dataset.travel) void travel(Number(target.dataset.travel));
 });
 element('event-kind').addEventListener('change', () => {
-  shownLog = '';
+  shownLog = undefined;
   void refreshLog();
 });
 

@@ -25,6 +25,11 @@ export const STATE_COLORS: Record<string, string> = {
   Unknown: '#bdbdbd',
 };
 
+/** A state's colour; a state the page does not know (an old log's, say) takes Unknown's. */
+export function stateColor(state: string): string {
+  return Object.hasOwn(STATE_COLORS, state) ? STATE_COLORS[state] : STATE_COLORS.Unknown;
+}
+
 /** The states any row counts, in the GameServer kind's order (unknown ones last). */
 export function statesIn(rows: Array<{ states: StateCounts }>): string[] {
   const seen = new Set<string>();
@@ -62,7 +67,7 @@ function stackedStates(chart: ECharts.ECharts, names: string[], rows: Array<{ st
           type: 'bar' as const,
           stack: 'states',
           barMaxWidth: 28,
-          itemStyle: { color: STATE_COLORS[state] ?? STATE_COLORS.Unknown },
+          itemStyle: { color: stateColor(state) },
           data: rows.map((row) => row.states[state] ?? 0),
         })),
         ...extra,

@@ -1,17 +1,25 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { Resource } from '../server/kinds/resource.js';
+import type { Cause } from '../server/log/cause.js';
+import { EventLog, type NewEvent } from '../server/log/event-log.js';
+import { gameServer } from './helpers/gameservers.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { tempDir } from './helpers/temp-dir.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
  * The dashboard at / on a real `fleetsim serve`: its HTTP surface (the page for browsers only,
  * its assets, the log and time-travel reads and their refusals), then the page itself in Debian's
  * headless Chromium, driven by puppeteer-core: the counts it shows against the resource API's, a
- * fleet scaling live, the timeline moved back and forth, an event's explanation.
+ * fleet scaling live, the timeline moved back and forth, an event's explanation; and a log whose
+ * objects hold markup, shown as text with no script run.
  */
 
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
@@ -279,6 +287,9 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     await page.waitForFunction((s) => document.getElementById('explanation')?.dataset.seq === String(s) && document.querySelector('#explanation [data-explanation]'), { timeout: 10_000 }, cause.seq);
     const causeApi = (await call('GET', `/fleetsim/v1/log/${cause.seq}/explain`)).json as { summary: string };
     expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(causeApi.summary);
+    // A kind with no events empties the list and says so.
+    await page.select('#event-kind', 'GameServerAllocationPolicy');
+    await page.waitForFunction(() => document.getElementById('event-list')?.textContent === 'No events.', { timeout: 10_000 });
     await page.select('#event-kind', '');
   });
 
@@ -297,6 +308,180 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
       await page.setRequestInterception(false);
     }
     expect(await page.$eval('body', (b) => b.dataset.view)).toBe('live');
+  });
+});
+
+/** Markup that, were it read as HTML, would fetch an image and run a handler recording `field` and posting to the server. */
+const markup = (field: string) =>
+  `<img src="/pwned-img/${field}" onerror="window.__pwned=(window.__pwned||[]).concat('${field}');fetch('/pwned/${field}',{method:'POST'})">`;
+
+/**
+ * A log as an older server could have written it, before date-times were checked (and an
+ * explanation's words come from clients: a request's path, an Event's message): markup in every
+ * field the page shows, written with the event log's own API.
+ */
+async function writeLogWithMarkup(path: string): Promise<{ fleetCreated: number; eventCreated: number }> {
+  const log = new EventLog(path);
+  const time = Date.now();
+  const meta = (name: string) => ({ name, namespace: 'default', uid: `uid-${name.length}-${time}`, resourceVersion: '0', generation: 1, creationTimestamp: new Date(time).toISOString(), labels: {}, annotations: {} });
+  const resource = (kind: string, apiVersion: string, name: string, fields: Partial<Resource>): NewEvent => ({
+    type: 'ResourceCreated',
+    kind,
+    namespace: 'default',
+    name,
+    payload: { object: { apiVersion, kind, metadata: meta(name), ...fields } },
+  });
+  const request: Cause = { type: 'request', method: 'PATCH', path: markup('request-path'), client: markup('request-client'), requestId: markup('request-id') };
+  const autoscaler = markup('autoscaler-name');
+  const spec = { fleetName: markup('autoscaler-fleet'), policy: { type: markup('autoscaler-policy') }, sync: { type: 'FixedInterval', fixedInterval: { seconds: 30 } } };
+  const status = { currentReplicas: 0, desiredReplicas: 0, lastScaleTime: null, ableToScale: false, scalingLimited: false };
+  log.append([resource('FleetAutoscaler', 'autoscaling.agones.dev/v1', autoscaler, { spec, status })], time, request);
+  // The old server's status PATCH: any text as lastScaleTime.
+  const statusSet = log.append(
+    [{ type: 'ResourceStatusSet', kind: 'FleetAutoscaler', namespace: 'default', name: autoscaler, payload: { status: { ...status, lastScaleTime: markup('lastScaleTime') } } }],
+    time,
+    request,
+  );
+  const template = fleetManifest('template', 0).spec.template;
+  const fleet = markup('fleet-name');
+  const sync: Cause = { type: 'sync', controller: 'Fleet', object: { kind: 'Fleet', namespace: 'default', name: markup('sync-object') }, after: statusSet.records[0]!.seq, inputs: { [markup('input-key')]: markup('input-value') } };
+  const gs = gameServer(markup('gameserver-name'), { state: markup('state') as GameServerState, node: markup('node'), metadata: { labels: { 'agones.dev/fleet': fleet } } });
+  const event = {
+    involvedObject: { apiVersion: 'agones.dev/v1', kind: 'Fleet', namespace: 'default', name: fleet, uid: 'u' },
+    reason: markup('event-reason'),
+    message: markup('event-message'),
+    type: 'Warning',
+    source: { component: 'fleet-controller' },
+    count: 1,
+  };
+  const { records, committed } = log.append(
+    [
+      resource('Fleet', 'agones.dev/v1', fleet, { spec: { replicas: 0, template } }),
+      resource('GameServerSet', 'agones.dev/v1', markup('set-name'), { spec: { replicas: 0, template } }),
+      { type: 'GameServerCreated', kind: 'GameServer', namespace: 'default', name: gs.metadata.name, payload: { object: gs } },
+      resource('Event', 'v1', markup('event-name'), event),
+      { type: markup('event-type'), kind: 'Event', namespace: 'default', name: 'odd', payload: {} },
+    ],
+    time,
+    sync,
+  );
+  await committed;
+  log.close();
+  return { fleetCreated: records[0]!.seq, eventCreated: records[3]!.seq };
+}
+
+describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () => {
+  let serve: ServeProcess;
+  let browser: Browser;
+  let page: Page;
+  let seqs: { fleetCreated: number; eventCreated: number };
+  /** Every request the page made, `METHOD /path`. */
+  const requests: string[] = [];
+  const pageText = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
+
+  beforeAll(async () => {
+    const db = join(tempDir('fleetsim-dashboard-'), 'old.db');
+    seqs = await writeLogWithMarkup(db);
+    serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2', '--no-listen']);
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 1000 });
+    page.on('request', (request) => void requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    // What the page's policy refused, had anything tried.
+    await page.evaluateOnNewDocument(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        const w = window as unknown as { __violations?: string[] };
+        (w.__violations ??= []).push(`${e.violatedDirective} ${e.blockedURI}`);
+      });
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('sends a Content-Security-Policy that lets no inline script run', async () => {
+    const response = await page.goto(serve.baseUrl, { waitUntil: 'domcontentloaded' });
+    const policy = response?.headers()['content-security-policy'] ?? '';
+    const directives = new Map(policy.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    expect(directives.get('script-src')).toEqual(["'self'"]);
+    expect(directives.get('default-src')).toEqual(["'self'"]);
+    expect(directives.get('object-src')).toEqual(["'none'"]);
+    expect(directives.get('base-uri')).toEqual(["'none'"]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(response?.headers()['x-content-type-options']).toBe('nosniff');
+    expect((await apiRequest(serve.baseUrl, 'GET', '/dashboard/app.js')).headers.get('content-security-policy')).toBe(policy);
+    await page.waitForSelector('body[data-loaded=true]', { timeout: 20_000 });
+  });
+
+  it('shows every value as text: names, a state, a node, an autoscaler and its lastScaleTime, log entries', async () => {
+    const cellsOf = (key: string) =>
+      page.$$eval('tr[data-autoscaler]', (rows, key) => rows.filter((tr) => (tr as HTMLElement).dataset.autoscaler === key).map((tr) => [...tr.children].map((cell) => cell.textContent)), key);
+    const key = `default/${markup('autoscaler-name')}`;
+    await waitFor(async () => (await cellsOf(key))[0]?.[7] === markup('lastScaleTime'), { timeoutMs: 20_000, intervalMs: 100, what: "the autoscaler's row" });
+    expect(await cellsOf(key)).toEqual([[
+      markup('autoscaler-name'),
+      markup('autoscaler-fleet'),
+      markup('autoscaler-policy'),
+      '0',
+      '0',
+      'no',
+      'no',
+      markup('lastScaleTime'),
+    ]]);
+    const table = await pageText('#fleet-table');
+    for (const text of [`default/${markup('fleet-name')}`, `default/${markup('set-name')}`, markup('state')]) expect(table).toContain(text);
+    expect(await pageText('#state-totals')).toContain(markup('state'));
+    await page.waitForFunction((text) => document.getElementById('event-list')?.textContent?.includes(text), { timeout: 10_000 }, `Event default/${markup('event-name')}`);
+    expect(await pageText('#event-list')).toContain(markup('event-type'));
+    // The charts' tooltips are ECharts's markup: a fleet's and a node's name go in as text.
+    for (const [id, name] of [['fleet-chart', `default/${markup('fleet-name')}`], ['node-chart', markup('node')]] as const) {
+      const tooltip = await page.evaluate(
+        (id, name) => {
+          interface Chart {
+            getOption(): { xAxis: Array<{ data?: string[] }>; yAxis: Array<{ data?: string[] }> };
+            dispatchAction(action: object): void;
+          }
+          const chart = (window as unknown as { echarts: { getInstanceByDom(e: HTMLElement): Chart } }).echarts.getInstanceByDom(document.getElementById(id)!);
+          const { xAxis, yAxis } = chart.getOption();
+          const dataIndex = [...xAxis, ...yAxis].map((axis) => axis.data?.indexOf(name) ?? -1).find((i) => i >= 0);
+          chart.dispatchAction({ type: 'showTip', seriesIndex: 0, dataIndex });
+          return document.getElementById(id)!.textContent;
+        },
+        id,
+        name,
+      );
+      expect(tooltip, id).toContain(name);
+    }
+  });
+
+  it("shows explanations and a replayed cluster as text: a request's path, a controller's inputs, an Event's message", async () => {
+    await page.click(`#event-list li[data-seq="${seqs.fleetCreated}"]`);
+    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation ol.because'), { timeout: 10_000 }, seqs.fleetCreated);
+    const explanation = await pageText('#explanation');
+    for (const field of ['fleet-name', 'sync-object', 'input-key', 'input-value', 'request-path', 'request-client', 'request-id']) expect(explanation).toContain(markup(field));
+
+    await page.click(`#event-list li[data-seq="${seqs.eventCreated}"]`);
+    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation [data-explanation=summary]'), { timeout: 10_000 }, seqs.eventCreated);
+    expect(await pageText('#explanation [data-explanation=summary]')).toBe(`recorded Warning ${markup('event-reason')}: ${markup('event-message')}`);
+
+    await page.click(`#explanation button[data-travel="${seqs.eventCreated}"]`);
+    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, seqs.eventCreated);
+    expect(await pageText('#fleet-table')).toContain(`default/${markup('fleet-name')}`);
+    expect(await pageText('#autoscaler-table')).toContain(markup('lastScaleTime'));
+  });
+
+  it('ran none of it: no handler, no request it would make, nothing the policy had to refuse', async () => {
+    const { pwned, violations } = await page.evaluate(() => {
+      const w = window as unknown as { __pwned?: string[]; __violations?: string[] };
+      return { pwned: w.__pwned ?? [], violations: w.__violations ?? [] };
+    });
+    // The page drew all of it: both explanations were asked for.
+    for (const seq of [seqs.fleetCreated, seqs.eventCreated]) expect(requests).toContain(`GET /fleetsim/v1/log/${seq}/explain`);
+    expect(pwned).toEqual([]);
+    expect(requests.filter((r) => r.includes('/pwned'))).toEqual([]);
+    expect(requests.filter((r) => !r.startsWith('GET '))).toEqual([]);
+    expect(violations).toEqual([]);
   });
 });
 

@@ -51,10 +51,36 @@ function assetFiles(): Map<string, string> {
     ['/dashboard/dashboard.css', join(root, 'dashboard', 'dashboard.css')],
     ['/dashboard/echarts.min.js', echartsBrowserBundlePath()],
   ]);
-  for (const name of ['app', 'summary', 'charts', 'watch', 'metrics', 'format']) {
+  for (const name of ['app', 'dom', 'summary', 'charts', 'watch', 'metrics', 'format']) {
     files.set(`/dashboard/${name}.js`, join(built, `${name}.js`));
   }
   return files;
+}
+
+/**
+ * What the page may load and run: its own files only. No inline script runs, so a value that
+ * slipped into the page as markup could not run either; no plugin, no <base>, no form posts, no
+ * framing by another page. ECharts's tooltips are markup with inline styles, hence style-src's
+ * 'unsafe-inline'; the page's icon is a data: URL.
+ */
+const DASHBOARD_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The headers of every file of the page: its policy, and no guessing a type other than the one sent. */
+function setAssetHeaders(res: Response, type: string): void {
+  res.setHeader('Content-Type', type);
+  res.setHeader('Content-Security-Policy', DASHBOARD_CONTENT_SECURITY_POLICY);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // Revalidated each time (no ETag here): a rebuilt page is never served stale.
+  res.setHeader('Cache-Control', 'no-cache');
 }
 
 interface Asset {
@@ -80,9 +106,7 @@ function assets(): express.RequestHandler {
       asset = { type: CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body, gzipped: gzipSync(body), mtimeMs };
       loaded.set(req.path, asset);
     }
-    res.setHeader('Content-Type', asset.type);
-    // Revalidated each time (no ETag here): a rebuilt page is never served stale.
-    res.setHeader('Cache-Control', 'no-cache');
+    setAssetHeaders(res, asset.type);
     res.setHeader('Vary', 'Accept, Accept-Encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
       res.setHeader('Content-Encoding', 'gzip');
@@ -137,8 +161,7 @@ export function dashboardRoutes(store: Store): express.Router {
   const timeline = new Timeline(store);
   router.use(assets());
   router.get('/dashboard/states.js', (_req: Request, res: Response) => {
-    res.setHeader('Content-Type', CONTENT_TYPES['.js']!);
-    res.setHeader('Cache-Control', 'no-cache');
+    setAssetHeaders(res, CONTENT_TYPES['.js']!);
     res.end(`export const GAMESERVER_STATES = ${JSON.stringify(GAMESERVER_STATES)};\n`);
   });
 

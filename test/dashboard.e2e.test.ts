@@ -335,13 +335,23 @@ async function writeLogWithMarkup(path: string): Promise<{ fleetCreated: number;
   const autoscaler = markup('autoscaler-name');
   const spec = { fleetName: markup('autoscaler-fleet'), policy: { type: markup('autoscaler-policy') }, sync: { type: 'FixedInterval', fixedInterval: { seconds: 30 } } };
   const status = { currentReplicas: 0, desiredReplicas: 0, lastScaleTime: null, ableToScale: false, scalingLimited: false };
-  log.append([resource('FleetAutoscaler', 'autoscaling.agones.dev/v1', autoscaler, { spec, status })], time, request);
-  // The old server's status PATCH: any text as lastScaleTime.
-  const statusSet = log.append(
-    [{ type: 'ResourceStatusSet', kind: 'FleetAutoscaler', namespace: 'default', name: autoscaler, payload: { status: { ...status, lastScaleTime: markup('lastScaleTime') } } }],
+  log.append(
+    [
+      resource('FleetAutoscaler', 'autoscaling.agones.dev/v1', autoscaler, { spec, status }),
+      resource('FleetAutoscaler', 'autoscaling.agones.dev/v1', 'stored-before', { spec: { ...spec, fleetName: 'gone', policy: { type: 'Buffer', buffer: { bufferSize: 1, maxReplicas: 3 } } }, status }),
+    ],
     time,
     request,
   );
+  // The old server's status PATCH: any text as lastScaleTime.
+  const lastScaleTime = (name: string): NewEvent => ({
+    type: 'ResourceStatusSet',
+    kind: 'FleetAutoscaler',
+    namespace: 'default',
+    name,
+    payload: { status: { ...status, lastScaleTime: markup(name === autoscaler ? 'lastScaleTime' : name) } },
+  });
+  const statusSet = log.append([lastScaleTime(autoscaler), lastScaleTime('stored-before')], time, request);
   const template = fleetManifest('template', 0).spec.template;
   const fleet = markup('fleet-name');
   const sync: Cause = { type: 'sync', controller: 'Fleet', object: { kind: 'Fleet', namespace: 'default', name: markup('sync-object') }, after: statusSet.records[0]!.seq, inputs: { [markup('input-key')]: markup('input-value') } };
@@ -469,6 +479,19 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
     await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, seqs.eventCreated);
     expect(await pageText('#fleet-table')).toContain(`default/${markup('fleet-name')}`);
     expect(await pageText('#autoscaler-table')).toContain(markup('lastScaleTime'));
+  });
+
+  it('still lets an object of that log be edited: the value stored before stands until changed, and a new value is checked', async () => {
+    const path = '/apis/autoscaling.agones.dev/v1/namespaces/default/fleetautoscalers/stored-before';
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const edited = await apiRequest(serve.baseUrl, 'PATCH', path, { body: { spec: { sync: { fixedInterval: { seconds: 60 } } } }, headers: merge });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.json).toMatchObject({ spec: { sync: { fixedInterval: { seconds: 60 } } }, status: { lastScaleTime: markup('stored-before') } });
+    const refused = await apiRequest(serve.baseUrl, 'PATCH', `${path}/status`, { body: { status: { lastScaleTime: 'soon' } }, headers: merge });
+    expect(refused.status, refused.text).toBe(422);
+    expect((refused.json as Status).message).toContain('status.lastScaleTime in body must be of type date-time: "soon"');
+    const corrected = await apiRequest(serve.baseUrl, 'PATCH', `${path}/status`, { body: { status: { lastScaleTime: '2024-05-01T10:00:00Z' } }, headers: merge });
+    expect(corrected.status, corrected.text).toBe(200);
   });
 
   it('ran none of it: no handler, no request it would make, nothing the policy had to refuse', async () => {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { type Schema, type SchemaReport, checkSchema, isDateTime } from './schema.js';
 import { fieldErrorMessage } from './validation.js';
 
-const check = (value: unknown, schema: Schema): string[] => {
+const check = (value: unknown, schema: Schema, old?: unknown): string[] => {
   const report: SchemaReport = { unknown: [], errors: [] };
-  checkSchema(value, schema, '', report);
+  checkSchema(value, schema, '', report, old);
   return report.errors.map(fieldErrorMessage);
 };
 
@@ -49,5 +49,15 @@ describe('format: date-time', () => {
     ]);
     expect(check({ status: { lastScaleTime: null } }, schema)).toEqual([]);
     expect(check({ status: { lastScaleTime: '2024-05-01T10:00:00Z' } }, schema)).toEqual([]);
+  });
+
+  it('on an update, lets a value stored before stand while the update leaves it as it was (ratcheting), and checks a changed one', () => {
+    const schema: Schema = { type: 'object', properties: { status: { type: 'object', properties: { lastScaleTime: { type: 'string', format: 'date-time' }, other: { type: 'integer' } } } } };
+    const old = { status: { lastScaleTime: 'yesterday', other: 1 } };
+    expect(check({ status: { lastScaleTime: 'yesterday', other: 2 } }, schema, old)).toEqual([]);
+    expect(check({ status: { lastScaleTime: 'today', other: 2 } }, schema, old)).toEqual([
+      'status.lastScaleTime: Invalid value: "today": status.lastScaleTime in body must be of type date-time: "today"',
+    ]);
+    expect(check({ status: { lastScaleTime: 'yesterday' } }, schema)).toHaveLength(1);
   });
 });

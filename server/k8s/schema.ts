@@ -43,8 +43,13 @@ function typeName(value: unknown): string {
   return typeof value;
 }
 
-/** Checks a value against a schema, as the API server's structural schema validation does. */
-export function checkSchema(value: unknown, schema: Schema, path: string, report: SchemaReport): void {
+/**
+ * Checks a value against a schema, as the API server's structural schema validation does. For an
+ * update, `old` is the object as stored: a string's format is not held against a value the update
+ * leaves as it was (the API server's validation ratcheting), so an object stored before a format
+ * was checked (an older log's) can still be edited.
+ */
+export function checkSchema(value: unknown, schema: Schema, path: string, report: SchemaReport, old?: unknown): void {
   if (value === null || value === undefined) {
     if (value === null && schema.nullable === false) report.errors.push(required(path, ''));
     return;
@@ -69,8 +74,9 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
       for (const [key, child] of Object.entries(object)) {
         const childPath = join(path, key);
         const childSchema = schema.properties?.[key];
-        if (childSchema) checkSchema(child, childSchema, childPath, report);
-        else if (typeof schema.additionalProperties === 'object') checkSchema(child, schema.additionalProperties, childPath, report);
+        const oldChild = typeName(old) === 'object' ? (old as Record<string, unknown>)[key] : undefined;
+        if (childSchema) checkSchema(child, childSchema, childPath, report, oldChild);
+        else if (typeof schema.additionalProperties === 'object') checkSchema(child, schema.additionalProperties, childPath, report, oldChild);
         else if (schema.additionalProperties !== true && !schema['x-kubernetes-preserve-unknown-fields']) {
           report.unknown.push(childPath);
         }
@@ -117,7 +123,7 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         report.errors.push(typeInvalid(path, value, `${path} in body must be of type string: "${actual}"`));
         return;
       }
-      if (schema.format === 'date-time' && !isDateTime(value as string)) {
+      if (schema.format === 'date-time' && value !== old && !isDateTime(value as string)) {
         report.errors.push(typeInvalid(path, value, `${path} in body must be of type date-time: ${goQuote(value as string)}`));
       }
       if (schema.format === 'byte' && !isBase64(value as string)) {

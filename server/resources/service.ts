@@ -195,7 +195,7 @@ export class ResourceService {
   async update(definition: KindDefinition, namespace: string, name: string, body: unknown, options: WriteOptions = {}): Promise<Resource> {
     this.requireVerb(definition, 'update');
     const current = this.get(definition, namespace, name);
-    const input = this.decode(definition, body, options);
+    const input = this.decode(definition, body, options, current);
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
     if (metadata.name !== undefined && metadata.name !== name) {
       throw apiErrors.badRequest(`the name of the object (${metadata.name}) does not match the name on the URL (${name})`);
@@ -227,7 +227,7 @@ export class ResourceService {
     if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
     }
-    const input = this.decode(definition, patched, options);
+    const input = this.decode(definition, patched, options, current);
     return this.replace(definition, current, input, options);
   }
 
@@ -302,7 +302,7 @@ export class ResourceService {
     if (!definition.subresources.status) throw apiErrors.pathNotFound();
     const current = this.get(definition, namespace, name);
     const written = contentType === undefined ? body : this.applyPatch(current, body, contentType);
-    const input = this.decode(definition, written, options);
+    const input = this.decode(definition, written, options, current);
     const metadata = objectAt(input.metadata) ?? {};
     if (metadata.name !== undefined && metadata.name !== name) {
       throw apiErrors.badRequest(`the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`);
@@ -317,7 +317,7 @@ export class ResourceService {
     }
     const next: Resource = { ...current, status: input.status };
     if (jsonEqual(next.status, current.status)) return this.unchanged(current);
-    this.checkRules(definition, next);
+    this.checkRules(definition, next, current);
     // Fleets and sets fold their status from their GameServers: a valid write has nothing to change.
     if (options.dryRun || definition.derivedStatus) {
       return options.dryRun ? next : this.unchanged(current);
@@ -466,7 +466,7 @@ export class ResourceService {
     if (specChanged) next = { ...next, metadata: { ...next.metadata, generation: current.metadata.generation + 1 } };
     // Nothing changed: nothing to validate (the object stands as accepted) and nothing to append.
     if (jsonEqual(next, current)) return this.unchanged(current);
-    this.checkRules(definition, next);
+    this.checkRules(definition, next, current);
     this.validate(definition, next, current);
     const { namespace, name } = current.metadata;
     const event =
@@ -505,7 +505,7 @@ export class ResourceService {
    * otherwise) and value types, which is what decoding into the kind's Go types would refuse
    * before any webhook runs. The schema's other rules wait until the defaults are applied.
    */
-  private decode(definition: KindDefinition, body: unknown, options: WriteOptions): Record<string, unknown> {
+  private decode(definition: KindDefinition, body: unknown, options: WriteOptions, current?: Resource): Record<string, unknown> {
     if (!isJsonObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
     if (body.kind !== undefined && body.kind !== definition.kind) {
       throw apiErrors.badRequest(`the kind of the object (${String(body.kind)}) does not match the resource (${definition.kind})`);
@@ -514,7 +514,7 @@ export class ResourceService {
       throw apiErrors.badRequest(`the apiVersion of the object (${String(body.apiVersion)}) does not match ${apiVersionOf(definition)}`);
     }
     const report: SchemaReport = { unknown: [], errors: [] };
-    checkSchema(body, definition.schema, '', report);
+    checkSchema(body, definition.schema, '', report, current);
     const validation = options.fieldValidation ?? 'Strict';
     if (report.unknown.length && validation === 'Strict') {
       const fields = report.unknown.map((f) => `unknown field "${f}"`).join(', ');
@@ -531,10 +531,10 @@ export class ResourceService {
     return pruneUnknown(body, definition.schema) as Record<string, unknown>;
   }
 
-  /** The schema's rules on the object as admission leaves it (after the defaults). */
-  private checkRules(definition: KindDefinition, object: Resource): void {
+  /** The schema's rules on the object as admission leaves it (after the defaults); `current` is the stored object an update replaces. */
+  private checkRules(definition: KindDefinition, object: Resource, current?: Resource): void {
     const report: SchemaReport = { unknown: [], errors: [] };
-    checkSchema(object, definition.schema, '', report);
+    checkSchema(object, definition.schema, '', report, current);
     if (report.errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, report.errors);
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlagError, type FlagSpec, parseDuration, parseFlags } from './flags.js';
+import { FlagError, type FlagSpec, closest, parseDuration, parseFlags } from './flags.js';
 
 describe('parseDuration (Go durations, as Kubernetes flags take them)', () => {
   it('reads hours, minutes, seconds, milliseconds and their sums', () => {
@@ -29,5 +29,35 @@ describe('parseFlags', () => {
     const { values, given } = parseFlags(['--pools', 'p.yaml'], specs, { NODES: '3' });
     expect(values).toEqual({ nodes: 3, 'max-pods': 110, pools: 'p.yaml' });
     expect([...given].sort()).toEqual(['nodes', 'pools']);
+  });
+});
+
+describe('an unknown flag', () => {
+  const specs: FlagSpec[] = [
+    { name: 'port', alias: 'p', type: 'number', default: 8080, help: '' },
+    { name: 'node-pools', type: 'string', help: '' },
+    { name: 'nodes', type: 'number', help: '' },
+  ];
+
+  it('is named, with the flag it most likely meant', () => {
+    expect(() => parseFlags(['--prot', '1'], specs, {})).toThrow(new FlagError('unknown flag --prot (did you mean --port?)'));
+    expect(() => parseFlags(['--node-pool=x.yaml'], specs, {})).toThrow(new FlagError('unknown flag --node-pool (did you mean --node-pools?)'));
+    expect(() => parseFlags(['--nodse', '3'], specs, {})).toThrow(new FlagError('unknown flag --nodse (did you mean --nodes?)'));
+  });
+
+  it('points to --help when nothing is near', () => {
+    expect(() => parseFlags(['--colour'], specs, {})).toThrow(new FlagError('unknown flag --colour (--help lists the flags)'));
+  });
+});
+
+describe('closest', () => {
+  it('takes the nearest name within a third of its length (two edits at least), or one the name begins', () => {
+    const commands = ['serve', 'sidecar', 'replay', 'explain', 'simulate', 'report'];
+    expect(closest('serv', commands)).toBe('serve');
+    expect(closest('sidcar', commands)).toBe('sidecar');
+    expect(closest('simul', commands)).toBe('simulate');
+    expect(closest('repaly', commands)).toBe('replay');
+    expect(closest('frobnicate', commands)).toBeUndefined();
+    expect(closest('x', commands)).toBeUndefined();
   });
 });

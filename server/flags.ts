@@ -45,7 +45,10 @@ export function parseFlags(
     }
     const [rawName, inlineValue] = arg.replace(/^--?/, '').split(/=(.*)/s, 2) as [string, string | undefined];
     const spec = specs.find((s) => s.name === rawName || s.alias === rawName);
-    if (!spec) throw new FlagError(`unknown flag: ${arg}`);
+    if (!spec) {
+      const near = closest(rawName, specs.map((s) => s.name));
+      throw new FlagError(`unknown flag ${arg.split('=', 1)[0]} (${near ? `did you mean --${near}?` : '--help lists the flags'})`);
+    }
     let raw = inlineValue;
     if (raw === undefined) {
       if (spec.type === 'boolean') raw = 'true';
@@ -83,4 +86,32 @@ export function flagsHelp(specs: readonly FlagSpec[]): string {
       return `  ${names.padEnd(22)} ${s.help}${def}${env}`;
     })
     .join('\n');
+}
+
+/**
+ * The candidate a mistyped name most likely meant: the nearest by edit distance, within a third
+ * of the name's length (two edits at least), or one the name begins; undefined when none is near.
+ */
+export function closest(name: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = candidate.startsWith(name) && name.length >= 2 ? 1 : editDistance(name, candidate);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions, one each. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
 }

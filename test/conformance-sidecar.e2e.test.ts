@@ -208,7 +208,7 @@ describe('fleetsim conformance sidecar with bad flags', () => {
     [['--target', 'http://localhost:9358', '--grpc', 'localhost'], '--grpc: "localhost" is not HOST:PORT'],
     [['--target', 'http://localhost:9358', '--profile', 'kind'], '--profile: "kind" is not one of agones-local, cluster'],
     [['--target', 'http://localhost:9358', '--feature-gates', 'Nope=true'], '--feature-gates: Feature Gate "Nope" is not a valid Feature Gate'],
-    [['--target', 'http://localhost:9358', '--colour'], 'unknown flag: --colour'],
+    [['--target', 'http://localhost:9358', '--colour'], 'unknown flag --colour'],
     [['--target', 'http://localhost:9358', '--cases', '/nonexistent'], '--cases: ENOENT'],
     [['--target', 'http://localhost:9358', '--known', join(REPO_ROOT, 'conformance', 'sidecar-gameserver.yaml')], '--known: sidecar-gameserver.yaml: top level: must be a list of known differences'],
   ])('%j exits 2 naming the flag', async (args, message) => {

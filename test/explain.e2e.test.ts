@@ -226,7 +226,7 @@ describe('fleetsim explain', () => {
     expect(noName.code).toBe(2);
     expect(noName.stderr).toMatch(/<kind>\/<name>/);
     const noFile = await runCli(['explain', 'fleet/x', '--db', join(dir, 'missing.db')]);
-    expect(noFile.code).toBe(2);
+    expect(noFile.code).toBe(1);
     expect(noFile.stderr).toMatch(/no event log at/);
 
     const badSeq = await apiRequest(serve.baseUrl, 'GET', '/fleetsim/v1/log/abc/explain');

@@ -40,13 +40,16 @@ export async function explainCommand(argv: string[]): Promise<number> {
   if (output !== 'text' && output !== 'json') throw new FlagError(`--output must be text or json, not "${output}"`);
   if (values.server !== undefined && values.db !== undefined) throw new FlagError('give --db or --server, not both');
 
-  const history = values.server !== undefined ? await ask(String(values.server), kindName, namespace, name, kind.namespaced) : read(String(values.db ?? DEFAULT_DB), kind.kind, namespace, name);
+  const source = values.server !== undefined ? String(values.server) : String(values.db ?? DEFAULT_DB);
+  const history = values.server !== undefined ? await ask(source, kindName, namespace, name, kind.namespaced) : read(source, kind.kind, namespace, name);
+  // Not found, as kubectl says of a missing object: an error, exit 1.
+  if (history.changes.length === 0) throw new Error(`no events of ${kind.kind} ${namespace ? `${namespace}/` : ''}${name} in ${source}`);
   console.log(output === 'json' ? stringifyJsonExact(history, 2) : formatHistory(history));
   return 0;
 }
 
 function read(db: string, kind: string, namespace: string, name: string): ObjectHistory {
-  if (!existsSync(db)) throw new FlagError(`no event log at ${db} (--db FILE, or --server URL for a running fleetsim)`);
+  if (!existsSync(db)) throw new Error(`no event log at ${db} (--db FILE, or --server URL for a running fleetsim)`);
   const log = new EventLog(db, { readonly: true });
   try {
     return new LogExplainer(log).explainObject(kind, namespace, name);

@@ -29,7 +29,9 @@ export function replayCommand(argv: string[]): number {
   if (values.events !== undefined) {
     const target = String(values.events);
     const [namespace, name] = target.includes('/') ? target.split('/', 2) : ['default', target];
-    console.log(formatEvents(objectEvents(db, GAMESERVER_KIND, namespace!, name!, options), format));
+    const events = objectEvents(db, GAMESERVER_KIND, namespace!, name!, options);
+    if (events.length === 0) throw new Error(`no events of GameServer ${namespace}/${name} in ${db}${options.toSeq !== undefined || untilTime !== undefined ? ' up to that point' : ''}`);
+    console.log(formatEvents(events, format));
     return 0;
   }
   const model = replayLog(db, options);

@@ -1,5 +1,7 @@
 import { parseFeatureGates } from '../features.js';
-import { FleetsimServer } from '../serve.js';
+import { FleetsimServer, type ServeOptions } from '../serve.js';
+import { WriterLock } from '../log/writer-lock.js';
+import { stopOnLogFailure } from './log-start.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { loadNodePools } from '../sim/node-pools.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
@@ -7,7 +9,7 @@ import { parseAllowedHosts } from '../api/request-origin.js';
 
 /** Where serve keeps its log unless told otherwise (and where `explain` reads by default). */
 export const DEFAULT_DB = 'data/fleetsim.db';
-import { ALLOCATOR_FLAGS, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
+import { ALLOCATOR_FLAGS, type AllocatorFlags, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
 import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from '../allocation/allocator-model-flags.js';
 
 const FLAGS: FlagSpec[] = [
@@ -20,7 +22,7 @@ const FLAGS: FlagSpec[] = [
     default: '',
     help: 'Host names answered besides IP addresses, localhost, this machine\'s name and --host (comma-separated; .example.com for a domain, * for any): a guard against DNS rebinding',
   },
-  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none)' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none), written by one serve at a time' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
   { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node (of --nodes)' },
@@ -95,7 +97,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } catch (error) {
     throw new FlagError((error as Error).message);
   }
-  const server = new FleetsimServer({
+  const options: ServeOptions = {
     port: Number(values.port),
     host: String(values.host) || undefined,
     db: String(values.db),
@@ -115,17 +117,46 @@ export async function serveCommand(argv: string[]): Promise<number> {
     allocatorModel: allocatorModelOptions(allocator.model, values, given),
     allocatorTls: allocator.tls,
     allowedHosts,
-  });
-  const { port, applied, allocatorPort: tlsPort } = await server.start();
-  const host = String(values.host) || '0.0.0.0';
-  for (const line of applied) console.log(line);
-  if (tlsPort !== undefined) console.log(allocatorServingLine(allocator, host, tlsPort));
-  console.log(`fleetsim serving on http://${host}:${port} (log ${String(values.db)}, clock ${clock})`);
-  console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
-  console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);
+  };
+  // One writer per log, before the log is read: a second serve on it stops here.
+  const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
+  try {
+    return await run(options, lock, allocator);
+  } finally {
+    lock?.release();
+  }
+}
+
+/** Starts the server and serves until a signal, or until a write to its log fails (exit 1). */
+async function run(options: ServeOptions, lock: WriterLock | undefined, allocator: AllocatorFlags): Promise<number> {
+  const server = new FleetsimServer(options);
+  const { db, clock } = options;
+  // A failed write is said in one line (stopOnLogFailure); a start it interrupts fails with it, unsaid.
+  const failed = new Promise<'failed'>((resolve) => stopOnLogFailure(server.cluster.log, 'serve', () => resolve('failed')));
+  const started = await Promise.race([server.start(), failed]);
+  if (started === 'failed') {
+    await server.close();
+    return 1;
+  }
+  const { port, applied, allocatorPort: tlsPort } = started;
+  const host = options.host || '0.0.0.0';
+  lock?.serving(`http://${host}:${port}`);
   return new Promise<number>((resolve) => {
-    const stop = () => void server.close().then(() => resolve(0));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    let stopping = false;
+    const stop = (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      void server.close().then(() => resolve(code));
+    };
+    void failed.then(() => stop(1));
+    // Before the banner: a signal sent as soon as it is read must find the handlers (without
+    // them, SIGTERM kills at once, and nothing is closed).
+    process.once('SIGINT', () => stop(0));
+    process.once('SIGTERM', () => stop(0));
+    for (const line of applied) console.log(line);
+    if (tlsPort !== undefined) console.log(allocatorServingLine(allocator, host, tlsPort));
+    console.log(`fleetsim serving on http://${host}:${port} (log ${db}, clock ${clock})`);
+    console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
+    console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);
   });
 }

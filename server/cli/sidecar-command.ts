@@ -6,7 +6,9 @@ import { parseFeatureGates } from '../features.js';
 import { formatVerdict } from '../sidecar/conformance.js';
 import { StandaloneSidecar } from '../standalone.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
+import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../flags.js';
+import { WriterLock, isRunning } from '../log/writer-lock.js';
+import { stopOnLogFailure } from './log-start.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'local', env: 'LOCAL', type: 'boolean', default: false, help: 'local mode (the only mode: there is no cluster to join)' },
@@ -58,57 +60,75 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   // As in Agones, --test is ignored when --local is set.
   const testList = values.local ? '' : String(values.test);
   const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
-  // sdk-server --local forgets everything when it stops: a log is kept only when asked for.
-  const temporary = values.db ? undefined : temporaryLog();
-  const db = temporary?.path ?? String(values.db);
   let allowedHosts: string[];
   try {
     allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
   } catch (error) {
     throw new FlagError((error as Error).message);
   }
-  const delay = Number(values.delay);
-  if (delay > 0) await new Promise((r) => setTimeout(r, delay * 1000));
-
-  const sidecar = new StandaloneSidecar({
-    db,
-    gates,
-    address: String(values.address),
-    httpPort: Number(values['http-port']),
-    grpcPort: Number(values['grpc-port']),
-    file: String(values.file) || undefined,
-    expected,
-    seed: Number(values.seed),
-    allowedHosts,
-  });
-  let ports: { httpPort: number; grpcPort: number };
+  // sdk-server --local forgets everything when it stops: a log is kept only when asked for.
+  const temporary = values.db ? undefined : temporaryLog();
+  const db = temporary?.path ?? String(values.db);
+  // A kept log has one writer at a time: a second sidecar on it stops here, before reading it.
+  const lock = temporary ? undefined : await WriterLock.acquire(db, 'fleetsim sidecar');
   try {
-    ports = await sidecar.start();
+    const delay = Number(values.delay);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay * 1000));
+    const sidecar = new StandaloneSidecar({
+      db,
+      gates,
+      address: String(values.address),
+      httpPort: Number(values['http-port']),
+      grpcPort: Number(values['grpc-port']),
+      file: String(values.file) || undefined,
+      expected,
+      seed: Number(values.seed),
+      allowedHosts,
+    });
+    return await run(sidecar, values, db, lock);
+  } finally {
+    lock?.release();
+    temporary?.remove();
+  }
+}
+
+/** Listens until a signal or --timeout (exit 0, or the conformance verdict's), or until a write to the log fails (exit 1). */
+async function run(sidecar: StandaloneSidecar, values: FlagValues, db: string, lock: WriterLock | undefined): Promise<number> {
+  // A failed write is said in one line (stopOnLogFailure); a start it interrupts fails with it, unsaid.
+  const failed = new Promise<'failed'>((resolve) => stopOnLogFailure(sidecar.cluster.log, 'sidecar', () => resolve('failed')));
+  let ports: { httpPort: number; grpcPort: number } | 'failed';
+  try {
+    ports = await Promise.race([sidecar.start(), failed]);
   } catch (error) {
     await sidecar.close();
-    temporary?.remove();
     throw error;
   }
+  if (ports === 'failed') {
+    await sidecar.close();
+    return 1;
+  }
   const host = String(values.address) || '0.0.0.0';
-  console.log(`fleetsim sidecar listening: http=${host}:${ports.httpPort} grpc=${host}:${ports.grpcPort} log=${db}`);
-
+  const { httpPort, grpcPort } = ports;
+  lock?.serving(`http://${host}:${httpPort}`);
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = async () => {
+    const stop = async (failure = false) => {
       if (stopping) return;
       stopping = true;
       const verdict = await sidecar.close();
-      temporary?.remove();
-      if (!verdict) return resolve(0);
+      if (failure || !verdict) return resolve(failure ? 1 : 0);
       const text = formatVerdict(String(values['sdk-name']), verdict);
       if (verdict.ok) console.log(text);
       else console.error(text);
       resolve(verdict.ok ? 0 : 1);
     };
+    void failed.then(() => stop(true));
     const timeout = Number(values.timeout);
     if (timeout > 0) setTimeout(() => void stop(), timeout * 1000);
+    // Before the listening line: a signal sent as soon as it is read must find the handlers.
     process.once('SIGINT', () => void stop());
     process.once('SIGTERM', () => void stop());
+    console.log(`fleetsim sidecar listening: http=${host}:${httpPort} grpc=${host}:${grpcPort} log=${db}`);
   });
 }
 
@@ -126,13 +146,4 @@ function temporaryLog(): { path: string; remove(): void } {
   }
   const dir = mkdtempSync(join(tmpdir(), `fleetsim-sidecar-${process.pid}-`));
   return { path: join(dir, 'log.db'), remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
-  }
 }

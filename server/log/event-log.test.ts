@@ -199,3 +199,27 @@ describe('EventLog written behind (what-if runs)', () => {
     expect(() => log.close()).toThrow(/writer failed/);
   });
 });
+
+describe('EventLog after a failed write', () => {
+  it('tells its holder of a failed transaction instead of throwing, then takes no more events and closes without writing', async () => {
+    const path = tempDb();
+    const log = new EventLog(path);
+    await log.append([event('a', 1)], 1000).committed;
+    // Another connection takes the sequence numbers the log uses next.
+    const other = new Database(path);
+    other.prepare("INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES (2, 0, 'X', 'X', '', 'x', '{}', 1)").run();
+    other.close();
+    const failures: Array<[string, number]> = [];
+    log.onFailed = (error, firstLost) => failures.push([error.message, firstLost]);
+    await expect(log.append([event('b', 2), event('b', 3)], 2000).committed).rejects.toThrow(/UNIQUE constraint failed: events.seq/);
+    expect(failures).toEqual([['UNIQUE constraint failed: events.seq', 2]]);
+    expect(() => log.append([event('c', 4)], 3000)).toThrow('the event log stopped at a failed write: UNIQUE constraint failed: events.seq');
+    log.close();
+    const file = new Database(path, { readonly: true });
+    expect(file.prepare('SELECT seq, type FROM events ORDER BY seq').all()).toEqual([
+      { seq: 1, type: 'TestHappened' },
+      { seq: 2, type: 'X' },
+    ]);
+    file.close();
+  });
+});

@@ -245,6 +245,13 @@ export class EventLog {
   onCommitted: (() => void) | undefined;
 
   /**
+   * Told, instead of a throw, when a transaction fails (SQLite has rolled it back): `firstLost` is
+   * the first sequence number it held. The log then takes no more events; its holder stops.
+   */
+  onFailed: ((error: Error, firstLost: number) => void) | undefined;
+  private failure: Error | undefined;
+
+  /**
    * `flushWhenFull: false` leaves a full batch to the caller's `flushIfFull()`, for a caller that
    * has more to do with the records (project them) before they may commit.
    *
@@ -316,6 +323,7 @@ export class EventLog {
    */
   append(events: readonly NewEvent[], time: number, cause?: Cause): { records: StoredEvent[]; committed: Promise<void> } {
     if (this.closed) throw new Error('the event log is closed');
+    if (this.failure) throw new Error(`the event log stopped at a failed write: ${this.failure.message}`);
     const records: StoredEvent[] = events.map((e) => ({
       seq: this.nextSeq++,
       time,
@@ -375,8 +383,11 @@ export class EventLog {
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
+      this.failure = error instanceof Error ? error : new Error(String(error));
       batch?.reject(error);
-      throw error;
+      if (!this.onFailed) throw error;
+      this.onFailed(this.failure, events[0]!.seq);
+      return;
     }
     try {
       this.onCommitted?.();
@@ -488,7 +499,8 @@ export class EventLog {
 
   close(): void {
     if (this.closed) return;
-    this.flush();
+    // After a failed write nothing more is written: what was queued since was never answered.
+    if (!this.failure) this.flush();
     this.writeUnwritten();
     this.closed = true;
     try {

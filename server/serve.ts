@@ -45,6 +45,8 @@ export interface ServeOptions {
   gates: FeatureGates;
   nodes: number;
   clock: 'real' | 'virtual';
+  /** Where a virtual clock starts: the resumed log's last event time (default 2026-01-01). */
+  clockStartMs?: number;
   manifests: string[];
   profiles: ProcessProfile[];
   portRange: { min: number; max: number };
@@ -97,7 +99,7 @@ export class FleetsimServer {
   private wss: WebSocketServer | undefined;
 
   constructor(private readonly options: ServeOptions) {
-    this.clock = options.clock === 'virtual' ? new VirtualClock() : new WallClock();
+    this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
     this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.service = new ResourceService(this.cluster);
     this.allocation = new AllocatorService(this.cluster, {

@@ -49,7 +49,7 @@ describe('fleetsim on the command line', () => {
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(/^ {2}report +render a load-test run's report/m);
 
-    const flagOf: Record<string, string> = { serve: '--port', sidecar: '--http-port', replay: '--to-seq', explain: '--server', simulate: '--vary', bench: '--rate', report: '--out' };
+    const flagOf: Record<string, string> = { serve: '--fresh', sidecar: '--http-port', replay: '--to-seq', explain: '--server', simulate: '--vary', bench: '--rate', report: '--out' };
     for (const [command, flag] of Object.entries(flagOf)) {
       const run = await runCli([command, '--help']);
       expect(run.code, `${command} --help`).toBe(0);

@@ -1,7 +1,7 @@
 import { parseFeatureGates } from '../features.js';
 import { FleetsimServer, type ServeOptions } from '../serve.js';
 import { WriterLock } from '../log/writer-lock.js';
-import { stopOnLogFailure } from './log-start.js';
+import { openServeLog, stopOnLogFailure } from './log-start.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { loadNodePools } from '../sim/node-pools.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
@@ -22,7 +22,8 @@ const FLAGS: FlagSpec[] = [
     default: '',
     help: 'Host names answered besides IP addresses, localhost, this machine\'s name and --host (comma-separated; .example.com for a domain, * for any): a guard against DNS rebinding',
   },
-  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none), written by one serve at a time' },
+  { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none): resumed when it exists, by one serve at a time' },
+  { name: 'fresh', type: 'boolean', default: false, help: 'start a new log, keeping the old one beside it under a dated name' },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
   { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node (of --nodes)' },
@@ -121,6 +122,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // One writer per log, before the log is read: a second serve on it stops here.
   const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
   try {
+    if (lock) {
+      const nodeFlags = {
+        nodePools,
+        nodes: given.has('nodes') ? options.nodes : undefined,
+        maxPods: given.has('max-pods') ? options.maxPodsPerNode : undefined,
+      };
+      options.clockStartMs = openServeLog(options.db, { fresh: Boolean(values.fresh), clock, nodeFlags }, (line) => console.log(line)).lastTime;
+    }
     return await run(options, lock, allocator);
   } finally {
     lock?.release();

@@ -142,7 +142,14 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
   const { db, clock } = options;
   // A failed write is said in one line (stopOnLogFailure); a start it interrupts fails with it, unsaid.
   const failed = new Promise<'failed'>((resolve) => stopOnLogFailure(server.cluster.log, 'serve', () => resolve('failed')));
-  const started = await Promise.race([server.start(), failed]);
+  let started: Awaited<ReturnType<FleetsimServer['start']>> | 'failed';
+  try {
+    started = await Promise.race([server.start(), failed]);
+  } catch (error) {
+    // Closed before the lock goes: nothing of this process may reach the log after it.
+    await server.close();
+    throw error;
+  }
   if (started === 'failed') {
     await server.close();
     return 1;

@@ -182,11 +182,17 @@ export function decodeMessage(document: unknown, fields: readonly FieldSpec[], m
   return { message: decoded, present };
 }
 
-/** The top-level keys of a body, checked against a message's fields (for body-derived field masks). */
+/**
+ * The top-level keys of a body, checked against a message's fields (for body-derived field masks),
+ * as grpc-gateway's FieldMaskFromRequestBody derives them: an empty object is a leaf to it, so `{}`
+ * gives the path "" (which no message has), not an empty mask.
+ */
 export function fieldMaskFromBody(document: unknown, fields: readonly FieldSpec[], messageName: string): string[] {
   if (document === null || typeof document !== 'object' || Array.isArray(document)) return [];
+  const keys = Object.keys(document as ProtoMessage);
+  if (keys.length === 0) return [''];
   const paths: string[] = [];
-  for (const key of Object.keys(document as ProtoMessage)) {
+  for (const key of keys) {
     const spec = fieldOf(fields, key);
     if (!spec) {
       throw new GrpcError(GrpcCode.INVALID_ARGUMENT, `could not find field "${key}" in "${messageName}"`);

@@ -220,6 +220,24 @@ const CASES: BadRequest[] = [
       expected: rpcError(2, /^invalid argument\. Field Mask Path\(s\): \[[^\]]*\] are invalid for List\./),
     })),
   ),
+  // -- a list PATCH of {} with no query mask: the gateway takes the empty object for a leaf, so the
+  //    mask it derives is the path "" (printed [] by Go), which UpdateList refuses
+  ...['/v1beta1', '/v1alpha1'].map((prefix) => ({
+    name: `UpdateList at ${prefix} with the body {}`,
+    method: 'PATCH',
+    path: `${prefix}/lists/players`,
+    body: '{}',
+    status: 500,
+    expected: rpcError(2, /^invalid argument\. Field Mask Path\(s\): \[\] are invalid for List\./),
+  })),
+  {
+    name: 'UpdateCounter with the body {} (nothing to change)',
+    method: 'PATCH',
+    path: '/v1beta1/counters/rooms',
+    body: '{}',
+    status: 500,
+    expected: rpcError(2, 'invalid argument. Malformed CounterUpdateRequest: name:"rooms"'),
+  },
   {
     name: 'AddListValue of a value already present',
     method: 'POST',

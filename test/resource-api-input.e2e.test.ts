@@ -323,16 +323,58 @@ describe.sequential('resource API input, as the API server reads it', () => {
   });
 
   describe('subresources and patches', () => {
-    const fleetNow = async () => (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged`)).json as { metadata: { resourceVersion: string }; spec: { replicas: number } };
+    const fleetNow = async () =>
+      (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged`)).json as { metadata: { resourceVersion: string; generation: number }; spec: { replicas: number } };
+    // What a write of the fleet changes (its status moves on by itself while its GameServers start).
+    const fleetSpec = async () => {
+      const fleet = await fleetNow();
+      return { generation: fleet.metadata.generation, spec: fleet.spec };
+    };
 
     it.each([2147483648, 9007199254740991, -1])('the scale subresource refuses spec.replicas %d with a 422 naming it', async (replicas) => {
       const before = await fleetNow();
       for (const [method, contentType] of [['PUT', 'application/json'], ['PATCH', 'application/merge-patch+json']] as const) {
-        const r = await apiRequest(serve.baseUrl, method, `${FLEETS}/paged/scale`, { body: `{"spec":{"replicas":${replicas}}}`, headers: { 'content-type': contentType } });
+        const r = await apiRequest(serve.baseUrl, method, `${FLEETS}/paged/scale`, { body: `{"metadata":{"name":"paged"},"spec":{"replicas":${replicas}}}`, headers: { 'content-type': contentType } });
         const status = expectStatus(r, 422);
         expect(status.details?.causes?.[0]?.field).toBe('spec.replicas');
       }
       expect(await fleetNow()).toEqual(before);
+    });
+
+    it.each([
+      ['{}', {}, 'the name of the object () does not match the name on the URL (paged)'],
+      ['no metadata', { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 0 } }, 'the name of the object () does not match the name on the URL (paged)'],
+      ['another name', { metadata: { name: 'other' }, spec: { replicas: 0 } }, 'the name of the object (other) does not match the name on the URL (paged)'],
+      [
+        'another namespace',
+        { metadata: { name: 'paged', namespace: 'elsewhere' }, spec: { replicas: 0 } },
+        'the namespace of the object (elsewhere) does not match the namespace on the request (default)',
+      ],
+      ['a Fleet', { kind: 'Fleet', apiVersion: 'agones.dev/v1', metadata: { name: 'paged' }, spec: { replicas: 0 } }, 'Fleet in version "v1" cannot be handled as a Scale'],
+      [
+        'a Scale of another group version',
+        { kind: 'Scale', apiVersion: 'autoscaling/v2', metadata: { name: 'paged' }, spec: { replicas: 0 } },
+        'the API version in the data (autoscaling/v2) does not match the expected API version (autoscaling/v1)',
+      ],
+    ])('a scale PUT of %s is a 400 as from the API server, and scales nothing', async (_what, body, message) => {
+      const before = await fleetSpec();
+      expect(before.spec.replicas).toBeGreaterThan(0);
+      const r = await apiRequest(serve.baseUrl, 'PUT', `${FLEETS}/paged/scale`, { body });
+      const status = expectStatus(r, 400);
+      expect(status.reason).toBe('BadRequest');
+      expect(status.message).toContain(message);
+      expect(await fleetSpec()).toEqual(before);
+    });
+
+    it('a scale PATCH that renames the Scale is a 400 and scales nothing', async () => {
+      const before = await fleetSpec();
+      expect(before.spec.replicas).toBeGreaterThan(0);
+      const r = await apiRequest(serve.baseUrl, 'PATCH', `${FLEETS}/paged/scale`, {
+        body: { metadata: { name: 'other' }, spec: { replicas: 0 } },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
+      expect(expectStatus(r, 400).message).toBe('the name of the object (other) does not match the name on the URL (paged)');
+      expect(await fleetSpec()).toEqual(before);
     });
 
     it('a scale PUT without spec.replicas (client-go omits a 0) scales to 0', async () => {

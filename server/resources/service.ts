@@ -8,6 +8,7 @@ import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/re
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
+import { requireBodyType, requireNameOnUrl } from '../k8s/decoding.js';
 import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
@@ -196,10 +197,8 @@ export class ResourceService {
     this.requireVerb(definition, 'update');
     const current = this.get(definition, namespace, name);
     const input = this.decode(definition, body, options, current);
+    requireNameOnUrl(input.metadata, name, definition.namespaced ? namespace : undefined);
     const metadata = isJsonObject(input.metadata) ? (input.metadata as Partial<ObjectMeta>) : {};
-    if (metadata.name !== undefined && metadata.name !== name) {
-      throw apiErrors.badRequest(`the name of the object (${metadata.name}) does not match the name on the URL (${name})`);
-    }
     if (!metadata.resourceVersion) {
       throw apiErrors.invalid(definition.kind, definition.group, name, [
         invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
@@ -223,7 +222,8 @@ export class ResourceService {
     this.requireVerb(definition, 'patch');
     const current = this.get(definition, namespace, name);
     const patched = this.applyPatch(current, patch, contentType);
-    const metadata = isJsonObject(patched) && isJsonObject(patched.metadata) ? patched.metadata : {};
+    requireNameOnUrl(patched.metadata, name, definition.namespaced ? namespace : undefined);
+    const metadata = isJsonObject(patched.metadata) ? patched.metadata : {};
     if (metadata.resourceVersion !== undefined && metadata.resourceVersion !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
     }
@@ -265,8 +265,12 @@ export class ResourceService {
   ): Promise<Record<string, unknown>> {
     const currentScale = this.getScale(definition, namespace, name);
     const scale = contentType ? this.applyPatch(currentScale as unknown as Resource, body, contentType) : body;
+    if (!isJsonObject(scale)) throw apiErrors.badRequest('the body must be an autoscaling/v1 Scale object');
+    // A Scale for this object, as the API server decodes it: `{}` names no object and scales nothing.
+    requireBodyType(scale, 'Scale', ['autoscaling/v1']);
+    requireNameOnUrl(scale.metadata, name, definition.namespaced ? namespace : undefined);
     // Scale.spec.replicas is `omitempty`: a client scaling to 0 (client-go's UpdateScale) sends no replicas.
-    const spec = isJsonObject(scale) ? (scale.spec === undefined ? {} : scale.spec) : undefined;
+    const spec = scale.spec === undefined ? {} : scale.spec;
     const replicas = isJsonObject(spec) ? (spec.replicas ?? 0) : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw apiErrors.invalid('Scale', 'autoscaling', name, [
@@ -277,7 +281,7 @@ export class ResourceService {
     if (replicas > INT32_MAX) {
       throw apiErrors.invalid('Scale', 'autoscaling', name, [invalid('spec.replicas', replicas, `must be less than or equal to ${INT32_MAX}`)]);
     }
-    const version = isJsonObject(scale) && isJsonObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
+    const version = isJsonObject(scale.metadata) ? scale.metadata.resourceVersion : undefined;
     const current = this.get(definition, namespace, name);
     if (typeof version === 'string' && version !== '' && version !== current.metadata.resourceVersion) {
       throw apiErrors.conflict(definition.plural, definition.group, name);
@@ -304,9 +308,7 @@ export class ResourceService {
     const written = contentType === undefined ? body : this.applyPatch(current, body, contentType);
     const input = this.decode(definition, written, options, current);
     const metadata = objectAt(input.metadata) ?? {};
-    if (metadata.name !== undefined && metadata.name !== name) {
-      throw apiErrors.badRequest(`the name of the object (${String(metadata.name)}) does not match the name on the URL (${name})`);
-    }
+    requireNameOnUrl(metadata, name, definition.namespaced ? namespace : undefined);
     if (contentType === undefined && !metadata.resourceVersion) {
       throw apiErrors.invalid(definition.kind, definition.group, name, [
         invalid('metadata.resourceVersion', 0, 'must be specified for an update'),

@@ -322,6 +322,44 @@ describe.sequential('resource API input, as the API server reads it', () => {
     });
   });
 
+  describe('the all-namespaces path of a namespaced kind serves only list and watch', () => {
+    const SECRETS = '/api/v1/namespaces/default/secrets';
+
+    it.each([
+      ['DELETE', '/apis/agones.dev/v1/gameservers', undefined],
+      ['DELETE', '/apis/agones.dev/v1/gameservers?labelSelector=agones.dev%2Ffleet%3Dpaged', undefined],
+      ['POST', '/apis/agones.dev/v1/fleets', fleetManifest('nowhere', 0)],
+      ['DELETE', '/apis/agones.dev/v1/fleets/paged', undefined],
+      ['GET', '/apis/agones.dev/v1/fleets/paged', undefined],
+      ['PATCH', '/apis/agones.dev/v1/fleets/paged/scale', { spec: { replicas: 0 } }],
+    ])('%s %s of a custom resource is a 404, as the CRD handler passes it on, and changes nothing', async (method, path, body) => {
+      const state = async () => ({
+        fleets: await names(FLEETS),
+        gameServers: await names(),
+        spec: ((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged`)).json as { spec: unknown }).spec,
+      });
+      const before = await state();
+      expect(before.gameServers.length).toBeGreaterThan(0);
+      const headers = method === 'PATCH' ? { 'content-type': 'application/merge-patch+json' } : undefined;
+      const status = expectStatus(await apiRequest(serve.baseUrl, method, path, { body, headers }), 404);
+      expect(status).toMatchObject({ reason: 'NotFound', message: 'the server could not find the requested resource' });
+      expect(await state()).toEqual(before);
+    });
+
+    it('DELETE and POST of a built-in collection without a namespace are 405s, as go-restful answers a method it has no route for', async () => {
+      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kept' }, stringData: { a: 'b' } };
+      expect((await apiRequest(serve.baseUrl, 'POST', SECRETS, { body: secret })).status).toBe(201);
+      for (const [method, body] of [['DELETE', undefined], ['POST', { ...secret, metadata: { name: 'other' } }]] as const) {
+        const status = expectStatus(await apiRequest(serve.baseUrl, method, '/api/v1/secrets', { body }), 405);
+        expect(status).toMatchObject({ reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' });
+      }
+      expect(await names(SECRETS)).toEqual(['kept']);
+      // The collection across namespaces still lists.
+      const all = await apiRequest(serve.baseUrl, 'GET', '/api/v1/secrets');
+      expect((all.json as ObjectList).items.map((o) => o.metadata.name)).toContain('kept');
+    });
+  });
+
   describe('subresources and patches', () => {
     const fleetNow = async () =>
       (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/paged`)).json as { metadata: { resourceVersion: string; generation: number }; spec: { replicas: number } };

@@ -61,6 +61,19 @@ function resolveTarget(group: string, version: string, rest: string[]): Target |
   return { definition, namespace, name, subresource };
 }
 
+/**
+ * A namespaced kind addressed without a namespace is only the list (and watch) across all
+ * namespaces: the API server serves no other verb there. The CRD handler passes any other request
+ * on, to end in a 404; go-restful, for a built-in kind, answers a 405 for another method on the
+ * collection and a 404 for a path it has no route for.
+ */
+function requireNamespaceUnlessListed(target: Target, method: string): void {
+  const { definition, namespace, name, subresource } = target;
+  if (!definition.namespaced || namespace !== undefined) return;
+  if ((method === 'GET' || method === 'HEAD') && name === undefined) return;
+  if (definition.customResource || name !== undefined || subresource !== undefined) throw apiErrors.pathNotFound();
+  throw apiErrors.methodNotAllowed();
+}
 
 function bodyBytes(req: Request): Buffer {
   return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -164,6 +177,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
         checkBodyMediaType(req.method, req.headers['content-type'], { protobuf });
         // Create-only and never stored: `allocationRoutes` serves the create before this router.
         if (target.definition.kind === 'GameServerAllocation') throw apiErrors.methodNotAllowed('gameserverallocations support only create');
+        requireNamespaceUnlessListed(target, req.method);
         // Pods are projected from GameServers, not stored: their own routes build them.
         if (target.definition.kind === POD_KIND) {
           if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);

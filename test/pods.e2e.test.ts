@@ -128,6 +128,35 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     await waitFor(() => follow.out.includes('says hello'), { what: 'the followed log' });
   });
 
+  it('refuses the log options the API server refuses (422 on PodLogOptions) and honours sinceTime', async () => {
+    const pod = names[0]!;
+    const log = (query: string) => apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/pods/${pod}/log?${query}`);
+    for (const [query, message] of [
+      ['limitBytes=0', 'limitBytes: Invalid value: 0: must be greater than 0'],
+      ['limitBytes=-5', 'limitBytes: Invalid value: -5: must be greater than 0'],
+      ['sinceSeconds=0', 'sinceSeconds: Invalid value: 0: must be greater than 0'],
+      ['tailLines=-1', 'tailLines: Invalid value: -1: must be greater than or equal to 0'],
+      ['sinceSeconds=10&sinceTime=2020-01-01T00:00:00Z', ': Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified'],
+    ]) {
+      const r = await log(query!);
+      expect(r.status, `${query}: ${r.text}`).toBe(422);
+      expect(r.json).toMatchObject({ kind: 'Status', reason: 'Invalid', message: `PodLogOptions "${pod}" is invalid: ${message}`, details: { name: pod, kind: 'PodLogOptions' } });
+    }
+    for (const query of ['sinceTime=yesterday', 'sinceTime=2020-01-01', 'limitBytes=1.5']) {
+      const r = await log(query);
+      expect(r.status, `${query}: ${r.text}`).toBe(400);
+      expect(r.json).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringContaining(query.split('=')[0]!) });
+    }
+    // sinceTime (RFC 3339): a time after the last line shows none, one before the first shows all.
+    const all = `${pod} ready\n${pod} says hello on stderr\n`;
+    expect(await kubectl.ok(['logs', pod, '--since-time=2000-01-01T00:00:00Z'])).toBe(all);
+    expect(await kubectl.ok(['logs', pod, `--since-time=${new Date(Date.now() + 3_600_000).toISOString()}`])).toBe('');
+    const first = (await log('timestamps=true')).text.split('\n')[0]!.split(' ')[0]!;
+    expect((await log(`sinceTime=${encodeURIComponent(first)}`)).text).toBe(all);
+    const limited = await kubectl.run(['logs', pod, '--since=10s', '--since-time=2000-01-01T00:00:00Z']);
+    expect(limited.code).not.toBe(0);
+  });
+
   it('writes nothing for a client: create and patch of a pod are refused', async () => {
     const r = await apiRequest(serve.baseUrl, 'POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } } });
     expect(r.status).toBe(405);

@@ -11,7 +11,7 @@ import { apiErrors } from '../k8s/status.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { Cluster } from '../cluster.js';
 import type { LogLine } from '../runtime/pod-runtime.js';
-import { listOptionsOf, parseResourceVersion, queryText } from './request-options.js';
+import { listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
 import { fieldFilterOf, selectorOf, sendJson, wantsTable } from './responses.js';
 import type { Cause } from '../log/cause.js';
 import { httpRequestCause } from './request-cause.js';
@@ -173,21 +173,7 @@ function watchPods(
   });
 }
 
-function nonNegativeInteger(req: Request, name: string): number | undefined {
-  const text = queryText(req.query, name);
-  if (text === undefined || text === '') return undefined;
-  if (!/^\d+$/.test(text)) throw apiErrors.badRequest(`${name}: must be a non-negative integer, not ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-function flag(req: Request, name: string): boolean {
-  const text = queryText(req.query, name);
-  if (text === undefined || text === '' || text === 'false') return false;
-  if (text === 'true') return true;
-  throw apiErrors.badRequest(`${name}: must be true or false, not ${JSON.stringify(text)}`);
-}
-
-/** `GET pods/{name}/log`, with kubectl's options: container, tailLines, sinceSeconds, timestamps, limitBytes, follow, previous. */
+/** `GET pods/{name}/log`, with kubectl's options: container, tailLines, sinceSeconds or sinceTime, timestamps, limitBytes, follow, previous. */
 function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response): void {
   const key = objectKey(pod.metadata.namespace, pod.metadata.name);
   const game = String(pod.metadata.annotations?.['agones.dev/container'] ?? '');
@@ -195,16 +181,11 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
     ...((pod.spec as { containers?: Array<{ name?: string }> }).containers ?? []).map((c) => String(c.name)),
     ...((pod.spec as { initContainers?: Array<{ name?: string }> }).initContainers ?? []).map((c) => String(c.name)),
   ];
-  const container = queryText(req.query, 'container') || game;
+  const { container = game, tailLines, sinceSeconds, sinceTime, limitBytes, timestamps, follow, previous } = podLogOptionsOf(req.query, pod.metadata.name);
   if (!containers.includes(container)) {
     throw apiErrors.badRequest(`container ${container} is not valid for pod ${pod.metadata.name}`);
   }
-  const tailLines = nonNegativeInteger(req, 'tailLines');
-  const sinceSeconds = nonNegativeInteger(req, 'sinceSeconds');
-  const limitBytes = nonNegativeInteger(req, 'limitBytes');
-  const timestamps = flag(req, 'timestamps');
-  const follow = flag(req, 'follow');
-  if (flag(req, 'previous')) {
+  if (previous) {
     const status = cluster.pods.container(key);
     if (container !== game || !status?.lastState) {
       throw apiErrors.badRequest(`previous terminated container "${container}" in pod "${pod.metadata.name}" not found`);
@@ -212,10 +193,8 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
   }
   // The sidecar writes nothing of its own here: its container's log is empty.
   let lines: readonly LogLine[] = container === game ? cluster.pods.logs(key) : [];
-  if (sinceSeconds !== undefined) {
-    const since = cluster.clock.now() - sinceSeconds * 1000;
-    lines = lines.filter((l) => l.time >= since);
-  }
+  const since = sinceSeconds !== undefined ? cluster.clock.now() - sinceSeconds * 1000 : sinceTime;
+  if (since !== undefined) lines = lines.filter((l) => l.time >= since);
   if (tailLines !== undefined) lines = tailLines === 0 ? [] : lines.slice(-tailLines);
   const format = (line: LogLine) => `${timestamps ? `${rfc3339Nano(line.time)} ` : ''}${line.text}\n`;
   let budget = limitBytes ?? Infinity;

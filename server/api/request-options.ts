@@ -1,5 +1,5 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
-import { type FieldError, forbidden, notSupported } from '../k8s/validation.js';
+import { type FieldError, forbidden, invalid, notSupported } from '../k8s/validation.js';
 
 /**
  * The query parameters and media types of the resource API, read and checked as the Kubernetes
@@ -142,6 +142,61 @@ export function listOptionsOf(query: Query): ListOptions {
     continueToken,
     timeoutSeconds: Math.max(0, timeoutSeconds),
   };
+}
+
+/** `GET pods/{name}/log`'s options (core/v1 PodLogOptions); times in milliseconds since the epoch. */
+export interface PodLogOptions {
+  container: string | undefined;
+  tailLines: number | undefined;
+  sinceSeconds: number | undefined;
+  sinceTime: number | undefined;
+  limitBytes: number | undefined;
+  timestamps: boolean;
+  follow: boolean;
+  previous: boolean;
+}
+
+/** RFC 3339, as Go's time.Parse(time.RFC3339) reads it (fractional seconds allowed). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Reads the pod log options as the API server does: a value that does not parse is a 400; then
+ * ValidatePodLogOptions's rules are a 422 on PodLogOptions naming the pod. A sinceTime travels as
+ * metav1.Time, which keeps whole seconds.
+ */
+export function podLogOptionsOf(query: Query, pod: string): PodLogOptions {
+  const integer = (name: string) => {
+    const text = queryText(query, name);
+    return text === undefined || text === '' ? undefined : parseInteger(name, text);
+  };
+  const flag = (name: string) => parseBool(name, queryText(query, name) ?? '');
+  const sinceText = queryText(query, 'sinceTime');
+  let sinceTime: number | undefined;
+  if (sinceText !== undefined && sinceText !== '') {
+    const ms = RFC3339.test(sinceText) ? Date.parse(sinceText) : NaN;
+    if (Number.isNaN(ms)) throw apiErrors.badRequest(`sinceTime: invalid value "${sinceText}": not an RFC 3339 time (2006-01-02T15:04:05Z07:00)`);
+    sinceTime = Math.floor(ms / 1000) * 1000;
+  }
+  const options: PodLogOptions = {
+    container: queryText(query, 'container') || undefined,
+    tailLines: integer('tailLines'),
+    sinceSeconds: integer('sinceSeconds'),
+    sinceTime,
+    limitBytes: integer('limitBytes'),
+    timestamps: flag('timestamps'),
+    follow: flag('follow'),
+    previous: flag('previous'),
+  };
+  const errors: FieldError[] = [];
+  if (options.tailLines !== undefined && options.tailLines < 0) errors.push(invalid('tailLines', options.tailLines, 'must be greater than or equal to 0'));
+  if (options.limitBytes !== undefined && options.limitBytes < 1) errors.push(invalid('limitBytes', options.limitBytes, 'must be greater than 0'));
+  if (options.sinceSeconds !== undefined && options.sinceTime !== undefined) {
+    errors.push(forbidden('', 'at most one of `sinceTime` or `sinceSeconds` may be specified'));
+  } else if (options.sinceSeconds !== undefined && options.sinceSeconds < 1) {
+    errors.push(invalid('sinceSeconds', options.sinceSeconds, 'must be greater than 0'));
+  }
+  if (errors.length) throw apiErrors.invalid('PodLogOptions', '', pod, errors);
+  return options;
 }
 
 /** `dryRun`: absent or empty is a real write, `All` a dry run; any other value is a 422. */

@@ -195,8 +195,23 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     const victim = pods[0]!;
     const path = `/api/v1/namespaces/default/pods/${victim}/eviction`;
     const eviction = (name: string) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'default' } });
-    const wrong = await apiRequest(serve.baseUrl, 'POST', path, { body: eviction('someone-else') });
-    expect(wrong.status).toBe(400);
+    const { metadata: _unnamed, ...noName } = eviction(victim);
+    for (const [body, message] of [
+      [eviction('someone-else'), 'name in URL does not match name in Eviction object'],
+      [noName, 'name in URL does not match name in Eviction object'],
+      [{ metadata: { namespace: 'default' } }, 'name in URL does not match name in Eviction object'],
+      [{ ...eviction(victim), kind: 'Pod', apiVersion: 'v1' }, 'the API version in the data (v1) does not match the expected API version (policy/v1)'],
+      [{ ...eviction(victim), kind: 'Drain' }, 'Drain in version "v1" cannot be handled as a Eviction: no kind "Drain" is registered for version "policy/v1"'],
+      [{ ...eviction(victim), apiVersion: 'policy/v2' }, 'Eviction in version "v2" cannot be handled as a Eviction: no kind "Eviction" is registered for version "policy/v2"'],
+    ] as const) {
+      const wrong = await apiRequest(serve.baseUrl, 'POST', path, { body });
+      expect(wrong.status, wrong.text).toBe(400);
+      expect(wrong.json).toMatchObject({ kind: 'Status', reason: 'BadRequest', message });
+    }
+    expect((await gameServer(victim)).status.state).toBe('Ready');
+    // policy/v1beta1 Evictions are read too (kubectl drain falls back to them).
+    const beta = await apiRequest(serve.baseUrl, 'POST', `${path}?dryRun=All`, { body: { ...eviction(victim), apiVersion: 'policy/v1beta1' } });
+    expect(beta.status, beta.text).toBe(201);
     expect((await gameServer(victim)).status.state).toBe('Ready');
     const evicted = await apiRequest(serve.baseUrl, 'POST', path, { body: eviction(victim) });
     expect(evicted.status).toBe(201);

@@ -392,7 +392,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
       [
         'a Scale of another group version',
         { kind: 'Scale', apiVersion: 'autoscaling/v2', metadata: { name: 'paged' }, spec: { replicas: 0 } },
-        'the API version in the data (autoscaling/v2) does not match the expected API version (autoscaling/v1)',
+        'Scale in version "v2" cannot be handled as a Scale: no kind "Scale" is registered for version "autoscaling/v2"',
       ],
     ])('a scale PUT of %s is a 400 as from the API server, and scales nothing', async (_what, body, message) => {
       const before = await fleetSpec();

@@ -11,7 +11,11 @@ import { apiErrors } from '../k8s/status.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { Cluster } from '../cluster.js';
 import type { LogLine } from '../runtime/pod-runtime.js';
-import { listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
+import { dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
+import { requireBodyType } from '../k8s/decoding.js';
+import { KIND_DEFINITIONS } from '../kinds/definitions.js';
+import { apiVersionOf } from '../kinds/registry.js';
+import { isJsonObject, objectAt } from '../kinds/common.js';
 import { fieldFilterOf, selectorOf, sendJson, wantsTable } from './responses.js';
 import type { Cause } from '../log/cause.js';
 import { httpRequestCause } from './request-cause.js';
@@ -23,6 +27,9 @@ import { toTable } from './table.js';
  * read, watched and deleted — deleting one makes its GameServer Unhealthy, as Agones's health
  * controller does — and `pods/{name}/log` serves the game container's output.
  */
+
+/** The group versions an Eviction is read in (EvictionREST.AcceptsGroupVersion). */
+const EVICTION_VERSIONS = ['policy/v1', 'policy/v1beta1'];
 
 export interface PodTarget {
   namespace: string | undefined;
@@ -62,7 +69,7 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   }
   if (subresource === 'eviction' && name !== undefined) {
     if (req.method !== 'POST') throw apiErrors.methodNotAllowed();
-    return evictPod(cluster, namespace, name, body(), res, httpRequestCause(req));
+    return evictPod(cluster, namespace, name, req, body(), res);
   }
   if (subresource !== undefined) throw apiErrors.pathNotFound();
   if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
@@ -109,17 +116,23 @@ async function deletePod(cluster: Cluster, namespace: string, name: string, res:
 /**
  * `pods/{name}/eviction` (policy/v1 Eviction): the pod is deleted as a drained node's would be —
  * fleetsim has no PodDisruptionBudgets to refuse it — and the API server's 201 Success is the answer.
+ * The body is decoded as the API server's create handler and EvictionREST read it: an Eviction
+ * (policy/v1 or v1beta1; another built-in kind is decoded, then refused for its group version)
+ * whose name is the pod's.
  */
-async function evictPod(cluster: Cluster, namespace: string, name: string, eviction: unknown, res: Response, cause: Cause): Promise<void> {
-  const metadata = (eviction as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
-  if (typeof eviction !== 'object' || eviction === null || Array.isArray(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
-  if (metadata?.name !== undefined && metadata.name !== name) {
-    throw apiErrors.badRequest(`name in URL does not match name in Eviction object`);
-  }
-  if (metadata?.namespace !== undefined && metadata.namespace !== '' && metadata.namespace !== namespace) {
+async function evictPod(cluster: Cluster, namespace: string, name: string, req: Request, eviction: unknown, res: Response): Promise<void> {
+  const dryRun = dryRunOf(req.query, 'CreateOptions');
+  if (!isJsonObject(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
+  requireBodyType(eviction, 'Eviction', EVICTION_VERSIONS, (kind, apiVersion) =>
+    kind === 'Eviction' ? EVICTION_VERSIONS.includes(apiVersion) : KIND_DEFINITIONS.some((d) => !d.customResource && d.kind === kind && apiVersionOf(d) === apiVersion),
+  );
+  const metadata = objectAt(eviction.metadata) ?? {};
+  if (metadata.namespace !== undefined && metadata.namespace !== '' && metadata.namespace !== namespace) {
     throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  await removePod(cluster, namespace, name, 'the pod was evicted', cause);
+  if ((metadata.name ?? '') !== name) throw apiErrors.badRequest('name in URL does not match name in Eviction object');
+  if (!dryRun) await removePod(cluster, namespace, name, 'the pod was evicted', httpRequestCause(req));
+  else getPod(cluster, namespace, name);
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 

@@ -7,14 +7,20 @@ import { apiErrors } from './status.js';
  */
 
 /**
- * The body's kind and apiVersion, as the decoder reads them: absent ones are the endpoint's own
- * (the first of `apiVersions`); another kind cannot be decoded into it, and a group version the
- * endpoint does not accept is refused.
+ * The body's kind and apiVersion, as the handler's decoder reads them: absent ones are the
+ * endpoint's own (the first of `apiVersions`). A kind and group version the decoder's scheme does
+ * not register cannot be decoded at all; one it decodes, in a group version the endpoint does not
+ * accept, is refused after. `registered` is the scheme (by default only what the endpoint accepts).
  */
-export function requireBodyType(body: Record<string, unknown>, kind: string, apiVersions: readonly string[]): void {
+export function requireBodyType(
+  body: Record<string, unknown>,
+  kind: string,
+  apiVersions: readonly string[],
+  registered: (kind: string, apiVersion: string) => boolean = (k, v) => k === kind && apiVersions.includes(v),
+): void {
   const bodyKind = body.kind === undefined || body.kind === '' ? kind : String(body.kind);
   const apiVersion = body.apiVersion === undefined || body.apiVersion === '' ? apiVersions[0]! : String(body.apiVersion);
-  if (bodyKind !== kind) {
+  if (!registered(bodyKind, apiVersion)) {
     const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
     throw apiErrors.badRequest(`${bodyKind} in version "${version}" cannot be handled as a ${kind}: no kind "${bodyKind}" is registered for version "${apiVersion}"`);
   }

@@ -8,6 +8,7 @@ import { killAll } from './helpers/process.js';
 import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
+import { Kubectl } from './helpers/kubectl.js';
 
 /**
  * The resource API read as the Kubernetes API server reads a request: query parameters
@@ -582,3 +583,131 @@ async function allPagesFrom(baseUrl: string, token: string): Promise<string[]> {
   }
   return seen;
 }
+
+describe.sequential('DeleteOptions, from the query or the body (kubectl sends the body)', () => {
+  let serve: ServeProcess;
+  let home: string;
+  let kubectl: Kubectl;
+  const SETS = '/apis/agones.dev/v1/namespaces/default/gameserversets';
+  interface Owned {
+    metadata: { name: string; uid: string; resourceVersion: string; ownerReferences?: Array<{ uid: string }> };
+  }
+  const list = async (path: string) => ((await apiRequest(serve.baseUrl, 'GET', path)).json as { items: Owned[] }).items;
+  const fleet = async (name: string) => (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/${name}`)).json as Owned;
+  const create = async (name: string, replicas = 0) => {
+    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, replicas) })).status).toBe(201);
+    return fleet(name);
+  };
+  const remove = (name: string, body: unknown, query = '') =>
+    apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/${name}${query}`, { body, headers: { 'content-type': 'application/json' } });
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'fleetsim-delete-options-'));
+    serve = await startServe();
+    kubectl = new Kubectl(serve.baseUrl, home);
+  });
+
+  afterAll(async () => {
+    kubectl?.killAll();
+    await killAll();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('refuses a delete whose uid or resourceVersion precondition the object no longer meets (409), and deletes once they hold', async () => {
+    const kept = await create('pre');
+    const { uid, resourceVersion } = kept.metadata;
+    const conflicts = [
+      [{ preconditions: { uid: 'other-uid' } }, `the UID in the precondition (other-uid) does not match the UID in record (${uid}). The object might have been deleted and then recreated`],
+      [{ preconditions: { uid, resourceVersion: '1' } }, `the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${resourceVersion}). The object might have been modified`],
+    ] as const;
+    for (const [body, why] of conflicts) {
+      const status = expectStatus(await remove('pre', body), 409);
+      expect(status).toMatchObject({ reason: 'Conflict', message: `Operation cannot be fulfilled on Fleet.agones.dev "pre": ${why}`, details: { name: 'pre', group: 'agones.dev', kind: 'Fleet' } });
+      expect((await fleet('pre')).metadata.uid).toBe(uid);
+    }
+    const deleted = await remove('pre', { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid, resourceVersion } });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/pre`)).status).toBe(404);
+  });
+
+  it.each([
+    ['?propagationPolicy=Sideways', undefined],
+    ['', { propagationPolicy: 'Sideways' }],
+  ])('a propagationPolicy the API server does not know (%s %j) is a 422 naming it, and deletes nothing', async (query, body) => {
+    await create('bogus');
+    const status = expectStatus(await remove('bogus', body, query), 422);
+    expect(status.reason).toBe('Invalid');
+    expect(status.message).toBe('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"');
+    expect(status.details?.causes?.map((c) => c.field)).toEqual(['propagationPolicy']);
+    expect((await fleet('bogus')).metadata.uid).toBeDefined();
+    expect((await remove('bogus', undefined)).status).toBe(200);
+  });
+
+  it('orphanDependents with a propagationPolicy is a 422; a dryRun value other than All too', async () => {
+    await create('both');
+    const both = expectStatus(await remove('both', { orphanDependents: true, propagationPolicy: 'Orphan' }), 422);
+    expect(both.message).toContain('propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set');
+    const dry = expectStatus(await remove('both', { dryRun: ['Some'] }), 422);
+    expect(dry.message).toContain('dryRun: Unsupported value: ["Some"]: supported values: "All"');
+    expect((await fleet('both')).metadata.name).toBe('both');
+  });
+
+  it.each([
+    ['malformed JSON', '{"propagationPolicy":', 'not valid JSON'],
+    ['an array', '[]', 'json: cannot unmarshal array into Go value of type struct'],
+    ['a kind that is not a string', '{"kind":true}', 'json: cannot unmarshal bool into Go struct field .kind of type string'],
+    ['another kind', '{"kind":"Fleet","apiVersion":"agones.dev/v1"}', 'Fleet in version "v1" cannot be handled as a DeleteOptions'],
+    ['a string grace period', '{"gracePeriodSeconds":"5"}', 'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
+    ['a fractional grace period', '{"gracePeriodSeconds":1.5}', 'json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
+    ['a dryRun string', '{"dryRun":"All"}', 'json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string'],
+    ['preconditions as a string', '{"preconditions":"x"}', 'json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of type v1.Preconditions'],
+    ['a numeric uid precondition', '{"preconditions":{"uid":5}}', 'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID'],
+    ['orphanDependents as a string', '{"orphanDependents":"yes"}', 'json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool'],
+  ])('a body that is not DeleteOptions (%s) is a 400 and deletes nothing', async (_what, body, message) => {
+    await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('kept', 0) });
+    const status = expectStatus(await remove('kept', body), 400);
+    expect(status.reason).toBe('BadRequest');
+    expect(status.message).toContain(message);
+    expect((await fleet('kept')).metadata.name).toBe('kept');
+  });
+
+  it('gracePeriodSeconds and orphanDependents in the query must parse (400)', async () => {
+    for (const query of ['?gracePeriodSeconds=soon', '?orphanDependents=maybe']) {
+      const status = expectStatus(await remove('kept', undefined, query), 400);
+      expect(status.message).toContain(query.slice(1).split('=')[0]!);
+    }
+    expect((await fleet('kept')).metadata.name).toBe('kept');
+  });
+
+  it('a dry run asked in the body (kubectl delete --dry-run=server) deletes nothing', async () => {
+    const dry = await remove('kept', { dryRun: ['All'] });
+    expect(dry.status, dry.text).toBe(200);
+    expect(await kubectl.ok(['delete', 'fleet', 'kept', '--dry-run=server'])).toMatch(/fleet.agones.dev "kept" deleted \(server dry run\)/);
+    expect((await fleet('kept')).metadata.name).toBe('kept');
+    expect(await kubectl.ok(['delete', 'fleet', 'kept'])).toMatch(/deleted/);
+    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/kept`)).status).toBe(404);
+  });
+
+  it('kubectl delete --cascade=orphan leaves the fleet\'s GameServerSet and GameServers, without the owner reference', async () => {
+    const owner = await create('orphans', 2);
+    await waitFor(async () => (await list(GAMESERVERS)).length === 2, { timeoutMs: 15_000, what: 'two GameServers' });
+    const setsOfFleet = `${SETS}?labelSelector=agones.dev%2Ffleet%3Dorphans`;
+    const [set] = await list(setsOfFleet);
+    expect(set!.metadata.ownerReferences?.map((r) => r.uid)).toEqual([owner.metadata.uid]);
+    const before = (await list(GAMESERVERS)).map((gs) => gs.metadata.name).sort();
+
+    expect(await kubectl.ok(['delete', 'fleet', 'orphans', '--cascade=orphan'])).toMatch(/fleet.agones.dev "orphans" deleted/);
+    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/orphans`)).status).toBe(404);
+    const sets = await list(setsOfFleet);
+    expect(sets.map((s) => s.metadata.uid)).toEqual([set!.metadata.uid]);
+    expect(sets[0]!.metadata.ownerReferences).toBeUndefined();
+    // The set keeps its GameServers (they are its own, not the fleet's) and keeps them running.
+    const gameServers = await list(GAMESERVERS);
+    expect(gameServers.map((gs) => gs.metadata.name).sort()).toEqual(before);
+    expect(gameServers.every((gs) => gs.metadata.ownerReferences?.[0]?.uid === set!.metadata.uid)).toBe(true);
+
+    // Deleting the set as usual (Background) takes its GameServers with it.
+    expect(await kubectl.ok(['delete', 'gameserverset', set!.metadata.name])).toMatch(/deleted/);
+    await waitFor(async () => (await list(GAMESERVERS)).length === 0, { timeoutMs: 15_000, what: 'the GameServers gone with their set' });
+  });
+});

@@ -11,7 +11,8 @@ import { apiErrors } from '../k8s/status.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { Cluster } from '../cluster.js';
 import type { LogLine } from '../runtime/pod-runtime.js';
-import { dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
+import { type DeleteRequestOptions, deleteOptionsOf, dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
+import { requireDeletePreconditions } from '../resources/service.js';
 import { requireBodyType } from '../k8s/decoding.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { apiVersionOf } from '../kinds/registry.js';
@@ -60,6 +61,7 @@ function listPods(cluster: Cluster, namespace: string | undefined): Resource[] {
   return pods.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name) < objectKey(b.metadata.namespace, b.metadata.name) ? -1 : 1));
 }
 
+/** `body` reads the request's body: undefined when it has none. */
 export async function servePods(cluster: Cluster, target: PodTarget, req: Request, res: Response, body: () => unknown): Promise<void> {
   const namespace = target.namespace ?? 'default';
   const { name, subresource } = target;
@@ -78,7 +80,7 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   const now = cluster.clock.now();
   const includeObject = req.query.includeObject as string;
   if (name !== undefined) {
-    if (req.method === 'DELETE') return deletePod(cluster, namespace, name, res, httpRequestCause(req));
+    if (req.method === 'DELETE') return deletePod(cluster, namespace, name, deleteOptionsOf(req.query, body()), res, httpRequestCause(req));
     if (req.method !== 'GET') throw apiErrors.methodNotAllowed();
     const pod = getPod(cluster, namespace, name);
     return sendJson(res, 200, wantsTable(req) ? toTable(POD_DEFINITION, [pod], now, { includeObject }) : pod);
@@ -109,8 +111,10 @@ async function removePod(cluster: Cluster, namespace: string, name: string, why:
   return pod;
 }
 
-async function deletePod(cluster: Cluster, namespace: string, name: string, res: Response, cause: Cause): Promise<void> {
-  sendJson(res, 200, await removePod(cluster, namespace, name, 'the pod was deleted', cause));
+async function deletePod(cluster: Cluster, namespace: string, name: string, options: DeleteRequestOptions, res: Response, cause: Cause): Promise<void> {
+  const pod = getPod(cluster, namespace, name);
+  requireDeletePreconditions(POD_DEFINITION, pod, options.preconditions);
+  sendJson(res, 200, options.dryRun ? pod : await removePod(cluster, namespace, name, 'the pod was deleted', cause));
 }
 
 /**
@@ -123,9 +127,14 @@ async function deletePod(cluster: Cluster, namespace: string, name: string, res:
 async function evictPod(cluster: Cluster, namespace: string, name: string, req: Request, eviction: unknown, res: Response): Promise<void> {
   const dryRun = dryRunOf(req.query, 'CreateOptions');
   if (!isJsonObject(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
-  requireBodyType(eviction, 'Eviction', EVICTION_VERSIONS, (kind, apiVersion) =>
-    kind === 'Eviction' ? EVICTION_VERSIONS.includes(apiVersion) : KIND_DEFINITIONS.some((d) => !d.customResource && d.kind === kind && apiVersionOf(d) === apiVersion),
-  );
+  requireBodyType(eviction, {
+    kind: 'Eviction',
+    apiVersion: EVICTION_VERSIONS[0]!,
+    accepts: (apiVersion) => EVICTION_VERSIONS.includes(apiVersion),
+    // The built-in kinds' scheme: any of them decodes, to be refused for its group version.
+    registered: (kind, apiVersion) =>
+      kind === 'Eviction' ? EVICTION_VERSIONS.includes(apiVersion) : KIND_DEFINITIONS.some((d) => !d.customResource && d.kind === kind && apiVersionOf(d) === apiVersion),
+  });
   const metadata = objectAt(eviction.metadata) ?? {};
   if (metadata.namespace !== undefined && metadata.namespace !== '' && metadata.namespace !== namespace) {
     throw apiErrors.badRequest('the namespace of the provided object does not match the namespace sent on the request');

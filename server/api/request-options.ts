@@ -1,5 +1,7 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
 import { type FieldError, forbidden, invalid, notSupported } from '../k8s/validation.js';
+import { requireBodyType } from '../k8s/decoding.js';
+import type { DeletePropagation } from '../resources/service.js';
 
 /**
  * The query parameters and media types of the resource API, read and checked as the Kubernetes
@@ -201,11 +203,148 @@ export function podLogOptionsOf(query: Query, pod: string): PodLogOptions {
 
 /** `dryRun`: absent or empty is a real write, `All` a dry run; any other value is a 422. */
 export function dryRunOf(query: Query, optionsKind: string): boolean {
-  const raw = query.dryRun;
-  const values = (Array.isArray(raw) ? raw.map(String) : raw === undefined ? [] : [String(raw)]).filter((v) => v !== '');
-  const unsupported = values.filter((v) => v !== 'All');
-  if (unsupported.length) throw invalidOptions(optionsKind, [notSupported('dryRun', values, ['All'])]);
+  const values = dryRunValues(query);
+  const errors = dryRunErrors(values);
+  if (errors.length) throw invalidOptions(optionsKind, errors);
   return values.length > 0;
+}
+
+/** The query's dryRun values (an empty one means none). */
+function dryRunValues(query: Query): string[] {
+  const raw = query.dryRun;
+  return (Array.isArray(raw) ? raw.map(String) : raw === undefined ? [] : [String(raw)]).filter((v) => v !== '');
+}
+
+/** apimachinery's ValidateDryRun: only `All`. */
+function dryRunErrors(values: readonly string[]): FieldError[] {
+  return values.some((v) => v !== 'All') ? [notSupported('dryRun', values, ['All'])] : [];
+}
+
+/** What a DELETE asks besides its target (metav1.DeleteOptions). */
+export interface DeleteRequestOptions {
+  dryRun: boolean;
+  propagationPolicy?: DeletePropagation;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  /** Read and checked; fleetsim's kinds have no graceful deletion it would shorten. */
+  gracePeriodSeconds?: number;
+}
+
+const PROPAGATION_POLICIES: readonly DeletePropagation[] = ['Foreground', 'Background', 'Orphan'];
+
+/**
+ * DeleteOptions as the API server's delete handlers read them: from the body when there is one
+ * (kubectl sends them there; the query is then not read), else from the query. A body that does
+ * not decode into DeleteOptions is a 400 in encoding/json's words; ValidateDeleteOptions's rules
+ * are a 422 on DeleteOptions.
+ */
+export function deleteOptionsOf(query: Query, body: unknown): DeleteRequestOptions {
+  let dryRun: string[];
+  let orphanDependents: boolean | undefined;
+  let policy: string | undefined;
+  const options: DeleteRequestOptions = { dryRun: false };
+  if (body === undefined) {
+    dryRun = dryRunValues(query);
+    const orphanText = queryText(query, 'orphanDependents');
+    if (orphanText !== undefined && orphanText !== '') orphanDependents = parseBool('orphanDependents', orphanText);
+    policy = queryText(query, 'propagationPolicy') || undefined;
+    const grace = queryText(query, 'gracePeriodSeconds');
+    if (grace !== undefined && grace !== '') options.gracePeriodSeconds = parseInteger('gracePeriodSeconds', grace);
+  } else {
+    const decoded = decodeDeleteOptions(body);
+    dryRun = decoded.dryRun ?? [];
+    orphanDependents = decoded.orphanDependents;
+    policy = decoded.propagationPolicy;
+    if (decoded.gracePeriodSeconds !== undefined) options.gracePeriodSeconds = decoded.gracePeriodSeconds;
+    if (decoded.preconditions) options.preconditions = decoded.preconditions;
+  }
+  const errors: FieldError[] = [];
+  if (orphanDependents !== undefined && policy !== undefined) {
+    errors.push(invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (policy !== undefined && !(PROPAGATION_POLICIES as readonly string[]).includes(policy)) {
+    errors.push(notSupported('propagationPolicy', policy, [...PROPAGATION_POLICIES, 'nil']));
+  }
+  errors.push(...dryRunErrors(dryRun));
+  if (errors.length) throw invalidOptions('DeleteOptions', errors);
+  options.dryRun = dryRun.length > 0;
+  // The deprecated orphanDependents: true orphans, false deletes what the object owns.
+  const propagation = (policy as DeletePropagation | undefined) ?? (orphanDependents === undefined ? undefined : orphanDependents ? 'Orphan' : 'Background');
+  if (propagation) options.propagationPolicy = propagation;
+  return options;
+}
+
+interface DecodedDeleteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  orphanDependents?: boolean;
+  propagationPolicy?: string;
+  dryRun?: string[];
+}
+
+/** encoding/json's name of a JSON value's type, as its UnmarshalTypeError gives it. */
+function jsonTypeOf(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number' || typeof value === 'bigint') return 'number';
+  return typeof value === 'string' ? 'string' : 'object';
+}
+
+/** A DeleteOptions body decoded as the API server's json serializer decodes it (unknown fields ignored, null is unset). */
+function decodeDeleteOptions(body: unknown): DecodedDeleteOptions {
+  const typeError = (value: unknown, field: string, goType: string, struct = 'DeleteOptions') =>
+    apiErrors.badRequest(`json: cannot unmarshal ${jsonTypeOf(value)} into Go struct field ${struct}.${field} of type ${goType}`);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    // The serializer reads the kind and apiVersion first, from an object.
+    throw apiErrors.badRequest(
+      `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonTypeOf(body)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+    );
+  }
+  const document = body as Record<string, unknown>;
+  for (const key of ['kind', 'apiVersion']) {
+    const value = document[key];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw apiErrors.badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonTypeOf(value)} into Go struct field .${key} of type string`);
+    }
+  }
+  // DeleteOptions decodes in any group version (the per-group DeleteOptions of older clients); no other kind does.
+  requireBodyType(document, { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', accepts: () => true, registered: (kind) => kind === 'DeleteOptions' });
+  const present = (key: string) => document[key] !== undefined && document[key] !== null;
+  const decoded: DecodedDeleteOptions = {};
+  if (present('gracePeriodSeconds')) {
+    const value = document.gracePeriodSeconds;
+    if (typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value))) decoded.gracePeriodSeconds = Number(value);
+    else if (typeof value === 'number') throw apiErrors.badRequest(`json: cannot unmarshal number ${value} into Go struct field DeleteOptions.gracePeriodSeconds of type int64`);
+    else throw typeError(value, 'gracePeriodSeconds', 'int64');
+  }
+  if (present('preconditions')) {
+    const value = document.preconditions;
+    if (typeof value !== 'object' || Array.isArray(value)) throw typeError(value, 'preconditions', 'v1.Preconditions');
+    const fields = value as Record<string, unknown>;
+    const preconditions: { uid?: string; resourceVersion?: string } = {};
+    for (const [key, goType] of [['uid', 'types.UID'], ['resourceVersion', 'string']] as const) {
+      const field = fields[key];
+      if (field === undefined || field === null) continue;
+      if (typeof field !== 'string') throw typeError(field, `preconditions.${key}`, goType, 'Preconditions');
+      preconditions[key] = field;
+    }
+    decoded.preconditions = preconditions;
+  }
+  if (present('orphanDependents')) {
+    if (typeof document.orphanDependents !== 'boolean') throw typeError(document.orphanDependents, 'orphanDependents', 'bool');
+    decoded.orphanDependents = document.orphanDependents;
+  }
+  if (present('propagationPolicy')) {
+    if (typeof document.propagationPolicy !== 'string') throw typeError(document.propagationPolicy, 'propagationPolicy', 'v1.DeletionPropagation');
+    decoded.propagationPolicy = document.propagationPolicy;
+  }
+  if (present('dryRun')) {
+    const value = document.dryRun;
+    if (!Array.isArray(value)) throw typeError(value, 'dryRun', '[]string');
+    const bad = value.find((v) => typeof v !== 'string');
+    if (bad !== undefined) throw typeError(bad, 'dryRun', 'string');
+    decoded.dryRun = value as string[];
+  }
+  return decoded;
 }
 
 /** The `*Options` kind named by the API server's errors for a write of this method. */

@@ -8,12 +8,13 @@ import { ApiError, apiErrors } from '../k8s/status.js';
 import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../k8s/protobuf.js';
 import type { Cluster } from '../cluster.js';
 import type { Change } from '../runtime/read-model.js';
-import { type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
+import { type DeleteOptions, type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
 import { httpRequestCause } from './request-cause.js';
 import { matchesSelector } from '../kinds/label-selector.js';
 import { isClientMistake, parseRequestText } from './request-body.js';
 import {
   checkBodyMediaType,
+  deleteOptionsOf,
   dryRunOf,
   encodeContinue,
   type ListOptions,
@@ -84,6 +85,11 @@ function parseBody(req: Request): unknown {
   return parseRequestText(bodyBytes(req).toString('utf8'), req.headers['content-type']);
 }
 
+/** The body of a request that may have none (a DELETE's DeleteOptions): undefined when empty. */
+function optionalBody(req: Request): unknown {
+  return bodyBytes(req).length > 0 ? parseBody(req) : undefined;
+}
+
 /**
  * A Kubernetes protobuf body, read into the document a JSON client would have sent. A malformed
  * body is a 400; a well-formed one of a kind the decoder does not know is a 415, as the API
@@ -118,6 +124,11 @@ function writeOptions(req: Request): WriteOptions {
     warnings: [],
     cause: httpRequestCause(req),
   };
+}
+
+/** A DELETE's options (DeleteOptions from its body, or else its query) and what asked for it. */
+function deleteOptions(req: Request): DeleteOptions {
+  return { ...deleteOptionsOf(req.query, optionalBody(req)), cause: httpRequestCause(req) };
 }
 
 /** Sends what a write decided, with its warnings as `Warning: 299` headers (kubectl prints them). */
@@ -181,7 +192,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
         // Pods are projected from GameServers, not stored: their own routes build them.
         if (target.definition.kind === POD_KIND) {
           if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);
-          const body = () => parseBody(req);
+          const body = () => optionalBody(req);
           return await (req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res, body)) : servePods(cluster, target, req, res, body));
         }
         if (target.definition.kind === CRD_KIND) return serveCustomResourceDefinitions(cluster, target.name, target.subresource, req, res);
@@ -250,7 +261,7 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
     if (method === 'DELETE') {
       // deletecollection: what the selectors match, each deleted as by its own DELETE; the answer lists them.
       const fieldFilter = fieldFilterOf(req, definition.kind);
-      const deleted = await service.deleteCollection(definition, target.namespace, selectorOf(req), writeOptions(req), fieldFilter ?? undefined);
+      const deleted = await service.deleteCollection(definition, target.namespace, selectorOf(req), deleteOptions(req), fieldFilter ?? undefined);
       const metadata = { resourceVersion: String(cluster.resourceVersion) };
       return sendJson(res, 200, { apiVersion: apiVersionOf(definition), kind: definition.listKind, metadata, items: deleted });
     }
@@ -275,7 +286,7 @@ async function serve(cluster: Cluster, service: ResourceService, target: Target,
       return sendWritten(res, 200, patched, options);
     }
     case 'DELETE': {
-      const deleted = await service.delete(definition, namespace, name, writeOptions(req));
+      const deleted = await service.delete(definition, namespace, name, deleteOptions(req));
       // Still there (terminating: a namespace emptying, a process taking its grace period): the
       // API server answers with the object as it now is.
       const lingering = cluster.get(definition.kind, definition.namespaced ? namespace : '', name);

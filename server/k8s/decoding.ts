@@ -6,26 +6,33 @@ import { apiErrors } from './status.js';
  * names the object the URL names. Each mismatch is a 400 BadRequest with the API server's words.
  */
 
+/** The type an endpoint decodes a body into. */
+export interface BodyType {
+  kind: string;
+  /** The group version of a body that names none, and the one an error names as expected. */
+  apiVersion: string;
+  /** The group versions the endpoint reads (only `apiVersion` when not given). */
+  accepts?: (apiVersion: string) => boolean;
+  /** What the decoder's scheme registers (what the endpoint accepts when not given). */
+  registered?: (kind: string, apiVersion: string) => boolean;
+}
+
 /**
  * The body's kind and apiVersion, as the handler's decoder reads them: absent ones are the
- * endpoint's own (the first of `apiVersions`). A kind and group version the decoder's scheme does
- * not register cannot be decoded at all; one it decodes, in a group version the endpoint does not
- * accept, is refused after. `registered` is the scheme (by default only what the endpoint accepts).
+ * endpoint's own. A kind and group version the decoder's scheme does not register cannot be
+ * decoded at all; one it decodes, in a group version the endpoint does not accept, is refused after.
  */
-export function requireBodyType(
-  body: Record<string, unknown>,
-  kind: string,
-  apiVersions: readonly string[],
-  registered: (kind: string, apiVersion: string) => boolean = (k, v) => k === kind && apiVersions.includes(v),
-): void {
-  const bodyKind = body.kind === undefined || body.kind === '' ? kind : String(body.kind);
-  const apiVersion = body.apiVersion === undefined || body.apiVersion === '' ? apiVersions[0]! : String(body.apiVersion);
-  if (!registered(bodyKind, apiVersion)) {
+export function requireBodyType(body: Record<string, unknown>, type: BodyType): void {
+  const accepts = type.accepts ?? ((v: string) => v === type.apiVersion);
+  const registered = type.registered ?? ((k: string, v: string) => k === type.kind && accepts(v));
+  const kind = body.kind === undefined || body.kind === '' ? type.kind : String(body.kind);
+  const apiVersion = body.apiVersion === undefined || body.apiVersion === '' ? type.apiVersion : String(body.apiVersion);
+  if (!registered(kind, apiVersion)) {
     const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
-    throw apiErrors.badRequest(`${bodyKind} in version "${version}" cannot be handled as a ${kind}: no kind "${bodyKind}" is registered for version "${apiVersion}"`);
+    throw apiErrors.badRequest(`${kind} in version "${version}" cannot be handled as a ${type.kind}: no kind "${kind}" is registered for version "${apiVersion}"`);
   }
-  if (!apiVersions.includes(apiVersion)) {
-    throw apiErrors.badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${apiVersions[0]})`);
+  if (!accepts(apiVersion)) {
+    throw apiErrors.badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${type.apiVersion})`);
   }
 }
 

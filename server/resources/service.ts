@@ -32,6 +32,32 @@ export interface WriteOptions {
   warnings?: string[];
 }
 
+/** How a delete treats what the object owns: Background (the default) and Foreground delete it too; Orphan keeps it. */
+export type DeletePropagation = 'Foreground' | 'Background' | 'Orphan';
+
+export interface DeleteOptions extends WriteOptions {
+  propagationPolicy?: DeletePropagation;
+  /** What the object must still be for the delete to go ahead (409 Conflict otherwise). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/**
+ * DeleteOptions' preconditions, checked as the API server's BeforeDelete checks them: a 409 on
+ * the object's kind (not its resource, as the API server words it).
+ */
+export function requireDeletePreconditions(definition: KindDefinition, object: Resource, preconditions: DeleteOptions['preconditions']): void {
+  const { uid, resourceVersion, name } = object.metadata;
+  const conflict = (why: string) => apiErrors.conflict(definition.kind, definition.group, name, why);
+  if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
+    throw conflict(`the UID in the precondition (${preconditions.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`);
+  }
+  if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== resourceVersion) {
+    throw conflict(
+      `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${resourceVersion}). The object might have been modified`,
+    );
+  }
+}
+
 const INT32_MAX = 2_147_483_647;
 
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
@@ -267,7 +293,7 @@ export class ResourceService {
     const scale = contentType ? this.applyPatch(currentScale as unknown as Resource, body, contentType) : body;
     if (!isJsonObject(scale)) throw apiErrors.badRequest('the body must be an autoscaling/v1 Scale object');
     // A Scale for this object, as the API server decodes it: `{}` names no object and scales nothing.
-    requireBodyType(scale, 'Scale', ['autoscaling/v1']);
+    requireBodyType(scale, { kind: 'Scale', apiVersion: 'autoscaling/v1' });
     requireNameOnUrl(scale.metadata, name, definition.namespaced ? namespace : undefined);
     // Scale.spec.replicas is `omitempty`: a client scaling to 0 (client-go's UpdateScale) sends no replicas.
     const spec = scale.spec === undefined ? {} : scale.spec;
@@ -336,12 +362,13 @@ export class ResourceService {
     return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name), cause);
   }
 
-  /** Deletes an object and, as Kubernetes's garbage collector would, everything it owns. */
-  async delete(definition: KindDefinition, namespace: string, name: string, options: WriteOptions = {}): Promise<Resource> {
+  /** Deletes an object and, as Kubernetes's garbage collector would, everything it owns (or, with Orphan, lets it go). */
+  async delete(definition: KindDefinition, namespace: string, name: string, options: DeleteOptions = {}): Promise<Resource> {
     this.requireVerb(definition, 'delete');
     const object = this.get(definition, namespace, name);
+    requireDeletePreconditions(definition, object, options.preconditions);
     if (definition.kind === NAMESPACE_KIND) return this.deleteNamespace(object, options);
-    const events = this.deletionEvents(object);
+    const events = this.deletionEvents(object, options.propagationPolicy);
     if (!options.dryRun) await this.cluster.commit(events, options.cause);
     return object;
   }
@@ -351,14 +378,16 @@ export class ResourceService {
     definition: KindDefinition,
     namespace: string | undefined,
     selector: LabelSelector | undefined,
-    options: WriteOptions = {},
+    options: DeleteOptions = {},
     filter: (object: Resource) => boolean = () => true,
   ): Promise<Resource[]> {
     this.requireVerb(definition, 'delete');
     // The API server offers no deletecollection of namespaces: each goes through its own lifecycle.
     if (definition.kind === NAMESPACE_KIND) throw apiErrors.methodNotAllowed('namespaces are deleted one at a time');
     const deleted = this.list(definition, namespace, selector).filter(filter);
-    if (!options.dryRun) await this.cluster.commit(deleted.flatMap((object) => this.deletionEvents(object)), options.cause);
+    // Each object's preconditions hold, or none is deleted.
+    for (const object of deleted) requireDeletePreconditions(definition, object, options.preconditions);
+    if (!options.dryRun) await this.cluster.commit(deleted.flatMap((object) => this.deletionEvents(object, options.propagationPolicy)), options.cause);
     return deleted;
   }
 
@@ -414,8 +443,14 @@ export class ResourceService {
     }
   }
 
-  /** Events deleting an object and its dependents (children first). */
-  deletionEvents(object: Resource): NewEvent[] {
+  /**
+   * Events deleting an object and its dependents (children first); with Orphan, its dependents
+   * stay and lose their reference to it, as the garbage collector's orphan finalizer leaves them.
+   */
+  deletionEvents(object: Resource, propagation: DeletePropagation = 'Background'): NewEvent[] {
+    if (propagation === 'Orphan') {
+      return [...this.children(object).map((dependent) => this.orphanEvent(dependent, object)), ...this.ownDeletion(object)];
+    }
     const events: NewEvent[] = [];
     const visit = (parent: Resource) => {
       for (const child of this.children(parent)) visit(child);
@@ -432,6 +467,14 @@ export class ResourceService {
     // A GameServer whose process runs terminates first; one already terminating needs nothing more.
     const deletion = this.cluster.gameServerDeletion(object as unknown as GameServer);
     return deletion ? [deletion] : [];
+  }
+
+  /** A dependent without its reference to `owner` (the garbage collector's update of an orphan). */
+  private orphanEvent(dependent: Resource, owner: Resource): NewEvent {
+    const { ownerReferences, ...metadata } = dependent.metadata;
+    const kept = (ownerReferences ?? []).filter((r) => r.uid !== owner.metadata.uid);
+    const next: Resource = { ...dependent, metadata: kept.length ? { ...metadata, ownerReferences: kept } : metadata };
+    return this.updateEvent(definitionOfKind(dependent.kind)!, dependent, next);
   }
 
   private children(parent: Resource): Resource[] {
@@ -470,19 +513,20 @@ export class ResourceService {
     if (jsonEqual(next, current)) return this.unchanged(current);
     this.checkRules(definition, next, current);
     this.validate(definition, next, current);
-    const { namespace, name } = current.metadata;
-    const event =
-      definition.kind === GAMESERVER_KIND
-        ? gameServerEvent('GameServerSpecUpdated', namespace, name, {
-            metadata: next.metadata,
-            spec: next.spec as GameServer['spec'],
-            ...(!jsonEqual(next.status, current.status) && { status: next.status as GameServer['status'] }),
-          })
-        : resourceEvent('ResourceUpdated', definition.kind, namespace, name, {
-            object: stripDerivedStatus(definition, next),
-          });
     if (options.dryRun) return next;
-    return this.cluster.commitAndRead([event], () => this.get(definition, namespace, name), options.cause);
+    const { namespace, name } = current.metadata;
+    return this.cluster.commitAndRead([this.updateEvent(definition, current, next)], () => this.get(definition, namespace, name), options.cause);
+  }
+
+  /** The event writing `next` over `current`: a GameServer's carries its metadata and spec (its status when that changes). */
+  private updateEvent(definition: KindDefinition, current: Resource, next: Resource): NewEvent {
+    const { namespace, name } = current.metadata;
+    if (definition.kind !== GAMESERVER_KIND) return resourceEvent('ResourceUpdated', definition.kind, namespace, name, { object: stripDerivedStatus(definition, next) });
+    return gameServerEvent('GameServerSpecUpdated', namespace, name, {
+      metadata: next.metadata,
+      spec: next.spec as GameServer['spec'],
+      ...(!jsonEqual(next.status, current.status) && { status: next.status as GameServer['status'] }),
+    });
   }
 
   private applyPatch(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {

@@ -2,7 +2,7 @@ import { SeededRandom } from './clock.js';
 import { GameServerActors } from './lifecycle/gameserver-actors.js';
 import { HealthMonitor } from './lifecycle/health-monitor.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
-import type { GameServer } from './kinds/gameserver/gameserver.js';
+import { foreignFinalizers, type GameServer } from './kinds/gameserver/gameserver.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { objectKey, rfc3339 } from './kinds/meta.js';
 import type { Cause } from './log/cause.js';
@@ -64,26 +64,45 @@ export class Cluster extends Store {
   }
 
   /**
-   * The event deleting a GameServer: at once, or — while a process that takes time to stop runs
-   * in its pod (a real one, or a simulated one that waits after SIGTERM) — a deletionTimestamp, so
-   * it stays (its sidecar answering) until the process has exited within its grace period
-   * (server/controllers/gameserver-processes.ts or server/sim/processes.ts then deletes it).
-   * Undefined when it is already terminating.
+   * The events deleting a GameServer: at once, or a deletionTimestamp that keeps it (its sidecar
+   * answering) while a process that takes time to stop runs in its pod (a real one, or a simulated
+   * one that waits after SIGTERM) until it has exited within its grace period
+   * (server/controllers/gameserver-processes.ts or server/sim/processes.ts then call
+   * `finishTermination`), or while finalizers other than Agones's own hold it. None when it is
+   * already terminating.
    */
-  gameServerDeletion(gs: GameServer): NewEvent | undefined {
+  gameServerDeletion(gs: GameServer): NewEvent[] {
     const { namespace, name } = gs.metadata;
-    if (gs.metadata.deletionTimestamp !== undefined) return undefined;
-    if (this.pods.stopsSlowly(objectKey(namespace, name))) {
-      return gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp: rfc3339(this.clock.now()) });
-    }
-    return gameServerEvent('GameServerDeleted', namespace, name, {});
+    if (gs.metadata.deletionTimestamp !== undefined) return [];
+    const slow = this.pods.stopsSlowly(objectKey(namespace, name));
+    if (!slow && foreignFinalizers(gs).length === 0) return [gameServerEvent('GameServerDeleted', namespace, name, {})];
+    const deletionTimestamp = rfc3339(this.clock.now());
+    const terminating = gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp });
+    if (slow) return [terminating];
+    // No process to wait for: the pod is gone at once, and only the other finalizers hold it.
+    return [terminating, this.podGone({ ...gs, metadata: { ...gs.metadata, deletionTimestamp } })];
   }
 
-  /** A terminating GameServer's process has exited: the GameServer goes (nothing when it is not terminating). */
+  /**
+   * A terminating GameServer's process has exited: Agones's controller takes its finalizer off,
+   * and the GameServer goes unless other finalizers hold it (nothing when it is not terminating,
+   * or its pod had gone already).
+   */
   async finishTermination(key: string, cause: Cause): Promise<void> {
     const gs = this.gameServers.getByKey(key);
     if (!gs || gs.metadata.deletionTimestamp === undefined) return;
-    await this.commit([gameServerEvent('GameServerDeleted', gs.metadata.namespace, gs.metadata.name, {})], cause).catch(() => undefined);
+    const others = foreignFinalizers(gs);
+    // Held by others' finalizers alone: its pod went already.
+    if (others.length > 0 && others.length === (gs.metadata.finalizers ?? []).length) return;
+    await this.commit([this.podGone(gs)], cause).catch(() => undefined);
+  }
+
+  /** What follows a terminating GameServer's pod going: it goes, or it keeps only the finalizers not Agones's. */
+  private podGone(gs: GameServer): NewEvent {
+    const { namespace, name } = gs.metadata;
+    const finalizers = foreignFinalizers(gs);
+    if (finalizers.length === 0) return gameServerEvent('GameServerDeleted', namespace, name, {});
+    return gameServerEvent('GameServerSpecUpdated', namespace, name, { metadata: { ...gs.metadata, finalizers }, spec: gs.spec });
   }
 
   override close(): void {

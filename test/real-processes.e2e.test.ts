@@ -237,6 +237,33 @@ describe('real game-server processes', () => {
     expect(await gameServers('stubborn')).toEqual([]);
   }, 40_000);
 
+  it('get SIGTERM when their GameServer is deleted while a finalizer holds it; the GameServer stays until the finalizer is removed', async () => {
+    serve = await startServe();
+    await createFleet(fleet('held', 1, { env: { TERM_DELAY_MS: '300' } }));
+    const [held] = await readyServers('held', 1);
+    const name = held!.metadata.name;
+    const path = `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`;
+    const pid = await waitFor(() => pidOf(name), { what: 'pid' });
+    const patch = (finalizers: string[]) =>
+      apiRequest(serve!.baseUrl, 'PATCH', path, { body: { metadata: { finalizers } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect((await patch(['agones.dev/controller', 'example.com/hold'])).status).toBe(200);
+    expect((await api('DELETE', path)).status).toBe(200);
+    await waitFor(() => !alive(pid), { timeoutMs: 5_000, what: 'the process to exit after SIGTERM' });
+    expect(entries(name).some((e) => e.signal === 'SIGTERM')).toBe(true);
+    // Its pod gone, Agones's controller takes its own finalizer off; the other one keeps the GameServer.
+    const kept = await waitFor(
+      async () => {
+        const gs = (await api('GET', path)).json as GameServer & { metadata: { finalizers?: string[] } };
+        return gs.metadata.finalizers?.length === 1 && gs;
+      },
+      { what: 'the GameServer held by the other finalizer alone' },
+    );
+    expect(kept.metadata.finalizers).toEqual(['example.com/hold']);
+    expect(kept.metadata.deletionTimestamp).toBeDefined();
+    expect((await patch([])).status).toBe(200);
+    expect((await api('GET', path)).status).toBe(404);
+  }, 40_000);
+
   it('restart before Ready, then give up as Unhealthy naming the exit code, when the command does not exist', async () => {
     serve = await startServe();
     await createFleet(fleet('missing', 1, { command: 'no-such-game-server --port $PORT', health: { disabled: true } }));

@@ -584,34 +584,37 @@ async function allPagesFrom(baseUrl: string, token: string): Promise<string[]> {
   return seen;
 }
 
+/** A `fleetsim serve` of its own for a describe block, and kubectl pointed at it (filled before its tests, stopped after). */
+function servedWithKubectl(): { serve: ServeProcess; kubectl: Kubectl } {
+  const ctx = {} as { serve: ServeProcess; kubectl: Kubectl };
+  let home = '';
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'fleetsim-api-'));
+    ctx.serve = await startServe();
+    ctx.kubectl = new Kubectl(ctx.serve.baseUrl, home);
+  });
+  afterAll(async () => {
+    ctx.kubectl?.killAll();
+    await killAll();
+    rmSync(home, { recursive: true, force: true });
+  });
+  return ctx;
+}
+
 describe.sequential('DeleteOptions, from the query or the body (kubectl sends the body)', () => {
-  let serve: ServeProcess;
-  let home: string;
-  let kubectl: Kubectl;
+  const ctx = servedWithKubectl();
   const SETS = '/apis/agones.dev/v1/namespaces/default/gameserversets';
   interface Owned {
     metadata: { name: string; uid: string; resourceVersion: string; ownerReferences?: Array<{ uid: string }> };
   }
-  const list = async (path: string) => ((await apiRequest(serve.baseUrl, 'GET', path)).json as { items: Owned[] }).items;
-  const fleet = async (name: string) => (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/${name}`)).json as Owned;
+  const list = async (path: string) => ((await apiRequest(ctx.serve.baseUrl, 'GET', path)).json as { items: Owned[] }).items;
+  const fleet = async (name: string) => (await apiRequest(ctx.serve.baseUrl, 'GET', `${FLEETS}/${name}`)).json as Owned;
   const create = async (name: string, replicas = 0) => {
-    expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, replicas) })).status).toBe(201);
+    expect((await apiRequest(ctx.serve.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, replicas) })).status).toBe(201);
     return fleet(name);
   };
   const remove = (name: string, body: unknown, query = '') =>
-    apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/${name}${query}`, { body, headers: { 'content-type': 'application/json' } });
-
-  beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'fleetsim-delete-options-'));
-    serve = await startServe();
-    kubectl = new Kubectl(serve.baseUrl, home);
-  });
-
-  afterAll(async () => {
-    kubectl?.killAll();
-    await killAll();
-    rmSync(home, { recursive: true, force: true });
-  });
+    apiRequest(ctx.serve.baseUrl, 'DELETE', `${FLEETS}/${name}${query}`, { body, headers: { 'content-type': 'application/json' } });
 
   it('refuses a delete whose uid or resourceVersion precondition the object no longer meets (409), and deletes once they hold', async () => {
     const kept = await create('pre');
@@ -627,7 +630,7 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
     }
     const deleted = await remove('pre', { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid, resourceVersion } });
     expect(deleted.status, deleted.text).toBe(200);
-    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/pre`)).status).toBe(404);
+    expect((await apiRequest(ctx.serve.baseUrl, 'GET', `${FLEETS}/pre`)).status).toBe(404);
   });
 
   it.each([
@@ -664,7 +667,7 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
     ['a numeric uid precondition', '{"preconditions":{"uid":5}}', 'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID'],
     ['orphanDependents as a string', '{"orphanDependents":"yes"}', 'json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents of type bool'],
   ])('a body that is not DeleteOptions (%s) is a 400 and deletes nothing', async (_what, body, message) => {
-    await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('kept', 0) });
+    await apiRequest(ctx.serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('kept', 0) });
     const status = expectStatus(await remove('kept', body), 400);
     expect(status.reason).toBe('BadRequest');
     expect(status.message).toContain(message);
@@ -682,10 +685,10 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
   it('a dry run asked in the body (kubectl delete --dry-run=server) deletes nothing', async () => {
     const dry = await remove('kept', { dryRun: ['All'] });
     expect(dry.status, dry.text).toBe(200);
-    expect(await kubectl.ok(['delete', 'fleet', 'kept', '--dry-run=server'])).toMatch(/fleet.agones.dev "kept" deleted \(server dry run\)/);
+    expect(await ctx.kubectl.ok(['delete', 'fleet', 'kept', '--dry-run=server'])).toMatch(/fleet.agones.dev "kept" deleted \(server dry run\)/);
     expect((await fleet('kept')).metadata.name).toBe('kept');
-    expect(await kubectl.ok(['delete', 'fleet', 'kept'])).toMatch(/deleted/);
-    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/kept`)).status).toBe(404);
+    expect(await ctx.kubectl.ok(['delete', 'fleet', 'kept'])).toMatch(/deleted/);
+    expect((await apiRequest(ctx.serve.baseUrl, 'GET', `${FLEETS}/kept`)).status).toBe(404);
   });
 
   it('kubectl delete --cascade=orphan leaves the fleet\'s GameServerSet and GameServers, without the owner reference', async () => {
@@ -696,8 +699,8 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
     expect(set!.metadata.ownerReferences?.map((r) => r.uid)).toEqual([owner.metadata.uid]);
     const before = (await list(GAMESERVERS)).map((gs) => gs.metadata.name).sort();
 
-    expect(await kubectl.ok(['delete', 'fleet', 'orphans', '--cascade=orphan'])).toMatch(/fleet.agones.dev "orphans" deleted/);
-    expect((await apiRequest(serve.baseUrl, 'GET', `${FLEETS}/orphans`)).status).toBe(404);
+    expect(await ctx.kubectl.ok(['delete', 'fleet', 'orphans', '--cascade=orphan'])).toMatch(/fleet.agones.dev "orphans" deleted/);
+    expect((await apiRequest(ctx.serve.baseUrl, 'GET', `${FLEETS}/orphans`)).status).toBe(404);
     const sets = await list(setsOfFleet);
     expect(sets.map((s) => s.metadata.uid)).toEqual([set!.metadata.uid]);
     expect(sets[0]!.metadata.ownerReferences).toBeUndefined();
@@ -707,7 +710,102 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
     expect(gameServers.every((gs) => gs.metadata.ownerReferences?.[0]?.uid === set!.metadata.uid)).toBe(true);
 
     // Deleting the set as usual (Background) takes its GameServers with it.
-    expect(await kubectl.ok(['delete', 'gameserverset', set!.metadata.name])).toMatch(/deleted/);
+    expect(await ctx.kubectl.ok(['delete', 'gameserverset', set!.metadata.name])).toMatch(/deleted/);
     await waitFor(async () => (await list(GAMESERVERS)).length === 0, { timeoutMs: 15_000, what: 'the GameServers gone with their set' });
+  });
+});
+
+describe.sequential('finalizers hold a deleted object, terminating, until they are removed', () => {
+  const ctx = servedWithKubectl();
+  const HOLD = 'example.com/hold';
+  interface Meta {
+    metadata: {
+      name: string;
+      resourceVersion: string;
+      generation: number;
+      deletionTimestamp?: string;
+      deletionGracePeriodSeconds?: number;
+      finalizers?: string[];
+    };
+  }
+  const get = async (path: string) => {
+    const r = await apiRequest(ctx.serve.baseUrl, 'GET', path);
+    return r.status === 404 ? undefined : (r.json as Meta);
+  };
+  const count = async (path: string) => ((await apiRequest(ctx.serve.baseUrl, 'GET', path)).json as { items: unknown[] }).items.length;
+
+  it('a Fleet with a finalizer gets a deletionTimestamp and stays, with what it owns, until a patch removes the finalizer', async () => {
+    const manifest = fleetManifest('held', 2);
+    const created = await apiRequest(ctx.serve.baseUrl, 'POST', FLEETS, { body: { ...manifest, metadata: { name: 'held', finalizers: [HOLD] } } });
+    expect(created.status, created.text).toBe(201);
+    await waitFor(async () => (await count(GAMESERVERS)) === 2, { timeoutMs: 15_000, what: 'two GameServers' });
+    const before = (await get(`${FLEETS}/held`))!;
+
+    expect(await ctx.kubectl.ok(['delete', 'fleet', 'held', '--wait=false'])).toMatch(/fleet.agones.dev "held" deleted/);
+    const terminating = (await get(`${FLEETS}/held`))!;
+    expect(terminating.metadata).toMatchObject({ finalizers: [HOLD], deletionGracePeriodSeconds: 0, generation: before.metadata.generation + 1 });
+    expect(Date.parse(terminating.metadata.deletionTimestamp!)).toBeGreaterThan(0);
+    // The background garbage collector waits for the owner to go: its set and GameServers stay.
+    expect(await count('/apis/agones.dev/v1/namespaces/default/gameserversets')).toBe(1);
+    expect(await count(GAMESERVERS)).toBe(2);
+
+    // Deleting it again changes nothing and answers with the object as it is.
+    const again = await apiRequest(ctx.serve.baseUrl, 'DELETE', `${FLEETS}/held`);
+    expect(again.status, again.text).toBe(200);
+    expect(again.json).toMatchObject({ kind: 'Fleet', metadata: { resourceVersion: terminating.metadata.resourceVersion, deletionTimestamp: terminating.metadata.deletionTimestamp } });
+    expect((await get(`${FLEETS}/held`))!.metadata.resourceVersion).toBe(terminating.metadata.resourceVersion);
+
+    // No finalizer may be added to an object being deleted.
+    const more = await apiRequest(ctx.serve.baseUrl, 'PATCH', `${FLEETS}/held`, {
+      body: { metadata: { finalizers: [HOLD, 'example.com/more'] } },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    const status = expectStatus(more, 422);
+    expect(status.message).toBe(
+      'Fleet.agones.dev "held" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/more"}',
+    );
+
+    await ctx.kubectl.ok(['patch', 'fleet', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    expect(await get(`${FLEETS}/held`)).toBeUndefined();
+    await waitFor(async () => (await count(GAMESERVERS)) === 0, { timeoutMs: 15_000, what: 'the GameServers gone with the fleet' });
+    expect(await count('/apis/agones.dev/v1/namespaces/default/gameserversets')).toBe(0);
+  });
+
+  it('a GameServer with a finalizer of its own stays terminating after its pod has gone (Agones takes only its own finalizer off)', async () => {
+    const gameServer = {
+      apiVersion: 'agones.dev/v1',
+      kind: 'GameServer',
+      metadata: { name: 'kept-gs', finalizers: [HOLD] },
+      spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } },
+    };
+    const created = await apiRequest(ctx.serve.baseUrl, 'POST', GAMESERVERS, { body: gameServer });
+    expect(created.status, created.text).toBe(201);
+    expect((created.json as Meta).metadata.finalizers).toEqual([HOLD, 'agones.dev/controller']);
+
+    const deleted = await apiRequest(ctx.serve.baseUrl, 'DELETE', `${GAMESERVERS}/kept-gs`);
+    expect(deleted.status, deleted.text).toBe(200);
+    const held = await waitFor(async () => {
+      const gs = await get(`${GAMESERVERS}/kept-gs`);
+      return gs?.metadata.finalizers?.length === 1 && gs;
+    }, { what: 'the GameServer held by its own finalizer only' });
+    expect(held.metadata.finalizers).toEqual([HOLD]);
+    expect(held.metadata.deletionTimestamp).toBeDefined();
+
+    await ctx.kubectl.ok(['patch', 'gameserver', 'kept-gs', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    expect(await get(`${GAMESERVERS}/kept-gs`)).toBeUndefined();
+  });
+
+  it('a namespace being deleted stays Terminating while a finalizer holds something in it, and goes once it is removed', async () => {
+    await ctx.kubectl.ok(['create', 'namespace', 'holding']);
+    const fleets = '/apis/agones.dev/v1/namespaces/holding/fleets';
+    const created = await apiRequest(ctx.serve.baseUrl, 'POST', fleets, { body: { ...fleetManifest('in-ns', 0), metadata: { name: 'in-ns', finalizers: [HOLD] } } });
+    expect(created.status, created.text).toBe(201);
+    await ctx.kubectl.ok(['delete', 'namespace', 'holding', '--wait=false']);
+    const namespace = async () => (await apiRequest(ctx.serve.baseUrl, 'GET', '/api/v1/namespaces/holding')).json as { status?: { phase: string }; code?: number };
+    expect((await namespace()).status?.phase).toBe('Terminating');
+    expect((await get(`${fleets}/in-ns`))!.metadata.deletionTimestamp).toBeDefined();
+
+    await ctx.kubectl.ok(['patch', 'fleet', 'in-ns', '-n', 'holding', '--type=merge', '-p', '{"metadata":{"finalizers":[]}}']);
+    await waitFor(async () => (await namespace()).code === 404, { what: 'the namespace gone' });
   });
 });

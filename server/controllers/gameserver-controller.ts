@@ -300,7 +300,7 @@ export class GameServerController implements SchedulingView {
         return;
       case 'Shutdown': {
         const deletion = this.cluster.gameServerDeletion(gs);
-        if (deletion) void this.cluster.commit([deletion], cause);
+        if (deletion.length) void this.cluster.commit(deletion, cause);
         return;
       }
     }

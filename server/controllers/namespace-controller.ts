@@ -1,13 +1,13 @@
-import type { Subscription } from 'rxjs';
+import { merge, type Subscription } from 'rxjs';
 import type { Cluster } from '../cluster.js';
 import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
-import type { ResourceService } from '../resources/service.js';
+import { NAMESPACE_CONTENT_KINDS, type ResourceService } from '../resources/service.js';
 import { syncCause } from '../log/cause.js';
 
 /**
- * The namespace controller's last step: a Terminating namespace whose GameServers were still
- * terminating when it was deleted goes when the last of them has gone (the resource service
- * deletes the rest of its content at once).
+ * The namespace controller's last step: a Terminating namespace whose content was still
+ * terminating when it was deleted (GameServers whose process stops, objects finalizers hold) goes
+ * when the last of it has gone (the resource service deletes the rest of its content at once).
  */
 export class NamespaceController {
   private subscription: Subscription | undefined;
@@ -18,8 +18,8 @@ export class NamespaceController {
   ) {}
 
   start(): void {
-    this.subscription = this.cluster.gameServerChanges$.subscribe((change) => {
-      if (!change.object && change.previous) this.finalize(change.previous.metadata.namespace, change.event.seq);
+    this.subscription = merge(...NAMESPACE_CONTENT_KINDS.map((kind) => this.cluster.changesOf(kind))).subscribe((change) => {
+      if (change.type === 'DELETED') this.finalize(change.namespace, change.seq);
     });
     // Namespaces a restart found still terminating.
     for (const namespace of this.cluster.readModel.list(NAMESPACE_KIND)) {

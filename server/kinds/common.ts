@@ -9,6 +9,7 @@ import {
 } from '../k8s/validation.js';
 import type { FeatureGate } from '../features.js';
 import type { Int64 } from '../int64.js';
+import type { ObjectMeta } from './meta.js';
 
 /**
  * Pieces shared by the rules of several kinds: reading untyped JSON safely, the schema fragments
@@ -186,6 +187,15 @@ export function validateObjectMeta(metadata: unknown, path: string): FieldError[
     ...validateLabels(stringMap(meta?.labels), `${path}.labels`),
     ...validateAnnotations(stringMap(meta?.annotations), `${path}.annotations`),
   ];
+}
+
+/** What an update may not change in an object's metadata: no finalizer may be added to one being deleted. */
+export function validateObjectMetaUpdate(metadata: ObjectMeta, old: ObjectMeta, path: string): FieldError[] {
+  if (old.deletionTimestamp === undefined) return [];
+  const added = [...new Set(metadata.finalizers ?? [])].filter((f) => !(old.finalizers ?? []).includes(f)).sort();
+  if (added.length === 0) return [];
+  const found = `[]string{${added.map((f) => JSON.stringify(f)).join(', ')}}`;
+  return [forbidden(`${path}.finalizers`, `no new finalizers can be added if the object is being deleted, found new finalizers ${found}`)];
 }
 
 /** The wording Agones uses for a field whose feature gate is off. */

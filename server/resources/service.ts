@@ -18,7 +18,7 @@ import { POD_KIND } from '../kinds/pod/pod.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
-import { isJsonObject, jsonEqual, objectAt, validateObjectMeta } from '../kinds/common.js';
+import { isJsonObject, jsonEqual, objectAt, validateObjectMeta, validateObjectMetaUpdate } from '../kinds/common.js';
 import { stringifyJsonExact } from '../log/json.js';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -57,6 +57,11 @@ export function requireDeletePreconditions(definition: KindDefinition, object: R
     );
   }
 }
+
+/** The kinds of what a namespace holds and its deletion deletes (pods are projected from GameServers; allocations are never stored). */
+export const NAMESPACE_CONTENT_KINDS: readonly string[] = KIND_DEFINITIONS.filter(
+  (d) => d.namespaced && d.kind !== POD_KIND && d.verbs.includes('list'),
+).map((d) => d.kind);
 
 const INT32_MAX = 2_147_483_647;
 
@@ -151,6 +156,9 @@ export class ResourceService {
       },
     };
     delete object.metadata.deletionTimestamp;
+    delete object.metadata.deletionGracePeriodSeconds;
+    // No finalizers are stored as none (Go omits an empty list), so writing [] back changes nothing.
+    if (!object.metadata.finalizers?.length) delete object.metadata.finalizers;
     if (definition.subresources.status) delete object.status;
     if (definition.defaults) object = definition.defaults(object, this.context);
     this.checkRules(definition, object);
@@ -411,12 +419,8 @@ export class ResourceService {
     const terminating = terminatingNamespace(namespace, this.cluster.clock.now());
     if (options.dryRun) return terminating;
     const events: NewEvent[] = [resourceEvent('ResourceUpdated', NAMESPACE_KIND, '', name, { object: terminating })];
-    for (const definition of KIND_DEFINITIONS) {
-      // Pods are projected from GameServers; allocations are never stored.
-      if (!definition.namespaced || definition.kind === POD_KIND || !definition.verbs.includes('list')) continue;
-      // Owners and what they own are all in the namespace: each object is deleted on its own.
-      for (const object of this.cluster.readModel.list(definition.kind, name)) events.push(...this.ownDeletion(object));
-    }
+    // Owners and what they own are all in the namespace: each object is deleted on its own.
+    for (const kind of NAMESPACE_CONTENT_KINDS) for (const object of this.cluster.readModel.list(kind, name)) events.push(...this.ownDeletion(object));
     const committed = this.cluster.commit(events, options.cause);
     // Applied already: the namespace goes in the same transaction when nothing is left terminating.
     const finalization = this.namespaceFinalization(name);
@@ -424,11 +428,16 @@ export class ResourceService {
     return terminating;
   }
 
-  /** The event that removes a Terminating namespace once nothing is left in it, if that is now. */
+  /**
+   * The event that removes a Terminating namespace once nothing is left in it, if that is now:
+   * what it held was deleted with it, but what was terminating then (a GameServer whose process
+   * stops, an object finalizers hold) is waited for.
+   */
   namespaceFinalization(name: string): NewEvent | undefined {
     const namespace = this.cluster.get(NAMESPACE_KIND, '', name);
     if (!namespace || namespacePhase(namespace) !== 'Terminating') return undefined;
-    if (this.cluster.readModel.list(GAMESERVER_KIND, name).length > 0) return undefined;
+    const terminating = (kind: string) => this.cluster.readModel.list(kind, name).some((o) => o.metadata.deletionTimestamp !== undefined);
+    if (NAMESPACE_CONTENT_KINDS.some(terminating)) return undefined;
     return resourceEvent('ResourceDeleted', NAMESPACE_KIND, '', name, {});
   }
 
@@ -444,29 +453,41 @@ export class ResourceService {
   }
 
   /**
-   * Events deleting an object and its dependents (children first); with Orphan, its dependents
-   * stay and lose their reference to it, as the garbage collector's orphan finalizer leaves them.
+   * Events deleting an object and its dependents (children first), as the API server and its
+   * garbage collector do. An object already terminating is left as it is. One that finalizers
+   * keep turns terminating, and its dependents wait for it to go unless the delete is Foreground.
+   * With Orphan its dependents stay and lose their reference to it.
    */
   deletionEvents(object: Resource, propagation: DeletePropagation = 'Background'): NewEvent[] {
-    if (propagation === 'Orphan') {
-      return [...this.children(object).map((dependent) => this.orphanEvent(dependent, object)), ...this.ownDeletion(object)];
-    }
-    const events: NewEvent[] = [];
-    const visit = (parent: Resource) => {
-      for (const child of this.children(parent)) visit(child);
-      events.push(...this.ownDeletion(parent));
-    };
-    visit(object);
-    return events;
+    if (object.metadata.deletionTimestamp !== undefined) return [];
+    const own = this.ownDeletion(object);
+    if (propagation === 'Orphan') return [...this.children(object).map((dependent) => this.orphanEvent(dependent, object)), ...own];
+    const stays = (object.metadata.finalizers?.length ?? 0) > 0;
+    if (stays && propagation !== 'Foreground') return own;
+    return [...this.children(object).flatMap((child) => this.deletionEvents(child, propagation)), ...own];
   }
 
-  /** The event deleting one object, its dependents aside. */
+  /**
+   * The events deleting one object, its dependents aside: it goes, or — held by finalizers — it
+   * gets a deletionTimestamp and stays (a GameServer also while its pod's process stops). None
+   * when it is terminating already.
+   */
   private ownDeletion(object: Resource): NewEvent[] {
+    if (object.kind === GAMESERVER_KIND) return this.cluster.gameServerDeletion(object as unknown as GameServer);
+    if (object.metadata.deletionTimestamp !== undefined) return [];
     const { namespace, name } = object.metadata;
-    if (object.kind !== GAMESERVER_KIND) return [resourceEvent('ResourceDeleted', object.kind, namespace, name, {})];
-    // A GameServer whose process runs terminates first; one already terminating needs nothing more.
-    const deletion = this.cluster.gameServerDeletion(object as unknown as GameServer);
-    return deletion ? [deletion] : [];
+    if (!object.metadata.finalizers?.length) return [resourceEvent('ResourceDeleted', object.kind, namespace, name, {})];
+    // The registry's markAsDeleting: now, no grace period, and a new generation.
+    const { generation } = object.metadata;
+    const metadata = { ...object.metadata, deletionTimestamp: rfc3339(this.cluster.clock.now()), deletionGracePeriodSeconds: 0, generation: generation > 0 ? generation + 1 : generation };
+    return [this.updateEvent(definitionOfKind(object.kind)!, object, { ...object, metadata })];
+  }
+
+  /** A terminating object whose last finalizer is gone goes, and what it owns with it (in the background). */
+  private finalizedDeletion(object: Resource): NewEvent[] {
+    const { namespace, name } = object.metadata;
+    const gone = object.kind === GAMESERVER_KIND ? gameServerEvent('GameServerDeleted', namespace, name, {}) : resourceEvent('ResourceDeleted', object.kind, namespace, name, {});
+    return [...this.children(object).flatMap((child) => this.deletionEvents(child)), gone];
   }
 
   /** A dependent without its reference to `owner` (the garbage collector's update of an orphan). */
@@ -496,9 +517,11 @@ export class ResourceService {
         labels: { ...(metadata.labels ?? {}) },
         annotations: { ...(metadata.annotations ?? {}) },
         ...(metadata.ownerReferences && { ownerReferences: metadata.ownerReferences }),
-        ...(metadata.finalizers && { finalizers: metadata.finalizers }),
       },
     };
+    // The finalizers are the written object's: a write that leaves them out removes them.
+    if (metadata.finalizers?.length) next.metadata.finalizers = metadata.finalizers;
+    else delete next.metadata.finalizers;
     // Where the status is a subresource it belongs to controllers: an update of the object leaves
     // it as it was. Where it is not (a GameServer), one update changes spec and status together.
     const writesStatus = !definition.subresources.status && input.status !== undefined;
@@ -515,6 +538,11 @@ export class ResourceService {
     this.validate(definition, next, current);
     if (options.dryRun) return next;
     const { namespace, name } = current.metadata;
+    // A terminating object's last finalizer removed: the write deletes it, and the answer is the object as written.
+    if (next.metadata.deletionTimestamp !== undefined && !next.metadata.finalizers?.length) {
+      await this.cluster.commit(this.finalizedDeletion(next), options.cause);
+      return next;
+    }
     return this.cluster.commitAndRead([this.updateEvent(definition, current, next)], () => this.get(definition, namespace, name), options.cause);
   }
 
@@ -587,6 +615,7 @@ export class ResourceService {
   /** Validation: the object's metadata, as the API server checks it for every kind, then the kind's rules. */
   private validate(definition: KindDefinition, object: Resource, old?: Resource): void {
     const errors: FieldError[] = validateObjectMeta(object.metadata, 'metadata');
+    if (old) errors.push(...validateObjectMetaUpdate(object.metadata, old.metadata, 'metadata'));
     if (definition.validate) errors.push(...definition.validate(object, this.context, old));
     if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
   }

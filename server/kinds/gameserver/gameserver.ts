@@ -38,6 +38,18 @@ export const TERMINAL_STATES: ReadonlySet<GameServerState> = new Set(['Shutdown'
 /** A real command line to run as the game server instead of a simulation (server/controllers/gameserver-processes.ts). */
 export const COMMAND_ANNOTATION = 'fleetsim.dev/command';
 
+/**
+ * The finalizer Agones's GameServer controller puts on every GameServer and takes off once its pod
+ * has gone (`agones.dev`, older releases' name, is taken off too).
+ */
+export const GAMESERVER_FINALIZER = 'agones.dev/controller';
+const AGONES_FINALIZERS: ReadonlySet<string> = new Set([GAMESERVER_FINALIZER, 'agones.dev']);
+
+/** A GameServer's finalizers other than Agones's own: what holds it once its pod has gone. */
+export function foreignFinalizers(gs: GameServer): string[] {
+  return (gs.metadata.finalizers ?? []).filter((f) => !AGONES_FINALIZERS.has(f));
+}
+
 /** Prefix of every label and annotation written through the SDK. */
 export const SDK_METADATA_PREFIX = 'agones.dev/sdk-';
 export const LAST_ALLOCATED_ANNOTATION = 'agones.dev/last-allocated';

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
 import { podSpecSchema } from '../../k8s/pod-spec-schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
-import { GAMESERVER_STATES, LIST_MAX_CAPACITY, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
+import { GAMESERVER_FINALIZER, GAMESERVER_STATES, LIST_MAX_CAPACITY, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
@@ -348,7 +348,7 @@ export function defaultGameServer(input: Resource, context: KindContext, old?: R
     metadata: {
       ...object.metadata,
       annotations: { ...object.metadata.annotations, [SDK_VERSION_ANNOTATION]: FLEETSIM_AGONES_VERSION },
-      finalizers: [...new Set([...(object.metadata.finalizers ?? []), 'agones.dev/controller'])],
+      finalizers: [...new Set([...(object.metadata.finalizers ?? []), GAMESERVER_FINALIZER])],
     },
     spec,
     status: {

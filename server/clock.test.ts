@@ -67,4 +67,13 @@ describe('VirtualClock', () => {
     expect(seen).toEqual([1010, 1030, 1500]);
     expect(clock.step()).toBe(false);
   });
+
+  it('keeps whole milliseconds, as Date.now() does: a fractional delay fires at the next one', () => {
+    const clock = new VirtualClock(1000);
+    const seen: number[] = [];
+    clock.setTimeout(() => seen.push(clock.now()), 2.25);
+    clock.setTimeout(() => seen.push(clock.now()), 4);
+    clock.advance(10);
+    expect(seen).toEqual([1003, 1004]);
+  });
 });

@@ -70,7 +70,9 @@ export class VirtualClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const handle = this.nextHandle++;
-    this.push(this.current + Math.max(0, ms), handle, fn);
+    // Whole milliseconds, as Date.now() gives: a timer drawn from a distribution fires at the
+    // next one, and everything it causes is stamped with a time Kubernetes names can carry.
+    this.push(this.current + Math.max(0, Math.ceil(ms)), handle, fn);
     return handle;
   }
 

@@ -4,7 +4,9 @@ import { parseFeatureGates } from '../features.js';
 import type { Resource } from '../kinds/resource.js';
 import { Cluster } from '../cluster.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
-import { EventRecorder } from './k8s-events.js';
+import { gameServerEvent } from '../kinds/gameserver/events.js';
+import { gameServer } from '../../test/helpers/gameservers.js';
+import { EventExpiry, EventRecorder } from './k8s-events.js';
 
 const clusters: Cluster[] = [];
 afterEach(() => {
@@ -56,5 +58,29 @@ describe('EventRecorder', () => {
     const other = new EventRecorder(cluster, 'fleet-controller');
     const next = other.event(SET, { type: 'Warning', reason: 'X', message: 'y' });
     expect(objects.map((o) => o.metadata.name)).not.toContain(next.name);
+  });
+});
+
+describe('EventExpiry', () => {
+  it('on a cluster where nothing else is written, expires the Events derived from GameServer changes at their time', async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1));
+    const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(''), eventTtlMs: 60_000 });
+    clusters.push(cluster);
+    const expiry = new EventExpiry(cluster);
+    expiry.start();
+    await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'gs', { object: gameServer('gs', { node: 'n' }) })]);
+    clock.advance(5_000);
+    await cluster.commit([
+      gameServerEvent('GameServerStateChanged', 'default', 'gs', { state: 'Ready', reason: 'Ready', message: 'SDK.Ready() complete', eventType: 'Normal', cause: 'sdk' }),
+    ]);
+    const reasons = () => (cluster.readModel.list('Event', 'default') as KubernetesEvent[]).map((e) => e.reason);
+    expect(reasons()).toEqual(['Ready']);
+    clock.advance(59_000);
+    await cluster.settled();
+    expect(reasons()).toEqual(['Ready']);
+    clock.advance(1_000);
+    await cluster.settled();
+    expect(reasons()).toEqual([]);
+    expiry.stop();
   });
 });

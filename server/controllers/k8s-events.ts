@@ -60,30 +60,39 @@ export interface EventExpiryHost {
   clock: Clock;
   readModel: ReadModel;
   resourceApplied$: Observable<StoredEvent>;
+  /** GameServer changes: a lifecycle step or an allocation is an Event too (derived, in the read model). */
+  gameServerApplied$: Observable<unknown>;
   commit(events: readonly NewEvent[], cause?: Cause): Promise<void>;
 }
 
 /**
- * Expires Events as the API server's --event-ttl does. The read model drops them by the time of
- * each event it applies; on a cluster where nothing else is written, this appends one
- * EventsExpired event when the oldest is due, so they go at their time all the same.
+ * Expires Events as the API server's --event-ttl does. The read model drops them (stored ones and
+ * those derived from GameServer changes) by the time of each event it applies; on a cluster where
+ * nothing else is written, this appends one EventsExpired event when the oldest is due, so they
+ * go at their time all the same.
  */
 export class EventExpiry {
   private timer: TimerHandle | undefined;
-  private subscription: { unsubscribe(): void } | undefined;
+  private subscriptions: Array<{ unsubscribe(): void }> = [];
 
   constructor(private readonly host: EventExpiryHost) {}
 
   start(): void {
-    this.subscription = this.host.resourceApplied$.subscribe((event) => {
-      // Events only get later: a timer already set is never too late.
-      if (event.kind === EVENT_KIND && event.type !== EVENTS_EXPIRED && this.timer === undefined) this.schedule();
-    });
+    // Events only get later: a timer already set is never too late.
+    this.subscriptions = [
+      this.host.resourceApplied$.subscribe((event) => {
+        if (event.kind === EVENT_KIND && event.type !== EVENTS_EXPIRED && this.timer === undefined) this.schedule();
+      }),
+      this.host.gameServerApplied$.subscribe(() => {
+        if (this.timer === undefined) this.schedule();
+      }),
+    ];
     this.schedule();
   }
 
   stop(): void {
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
     this.host.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -135,12 +135,19 @@ export class ReadModel {
     return copy;
   }
 
-  /** When the oldest stored Event expires (epoch ms), or undefined when none is kept. */
+  /** When the oldest Event, stored or derived, expires (epoch ms), or undefined when none is kept. */
   nextEventExpiry(): number | undefined {
+    const derived = this.gameServerEvents.oldestTime();
+    const stored = this.oldestStoredEventTime();
+    const oldest = derived === undefined ? stored : stored === undefined ? derived : Math.min(stored, derived);
+    return oldest === undefined ? undefined : oldest + this.eventTtlMs;
+  }
+
+  private oldestStoredEventTime(): number | undefined {
     const store = this.resources.get(EVENT_KIND)!;
     while (this.eventHead < this.eventWrites.length) {
       const write = this.eventWrites[this.eventHead]!;
-      if (isLastWrite(store.getByKey(write.key), write)) return write.time + this.eventTtlMs;
+      if (isLastWrite(store.getByKey(write.key), write)) return write.time;
       this.eventHead++; // A later write or a deletion superseded it.
     }
     return undefined;
@@ -173,9 +180,10 @@ export class ReadModel {
   }
 
   private gameServerChanged(event: StoredEvent, change: ObjectChange<GameServer>, sink: ApplySink): void {
+    // The Event it derives is kept before anyone hears of the change (EventExpiry asks for it).
+    if (change.object) this.gameServerEvents.apply(event, change.object);
     sink.gameServer(change);
     sink.change(watchChange(event, change));
-    if (change.object) this.gameServerEvents.apply(event, change.object);
     const touched = this.setStatus.apply(change.previous, change.object, event.seq);
     if (touched.set) sink.derived(touched.setKey!, GAMESERVERSET_KIND, touched.namespace!, touched.set, event.seq);
     if (touched.fleet) sink.derived(touched.fleetKey!, FLEET_KIND, touched.namespace!, touched.fleet, event.seq);

@@ -70,6 +70,14 @@ export class RecentGameServerEvents {
     return undefined;
   }
 
+  /** When the oldest Event not yet expired was written (epoch ms), if any is kept. */
+  oldestTime(): number | undefined {
+    // Written in time order: when the newest has expired, all have (no walk over the window).
+    if (this.size === 0 || this.time[(this.next + RECENT_EVENTS - 1) % RECENT_EVENTS]! <= this.horizon) return undefined;
+    for (const i of this.live()) return this.time[i];
+    return undefined;
+  }
+
   /** The slots of the Events not yet expired, oldest first. */
   private *live(): Generator<number> {
     const first = this.size < RECENT_EVENTS ? 0 : this.next;

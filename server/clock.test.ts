@@ -76,4 +76,20 @@ describe('VirtualClock', () => {
     clock.advance(10);
     expect(seen).toEqual([1003, 1004]);
   });
+
+  it('finds the first timer due after an instant, passing over those due by then and cancelled ones', () => {
+    const clock = new VirtualClock(0);
+    const rng = new SeededRandom(3);
+    const dues: number[] = [];
+    for (let i = 0; i < 500; i++) {
+      const due = rng.int(4) === 0 ? 0 : rng.int(1000);
+      const handle = clock.setTimeout(() => undefined, due);
+      if (rng.int(8) === 0) clock.clearTimeout(handle);
+      else dues.push(due);
+    }
+    for (const t of [-1, 0, 1, 250, 998, 999, 1000]) {
+      const later = dues.filter((due) => due > t);
+      expect(clock.nextDueAfter(t), `after ${t}`).toBe(later.length > 0 ? Math.min(...later) : undefined);
+    }
+  });
 });

@@ -10,6 +10,11 @@ export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle | undefined): void;
+  /**
+   * Work begun at this instant that ends on its own (a controller's sync, perhaps awaiting a
+   * webhook): a virtual clock does not move on before it ends (server/sim/virtual-time.ts).
+   */
+  track?(work: Promise<unknown>): void;
 }
 
 export class WallClock implements Clock {
@@ -59,6 +64,10 @@ export class VirtualClock implements Clock {
    * as they reach the top of the heap. A set of the live ones cost three lookups per timer.
    */
   private cancelled = new Set<TimerHandle>();
+  /** Work tracked and not ended yet. */
+  private readonly working = new Set<Promise<unknown>>();
+  /** Timers fired since the clock was made. */
+  fired = 0;
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
     this.current = startMs;
@@ -83,6 +92,22 @@ export class VirtualClock implements Clock {
     if (this.cancelled.size > 64 && this.cancelled.size > this.handles.length) this.forgetFired();
   }
 
+  track(work: Promise<unknown>): void {
+    this.working.add(work);
+    const end = () => this.working.delete(work);
+    work.then(end, end);
+  }
+
+  /** The work tracked that has not ended (a snapshot). */
+  get inFlight(): Promise<unknown>[] {
+    return [...this.working];
+  }
+
+  /** Time no longer waits for the work in flight now (it keeps running). */
+  letGo(): void {
+    this.working.clear();
+  }
+
   /** Number of timers still waiting to fire. */
   get pending(): number {
     let cancelled = 0;
@@ -94,6 +119,25 @@ export class VirtualClock implements Clock {
   nextDue(): number | undefined {
     this.dropCancelled();
     return this.dues[0];
+  }
+
+  /** Due time of the first live timer due after `t`, if any: those due at `t` or before are passed over. */
+  nextDueAfter(t: number): number | undefined {
+    // Only the top of the heap holds timers due by `t` (and the rare cancelled ones): the first
+    // later timer is one of their children.
+    let best: number | undefined;
+    const stack = this.dues.length > 0 ? [0] : [];
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      const due = this.dues[i]!;
+      if (best !== undefined && due >= best) continue;
+      if (due > t && !this.cancelled.has(this.handles[i]!)) {
+        best = due;
+        continue;
+      }
+      for (const child of [2 * i + 1, 2 * i + 2]) if (child < this.dues.length) stack.push(child);
+    }
+    return best;
   }
 
   /** Moves time forward by `ms`, firing every timer that falls due on the way. */
@@ -109,6 +153,7 @@ export class VirtualClock implements Clock {
       const fn = this.fns[0]!;
       this.pop();
       this.current = Math.max(this.current, due);
+      this.fired++;
       fn();
     }
     this.current = Math.max(this.current, targetMs);

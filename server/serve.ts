@@ -37,6 +37,7 @@ import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
 import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
+import { type Advance, MAX_ROUNDS_PER_INSTANT, IN_FLIGHT_GRACE_MS, advanceTo } from './sim/virtual-time.js';
 
 export interface ServeOptions {
   port: number;
@@ -97,6 +98,9 @@ export class FleetsimServer {
 
   private httpServer: Server | undefined;
   private wss: WebSocketServer | undefined;
+  /** The clock's advance under way (or done): the next one starts after it. */
+  private advancing: Promise<unknown> = Promise.resolve();
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: ServeOptions) {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
@@ -207,29 +211,43 @@ export class FleetsimServer {
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
   }
 
-  /** On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`. */
+  /**
+   * On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`
+   * carries out everything that happens in those N seconds (server/sim/virtual-time.ts) and answers
+   * once it is durable. Advances asked for together run one after the other.
+   */
   private clockApi(): express.Router {
     const router = express.Router();
     router.get('/fleetsim/v1/clock', (_req, res) => {
       res.json({ kind: this.options.clock, now: new Date(this.clock.now()).toISOString() });
     });
-    router.post('/fleetsim/v1/clock', express.json(), (req, res) => {
+    router.post('/fleetsim/v1/clock', express.json(), (req, res, next) => {
       const seconds = (req.body as { advanceSeconds?: unknown } | undefined)?.advanceSeconds;
-      if (!(this.clock instanceof VirtualClock)) {
+      const clock = this.clock;
+      if (!(clock instanceof VirtualClock)) {
         res.status(409).json({ message: 'the clock is the wall clock; start with --clock virtual to move it by hand' });
         return;
       }
-      if (typeof seconds !== 'number' || !(seconds >= 0)) {
-        res.status(400).json({ message: 'advanceSeconds: must be a number >= 0' });
+      if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+        res.status(400).json({ message: 'advanceSeconds: must be a finite number >= 0' });
         return;
       }
-      this.clock.advance(seconds * 1000);
-      res.json({ kind: 'virtual', now: new Date(this.clock.now()).toISOString() });
+      const run = this.advancing.then(() => advanceTo(clock, this.cluster.log, clock.now() + Math.round(seconds * 1000), { signal: this.closing.signal }));
+      this.advancing = run.catch(() => undefined);
+      run.then((advance) => {
+        if (this.closing.signal.aborted) {
+          res.status(503).json({ message: `the server is shutting down; the clock stopped at ${new Date(clock.now()).toISOString()}` });
+          return;
+        }
+        res.json({ kind: 'virtual', now: new Date(clock.now()).toISOString(), timersFired: advance.timersFired, ...unsettledReport(advance.unsettled) });
+      }, next);
     });
     return router;
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
+    await this.advancing;
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
     await this.processes.close();
@@ -241,4 +259,22 @@ export class FleetsimServer {
     this.metrics.close();
     this.cluster.close();
   }
+}
+
+/** An advance that moved on from instants before their work was done says so, naming the first. */
+function unsettledReport(unsettled: Advance['unsettled']): { unsettled?: { instants: number; first: string; message: string } } {
+  const first = unsettled[0];
+  if (!first) return {};
+  const why =
+    first.why === 'requeued'
+      ? `work was still being queued after ${MAX_ROUNDS_PER_INSTANT} rounds (a controller that requeues itself at once)`
+      : `work in flight had not ended after ${IN_FLIGHT_GRACE_MS / 1000} s of real time (a webhook that does not answer)`;
+  const others = unsettled.length > 1 ? ` (and ${unsettled.length - 1} later instants)` : '';
+  return {
+    unsettled: {
+      instants: unsettled.length,
+      first: new Date(first.at).toISOString(),
+      message: `at ${new Date(first.at).toISOString()}${others} time moved on before the work was done: ${why}`,
+    },
+  };
 }

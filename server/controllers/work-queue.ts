@@ -176,6 +176,7 @@ export class WorkQueue<K = string> {
       return;
     }
     if (result instanceof Promise) {
+      this.clock.track?.(result);
       result.then(
         () => this.finish(key, undefined, false, begun),
         (error: unknown) => this.finish(key, error, true, begun),

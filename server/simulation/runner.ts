@@ -21,7 +21,7 @@ import { ensureNodes } from '../sim/nodes.js';
 import { ensurePoolNodes } from '../sim/node-pools.js';
 import { NodeAutoscaler } from '../controllers/node-autoscaler.js';
 import { SimulatedProcesses } from '../sim/processes.js';
-import { settle } from '../sim/virtual-time.js';
+import { advanceTo } from '../sim/virtual-time.js';
 import { SimulationRecorder, type SimulationResult } from './recorder.js';
 import { ScenarioError } from './fields.js';
 import type { Scenario } from './scenario.js';
@@ -126,8 +126,7 @@ export async function simulate(scenario: Scenario, options: SimulateOptions): Pr
     const endMs = scenario.startMs + scenario.durationMs;
     let nextProgress = scenario.startMs + 3_600_000;
     while (clock.now() < endMs) {
-      clock.advanceTo(Math.min(clock.now() + scenario.stepMs, endMs));
-      await settle(clock);
+      await advanceTo(clock, cluster.log, Math.min(clock.now() + scenario.stepMs, endMs), { stepMs: scenario.stepMs });
       if (players.failure !== undefined) throw players.failure;
       recorder.step(clock.now());
       if (clock.now() >= nextProgress) {

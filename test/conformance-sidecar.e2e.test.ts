@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type IncomingMessage, type Server, createServer, request } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -177,6 +177,53 @@ describe('fleetsim conformance sidecar against a sidecar with planted difference
     expect(result.stdout).toContain(`${run.outcomes.length - 6} same, 0 known differences, 6 unexpected differences`);
     expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('| bad-input/reserve with seconds as text | **different** |');
     junitCheck(readFileSync(junit, 'utf8'), run.outcomes.length, Object.keys(PLANTED));
+  });
+});
+
+/**
+ * A target that reads its GameServer seconds late: a proxy in front of a fleetsim sidecar that
+ * holds each GET /gameserver for `holdMs` before passing it on. On a loaded machine one side can
+ * be that much slower than the other; the verdicts must not change.
+ */
+function slowReadsProxy(upstreamPort: number, holdMs: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const forward = () => {
+        const upstream = request({ port: upstreamPort, host: '127.0.0.1', method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        upstream.end(Buffer.concat(chunks));
+      };
+      setTimeout(forward, req.method === 'GET' && req.url === '/gameserver' ? holdMs : 0);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+describe('fleetsim conformance sidecar against a target that answers seconds late', () => {
+  it('gives the same verdicts: no case of bad input races the reservation it makes', async () => {
+    const upstream = await startSidecar(['--feature-gates', GATES]);
+    // Longer than the 5 s reservation the unknown-key case once made, which then ended on the slow side only.
+    const proxy = await slowReadsProxy(upstream.httpPort, 6_000);
+    try {
+      const cases = join(dir, 'slow-cases');
+      mkdirSync(cases);
+      copyFileSync(join(REPO_ROOT, 'conformance', 'sidecar-cases', '80-bad-input.yaml'), join(cases, '80-bad-input.yaml'));
+      const out = join(dir, 'slow');
+      const target = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const result = await runCli(['conformance', 'sidecar', '--target', target, '--feature-gates', GATES, '--cases', cases, '--out', out], 60_000);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      const unchanged = readRun(out).outcomes.find((o) => o.name === 'the GameServer is unchanged by all of it')!;
+      expect(unchanged.verdict).toBe('same');
+      expect(unchanged.target).toMatchObject({ status: 200, body: { status: { state: 'Reserved' } } });
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
 

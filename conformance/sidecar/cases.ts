@@ -36,7 +36,10 @@ export interface GrpcRequestStep {
 
 export interface WatchStep {
   via: 'ndjson' | 'websocket' | 'grpc';
-  /** What is done while the watch is open; the watch's messages that follow are compared. */
+  /**
+   * What is done while the watch is open; the watch's messages that follow are compared. The
+   * steps should change the GameServer: the watch waits for the message that shows it.
+   */
   then: Array<{ http?: HttpRequestStep; grpc?: GrpcRequestStep }>;
 }
 
@@ -48,7 +51,7 @@ export interface SidecarCase {
   /** Response headers compared besides content-type (lower case). */
   headers?: string[];
   /**
-   * Asks again (for up to 3 s) while a field of the answer holds a passing value, e.g. a state
+   * Asks again (for up to 30 s) while a field of the answer holds a passing value, e.g. a state
    * that a controller moves on from (RequestReady): `{ field: body.status.state, not: [RequestReady] }`.
    */
   until?: { field: string; not: string[] };

@@ -17,9 +17,15 @@ export interface Side {
   grpc?: string;
 }
 
-/** How long an answer may take before the case reads as "no answer". */
-const ANSWER_TIMEOUT_MS = 5_000;
-/** A watch is read until it has been quiet this long after the last step. */
+/** How long an answer may take before the case reads as "no answer": generous, as a loaded machine answers late. */
+const ANSWER_TIMEOUT_MS = 30_000;
+/**
+ * How long a watch waits for its first message, and for the message showing what its steps
+ * changed: generous, as the wait ends at the message (a loaded machine may take seconds), and a
+ * verdict must not depend on how fast either side is.
+ */
+const WATCH_MESSAGE_MS = 15_000;
+/** A watch is read until it has been quiet this long after that message. */
 const WATCH_QUIET_MS = 400;
 const WATCH_MAX_MS = 4_000;
 
@@ -288,9 +294,9 @@ class Messages {
     for (const w of this.waiters.splice(0)) w();
   }
 
-  /** Resolves at the first message (or after `ms`). */
-  async first(ms: number): Promise<void> {
-    if (this.received.length > 0) return;
+  /** Resolves once more than `count` messages have come (or after `ms`). */
+  async beyond(count: number, ms: number): Promise<void> {
+    if (this.received.length > count) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
       this.waiters.push(() => {
@@ -360,9 +366,12 @@ export async function watch(side: Side, step: WatchStep): Promise<WatchAnswer> {
     close = () => call.cancel();
   }
   try {
-    await messages.first(2_000);
+    await messages.beyond(0, WATCH_MESSAGE_MS);
+    const before = messages.received.length;
     const steps: unknown[] = [];
     for (const s of step.then) steps.push(s.http ? await sendHttp(side, s.http) : await sendGrpc(side, s.grpc!));
+    // The steps change the GameServer: its message may come late, but it comes.
+    await messages.beyond(before, WATCH_MESSAGE_MS);
     await messages.quiet();
     const normalized = messages.received.map(normalize);
     // Each shape as an object keyed by leaf path, so a field one side lacks shows as that path.
@@ -373,7 +382,8 @@ export async function watch(side: Side, step: WatchStep): Promise<WatchAnswer> {
   }
 }
 
-const UNTIL_MS = 3_000;
+/** How long a case with `until` asks again: generous, as it ends when the state moves on. */
+const UNTIL_MS = 30_000;
 
 function fieldAt(value: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((v, key) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key] : undefined), value);

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { renderRun } from '../reports/render.js';
-import type { RunData, Series, ServerFigures, TargetResult } from '../reports/run-data.js';
+import type { OtherPrograms, RunData, Series, ServerFigures, TargetResult } from '../reports/run-data.js';
+import { disturbances } from '../reports/summary.js';
 import { parseFeatureGates } from '../server/features.js';
 import { countEvents, fleetOverTime } from './event-log-figures.js';
 import { K6_THRESHOLDS_FAILED, type K6Outcome, findK6, k6Version, runK6 } from './k6.js';
@@ -319,9 +320,9 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
         baselineDroppedIterations: baselineRun.dropped,
         baselineServerCpuSeconds: baselineRun.cpu.server ?? 0,
         baselineK6CpuSeconds: baselineRun.cpu.k6,
-        baselineOtherCpuSeconds: baselineRun.cpu.other,
       }),
     },
+    otherPrograms: otherPrograms(fleetsimRun, baselineRun),
     fleetsim: fleetsimRun.result,
     ...(baselineRun && {
       baseline: baselineRun.result,
@@ -362,8 +363,12 @@ function runOptions(settings: BenchSettings, k6: string, run: TargetRun): RunDat
     ...(settings.timeScale !== undefined && { timeScale: settings.timeScale }),
     droppedIterations: run.dropped,
     k6CpuSeconds: run.cpu.k6,
-    otherCpuSeconds: run.cpu.other,
   };
+}
+
+/** What other programs took from the machine during each side's run, as the report records it. */
+function otherPrograms(run: TargetRun, baseline?: TargetRun): OtherPrograms {
+  return { cores: cpus().length, fleetsim: run.cpu.other, ...(baseline && { baseline: baseline.cpu.other }) };
 }
 
 /** Writes `run.json` and the report (index.html with SVG charts, summary.md: reports/render.ts). */
@@ -426,6 +431,7 @@ async function runRemoteBench(settings: BenchSettings, remote: RemoteTarget, dir
     },
     fleetsim: run.result,
     remote: { allocator: remote.allocatorUrl, namespace: remote.namespace, fleet: remote.fleet, fleetManagement: fleet ? 'created' : 'assumed' },
+    otherPrograms: otherPrograms(run),
     fleet: fleet ? fleetSamples(fleet.statuses, run.outcome.startedAtMs, run.outcome.endedAtMs) : [],
     ok: passed(run),
   };
@@ -455,11 +461,7 @@ function describeRun(data: RunData, definition: ScenarioDefinition, fleetsim: Ta
   if (baseline) lines.push(`  ${describeTarget(baseline, unit, false)}`);
   if (data.baselineRatio !== undefined) lines.push(`  ratio ${fmt(data.baselineRatio, 3)}: ${definition.ratioMeaning}`);
   // Other programs on the machine take CPU from the server and k6 alike: say so when they did.
-  for (const run of [fleetsim, baseline]) {
-    if (run && run.cpu.other > 0.1 * data.durationSeconds * cpus().length) {
-      lines.push(`  warning: other programs used ${fmt(run.cpu.other)} CPU s during the ${data.remote ? 'remote' : run.result.target} run (${cpus().length} cores): its figures are disturbed`);
-    }
-  }
+  for (const sentence of disturbances(data)) lines.push(`  warning: ${sentence}`);
   for (const t of fleetsim.result.thresholds) lines.push(`  ${t.ok ? '✓' : '✗'} ${t.metric} ${t.expression}`);
   if (data.server) {
     const rss = data.server.memory.reduce((max, [, bytes]) => Math.max(max, bytes), 0);

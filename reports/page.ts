@@ -43,6 +43,7 @@ thead th { background: #f9fafb; color: #374151; font-weight: 600; }
 .good { color: #15803d; }
 .bad { color: #b91c1c; font-weight: 600; }
 .muted { color: #9ca3af; }
+.warning { margin: 14px 0 0; padding: 10px 14px; background: #fef3c7; border: 1px solid #f59e0b; border-radius: 8px; color: #78350f; font-weight: 600; }
 .run-a { color: ${RUN_A_COLOR}; font-weight: 700; }
 .run-b { color: ${RUN_B_COLOR}; font-weight: 700; }
 code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f3f4f6; padding: 1px 5px; border-radius: 4px; overflow-wrap: anywhere; }

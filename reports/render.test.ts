@@ -182,6 +182,32 @@ describe('renderRun', () => {
     expect([...chartsOf(await readFile(join(assumed, 'index.html'), 'utf8')).keys()]).not.toContain('Fleet size over time');
   });
 
+  it('says at the top of the page and of summary.md that other programs disturbed the figures, side by side', async () => {
+    const busy = sampleRun();
+    busy.ok = false;
+    // Two cores for 180 s: 36 CPU s is the 10 % past which a side counts as disturbed.
+    busy.otherPrograms = { cores: 2, fleetsim: 151.2, baseline: 36 };
+    const dir = runDir(busy);
+    await renderRun(dir);
+    const sentence = 'other programs used 151 CPU s during the fleetsim run (2 cores): its figures are disturbed';
+    const html = await readFile(join(dir, 'index.html'), 'utf8');
+    const banner = html.indexOf(`<p class="warning">Warning: ${sentence}.</p>`);
+    expect(banner).toBeGreaterThan(html.indexOf('</header>'));
+    expect(banner).toBeLessThan(html.indexOf('class="cards"'));
+    expect(html).not.toContain('during the baseline run');
+    const markdown = readFileSync(join(dir, 'summary.md'), 'utf8').split('\n');
+    expect(markdown.slice(0, 4)).toEqual(['# Load test `allocate-burst`', '', `> **Warning:** ${sentence}.`, '']);
+    expect((JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as RunSummary).disturbed).toEqual([sentence]);
+
+    // A quiet machine, or a run recorded before the machine was, shows none.
+    for (const quiet of [sampleRun(), Object.assign(sampleRun(), { otherPrograms: undefined })]) {
+      const quietDir = runDir(quiet);
+      await renderRun(quietDir);
+      expect(await readFile(join(quietDir, 'index.html'), 'utf8')).not.toContain('class="warning"');
+      expect(readFileSync(join(quietDir, 'summary.md'), 'utf8')).not.toContain('Warning');
+    }
+  });
+
   it('shows a failed run and its failed thresholds', async () => {
     const failed = sampleRun();
     failed.ok = false;
@@ -205,6 +231,8 @@ describe('readRun', () => {
     await expect(readRun(dir)).rejects.toThrow(/schema version 2/);
     const remote = { ...run, remote: { allocator: 'https://h:1', namespace: 'default', fleet: 'f', fleetManagement: 'borrowed' } };
     await expect(readRun(runDir(remote as unknown as RunData))).rejects.toThrow(/remote\.fleetManagement should be "created" or "assumed", but is a string/);
+    const busy = { ...run, otherPrograms: { cores: 2, fleetsim: '12' } };
+    await expect(readRun(runDir(busy as unknown as RunData))).rejects.toThrow(/otherPrograms\.fleetsim should be a number, but is a string/);
   });
 
   it('reads null histogram bounds as +Inf and null numbers as NaN', async () => {

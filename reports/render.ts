@@ -169,6 +169,8 @@ export function runPage(run: RunData, summary: RunSummary = summarizeRun(run)): 
   ].join('\n');
   const body = [
     header,
+    // Above every figure: a FAIL on a busy machine may be the machine's doing.
+    ...summary.disturbed.map((sentence) => `<p class="warning">Warning: ${escapeXml(sentence)}.</p>`),
     ...(run.remote ? [section('Remote target', remoteNotes(run.remote).map((note) => `<p>${escapeXml(note)}</p>`).join('\n'))] : []),
     `<section>\n${cards(keyCards(summary))}\n</section>`,
     section('Charts', chartGrid(runCharts(run))),

@@ -75,6 +75,19 @@ export interface RemoteRun {
   fleetManagement: 'created' | 'assumed';
 }
 
+/**
+ * CPU time other programs on the machine took while each side ran: they take CPU from the server
+ * and k6 alike, so a run they took much from measured the machine's business, not fleetsim.
+ */
+export interface OtherPrograms {
+  /** The machine's cores. */
+  cores: number;
+  /** CPU seconds used by everything but the server and k6 during the fleetsim (or remote) run. */
+  fleetsim: number;
+  /** The same during the baseline's run, when one ran. */
+  baseline?: number;
+}
+
 export interface RunData {
   /** Schema of this file. */
   version: 1;
@@ -92,6 +105,8 @@ export interface RunData {
   server?: ServerFigures;
   /** Fleet size over time, read from the event log (remote: from the cluster's API). */
   fleet: FleetSample[];
+  /** What other programs took from the machine meanwhile (absent in runs recorded before it was). */
+  otherPrograms?: OtherPrograms;
   /** Watch delivery latency (ms) per change, for the watch fan-out scenario. */
   watchDelivery?: LatencySummary & { histogram: Array<{ le: number; count: number }> };
   ok: boolean;

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FleetSample, LatencySummary, RemoteRun, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
+import type { FleetSample, LatencySummary, OtherPrograms, RemoteRun, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
 import type { Bucket } from './charts/histogram.js';
 
 export class RunFileError extends Error {}
@@ -137,6 +137,15 @@ function remote(value: unknown, path: string): RemoteRun {
   };
 }
 
+function otherPrograms(value: unknown, path: string): OtherPrograms {
+  const o = object(value, path);
+  return {
+    cores: number(o.cores, `${path}.cores`),
+    fleetsim: number(o.fleetsim, `${path}.fleetsim`),
+    ...(o.baseline !== undefined && o.baseline !== null ? { baseline: number(o.baseline, `${path}.baseline`) } : {}),
+  };
+}
+
 function optionValue(value: unknown, path: string): string | number | boolean {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
   fail(path, 'a string, number or boolean', value);
@@ -159,6 +168,7 @@ export function parseRun(value: unknown, source = 'run.json'): RunData {
     ...(o.remote !== undefined && o.remote !== null ? { remote: remote(o.remote, `${source}.remote`) } : {}),
     ...(o.server !== undefined && o.server !== null ? { server: server(o.server, `${source}.server`) } : {}),
     fleet: list(o.fleet ?? [], `${source}.fleet`).map((s, i) => fleetSample(s, `${source}.fleet[${i}]`)),
+    ...(o.otherPrograms !== undefined && o.otherPrograms !== null ? { otherPrograms: otherPrograms(o.otherPrograms, `${source}.otherPrograms`) } : {}),
     ...(o.watchDelivery !== undefined && o.watchDelivery !== null
       ? {
           watchDelivery: {

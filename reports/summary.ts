@@ -58,6 +58,27 @@ export interface RunSummary {
   watchDeliveryMs: LatencySummary | null;
   /** The remote cluster the run allocated from (`--target-allocator`), or null for a local fleetsim. */
   remote: RemoteRun | null;
+  /** A sentence for each side whose figures other programs disturbed (see `disturbances`); empty on a quiet machine. */
+  disturbed: string[];
+}
+
+/**
+ * Share of the machine (all its cores, over the run) other programs may take before a side's
+ * figures are called disturbed: past it, a failed threshold may be the machine's doing.
+ */
+export const DISTURBED_SHARE = 0.1;
+
+/** Says, for each side of the run, when other programs took more of the machine than DISTURBED_SHARE. */
+export function disturbances(run: Pick<RunData, 'durationSeconds' | 'otherPrograms' | 'remote'>): string[] {
+  const other = run.otherPrograms;
+  if (!other) return [];
+  const sides: Array<[string, number | undefined]> = [
+    [run.remote ? 'remote' : 'fleetsim', other.fleetsim],
+    ['baseline', other.baseline],
+  ];
+  return sides
+    .filter(([, seconds]) => seconds !== undefined && seconds > DISTURBED_SHARE * run.durationSeconds * other.cores)
+    .map(([side, seconds]) => `other programs used ${formatSignificant(seconds!)} CPU s during the ${side} run (${other.cores} cores): its figures are disturbed`);
 }
 
 /** What the measured side is called: the local fleetsim, or the cluster behind --target-allocator. */
@@ -143,6 +164,7 @@ export function summarizeRun(run: RunData): RunSummary {
       ? (({ count, min, mean: avg, p50, p90, p95, p99, max }) => ({ count, min, mean: avg, p50, p90, p95, p99, max }))(run.watchDelivery)
       : null,
     remote: run.remote ?? null,
+    disturbed: disturbances(run),
   };
 }
 
@@ -268,6 +290,7 @@ export function summaryMarkdown(summary: RunSummary): string {
   const lines = [
     `# Load test ${markdownCode(summary.scenario)}`,
     '',
+    ...summary.disturbed.flatMap((sentence) => [`> **Warning:** ${markdownText(sentence)}.`, '']),
     `**${statusWord(summary.ok)}** · started ${formatTimestamp(summary.startedAt)} · ${formatDuration(summary.durationSeconds)}` +
       ` · thresholds ${summary.thresholds.passed} of ${summary.thresholds.passed + summary.thresholds.failed} passed`,
     '',

@@ -397,6 +397,64 @@ describe('what the allocator refuses, allocating nothing', () => {
   });
 });
 
+describe('a call that sends more than its one message', () => {
+  const namespace = 'extra-bytes';
+  const allocated = async () => {
+    const list = await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/${namespace}/gameservers`);
+    return (list.json as { items: Array<{ status: { state: string } }> }).items.filter((i) => i.status.state === 'Allocated').length;
+  };
+
+  beforeAll(async () => {
+    await prepareNamespace(namespace);
+  }, 60_000);
+
+  it('is answered once its message is in, as grpc-go answers it: the rest unread, the stream reset; serve answers others meanwhile', async () => {
+    const session = connectHttp2(`https://${address}`, { ca: tls.ca, cert: tls.cert, key: tls.key });
+    session.on('error', () => undefined);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': ALLOCATE, 'content-type': 'application/grpc', te: 'trailers' });
+      const headers: Record<string, unknown> = {};
+      let message = Buffer.alloc(0);
+      stream.on('response', (h) => Object.assign(headers, h));
+      stream.on('trailers', (h) => Object.assign(headers, h));
+      stream.on('data', (chunk: Buffer) => (message = Buffer.concat([message, chunk])));
+      stream.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => stream.once('close', resolve));
+      stream.write(frame(REQUEST.encode(REQUEST.fromObject({ namespace, gameServerSelectors: [{ matchLabels: { team: 'blue' } }] })).finish()));
+      // Bytes after the message, up to 256 MiB, and the stream never half-closed: a server that
+      // reads them all before answering answers nothing in time.
+      const chunk = Buffer.alloc(64 * 1024, 0x41);
+      let extra = 0;
+      const writing = (async () => {
+        while (extra < 256 * 1024 * 1024 && !stream.closed && !stream.destroyed) {
+          extra += chunk.length;
+          if (!stream.write(chunk)) await new Promise((resolve) => (stream.once('drain', resolve), stream.once('close', resolve)));
+        }
+      })();
+      const meanwhile = await apiRequest(serve.baseUrl, 'GET', '/version');
+      expect(meanwhile.status).toBe(200);
+      await closed;
+      await writing;
+      expect(headers['grpc-status']).toBe('0');
+      expect(stream.rstCode).toBe(0);
+      const response = RESPONSE.toObject(RESPONSE.decode(message.subarray(5, 5 + message.readUInt32BE(1)))) as Json;
+      expect(response.gameServerName).toBe('gs-a');
+      // Flow control held the client back: it wrote what the windows and buffers took, no more.
+      expect(extra).toBeLessThan(4 * 1024 * 1024);
+    } finally {
+      session.destroy();
+    }
+    expect(await allocated()).toBe(1);
+  }, 60_000);
+
+  it('a second message is not read either: one allocation', async () => {
+    const one = frame(REQUEST.encode(REQUEST.fromObject({ namespace, gameServerSelectors: [{ matchLabels: { team: 'red' } }] })).finish());
+    const answer = await rawGrpc(address, tls, Buffer.concat([one, one]));
+    expect(answer.status).toBe('0');
+    expect(await allocated()).toBe(2);
+  });
+});
+
 describe('the certificates are kept in the log', () => {
   it('a restart on the same --db serves the same certificate, and a replaced allocator-tls is served at once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetsim-allocator-db-'));

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { type IncomingHttpHeaders, type ServerHttp2Stream, constants } from 'node:http2';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +97,18 @@ function grpcMessage(text: string): string {
   return out;
 }
 
+/**
+ * Once a call is answered, what the client may still be sending is refused: grpc-go resets a
+ * stream the client has not half-closed (RST_STREAM, NO_ERROR) after the answer's trailers. Called
+ * once the trailers are submitted, the reset waits for the session to have sent them (as Node
+ * closes a stream itself): submitted at once, it overtakes them and the answer is lost.
+ */
+function refuseTheRest(stream: ServerHttp2Stream): void {
+  setImmediate(() => {
+    if (!stream.destroyed && !stream.closed && stream.state.remoteClose === 0) stream.close(constants.NGHTTP2_NO_ERROR);
+  });
+}
+
 /** An error as trailers-only: the status in the response headers, and the stream ended. */
 function respondError(stream: ServerHttp2Stream, error: GrpcError): void {
   if (stream.destroyed || stream.headersSent) return;
@@ -104,6 +116,7 @@ function respondError(stream: ServerHttp2Stream, error: GrpcError): void {
     { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(error.code), 'grpc-message': grpcMessage(error.message) },
     { endStream: true },
   );
+  refuseTheRest(stream);
 }
 
 /** A unary call's answer: headers, the one message, then trailers with status OK. */
@@ -113,46 +126,63 @@ export function respondMessage(stream: ServerHttp2Stream, bytes: Uint8Array): vo
   frame.writeUInt32BE(bytes.length, 1);
   frame.set(bytes, 5);
   stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-  stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': '' }));
+  stream.once('wantTrailers', () => {
+    stream.sendTrailers({ 'grpc-status': '0', 'grpc-message': '' });
+    refuseTheRest(stream);
+  });
   stream.end(frame);
 }
 
 /**
- * Reads the one message of a unary call: undefined when the stream ended with none. Refuses a
- * message over `limit` as soon as its prefix says so, without reading it.
+ * Reads the one message of a unary call as grpc-go's server does: the 5-byte prefix, then the
+ * length it declares, and not a byte more (what the client sends after it is left unread; the
+ * answer resets the stream). Undefined when the stream ends before a message begins. A message
+ * over `limit` is refused as soon as its prefix says so, without reading it.
  */
 function readUnaryMessage(body: Readable, limit: number, encoding: string): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
+    let head: Buffer = Buffer.alloc(0);
+    /** The declared length, once the prefix is in; the message's bytes so far (gathered, then joined once). */
+    let length = -1;
+    const parts: Buffer[] = [];
+    let filled = 0;
+    const settle = (finish: () => void) => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      // Held, not drained: flow control stops the client until the stream is closed.
+      body.pause();
+      finish();
+    };
     const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      received += chunk.length;
-      if (received < 5) return;
-      const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      const length = head.readUInt32BE(1);
-      if (head[0] !== 0) {
-        body.off('data', onData);
-        body.resume();
-        reject(
-          encoding === '' || encoding === 'identity'
-            ? new GrpcError(GrpcCode.INTERNAL, 'grpc: compressed flag set with identity or empty encoding')
-            : new GrpcError(GrpcCode.UNIMPLEMENTED, `grpc: Decompressor is not installed for grpc-encoding "${encoding}"`),
-        );
-      } else if (length > limit) {
-        body.off('data', onData);
-        body.resume();
-        reject(new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `grpc: received message larger than max (${length} vs. ${limit})`));
+      let rest = chunk;
+      if (length < 0) {
+        head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+        if (head.length < 5) return;
+        length = head.readUInt32BE(1);
+        if (head[0] !== 0) {
+          const error =
+            encoding === '' || encoding === 'identity'
+              ? new GrpcError(GrpcCode.INTERNAL, 'grpc: compressed flag set with identity or empty encoding')
+              : new GrpcError(GrpcCode.UNIMPLEMENTED, `grpc: Decompressor is not installed for grpc-encoding "${encoding}"`);
+          return settle(() => reject(error));
+        }
+        if (length > limit) {
+          return settle(() => reject(new GrpcError(GrpcCode.RESOURCE_EXHAUSTED, `grpc: received message larger than max (${length} vs. ${limit})`)));
+        }
+        rest = head.subarray(5);
       }
+      const taken = rest.subarray(0, length - filled);
+      parts.push(taken);
+      filled += taken.length;
+      if (filled === length) settle(() => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, length)));
+    };
+    const onEnd = () => {
+      if (head.length === 0) return resolve(undefined);
+      reject(new GrpcError(GrpcCode.INTERNAL, 'grpc: error unmarshalling request: unexpected EOF'));
     };
     body.on('data', onData);
-    body.once('end', () => {
-      if (received === 0) return resolve(undefined);
-      const all = Buffer.concat(chunks);
-      const length = all.length >= 5 ? all.readUInt32BE(1) : -1;
-      if (length < 0 || all.length < 5 + length) return reject(new GrpcError(GrpcCode.INTERNAL, 'grpc: error unmarshalling request: unexpected EOF'));
-      resolve(all.subarray(5, 5 + length));
-    });
+    body.once('end', onEnd);
+    // Kept once settled: a stream the client resets later errors, and an error nobody hears is thrown.
     body.once('error', reject);
   });
 }
@@ -164,7 +194,6 @@ export function allocationGrpc(service: AllocationService): GrpcStreamHandler {
     const path = headers[':path'] ?? '';
     if (headers[':method'] !== 'POST') throw new GrpcError(GrpcCode.UNIMPLEMENTED, `invalid gRPC request method "${headers[':method']}"`);
     if (path !== ALLOCATE_METHOD) {
-      stream.resume();
       const service = path.slice(1, path.lastIndexOf('/'));
       throw new GrpcError(
         GrpcCode.UNIMPLEMENTED,

@@ -8,6 +8,7 @@ import { RequestOriginGuard } from './api/request-origin.js';
 import type { Cluster } from './cluster.js';
 import type { Subscription } from 'rxjs';
 import { installAllocatorSecrets, publishAllocatorService, watchAllocatorSecrets } from './allocation/allocator-install.js';
+import type { ConnectionGuard } from './connections.js';
 
 /**
  * `POST /gameserverallocation` and gRPC `allocation.AllocationService/Allocate` also on the
@@ -28,6 +29,8 @@ export interface AllocatorServiceOptions {
   /** The server's bind address and `--allowed-hosts`, which the TLS listener answers too. */
   host?: string;
   allowedHosts?: string[];
+  /** The process's connection guard, which the TLS listener's connections join. */
+  connections?: ConnectionGuard;
 }
 
 /**
@@ -80,6 +83,7 @@ export class AllocatorService {
       port: tls.port,
       host: this.options.host,
       grpc: allocationGrpc(this.allocations),
+      connections: this.options.connections,
     });
     this.tlsListener = listener;
     if (tls.material === 'auto') {

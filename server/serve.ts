@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import express from 'express';
 import type { WebSocketServer } from 'ws';
 import { type Clock, VirtualClock, WallClock } from './clock.js';
@@ -38,6 +38,7 @@ import { GameServerProcesses, hasCommand } from './controllers/gameserver-proces
 import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 import { type Advance, MAX_ROUNDS_PER_INSTANT, IN_FLIGHT_GRACE_MS, advanceTo } from './sim/virtual-time.js';
+import { ConnectionGuard } from './connections.js';
 
 export interface ServeOptions {
   port: number;
@@ -71,6 +72,8 @@ export interface ServeOptions {
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's (server/api/request-origin.ts). */
   allowedHosts?: string[];
   allocatorTls?: AllocatorTlsOptions;
+  /** Deadlines and the cap for client connections on every port; default: the real ones, under this process's open-file limit. */
+  connections?: ConnectionGuard;
 }
 
 /**
@@ -90,6 +93,8 @@ export class FleetsimServer {
   private readonly streams = new StreamRegistry();
   /** Agones's Prometheus metrics, at GET /metrics. */
   readonly metrics: ClusterMetrics;
+  /** Every port's client connections: the plain port, the allocator's and the per-GameServer sidecars'. */
+  readonly connections: ConnectionGuard;
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
   get openWatchStreams(): number {
@@ -106,15 +111,22 @@ export class FleetsimServer {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
     this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.service = new ResourceService(this.cluster);
+    this.connections = options.connections ?? new ConnectionGuard();
     this.allocation = new AllocatorService(this.cluster, {
       model: options.allocatorModel,
       tls: options.allocatorTls,
       host: options.host,
       allowedHosts: options.allowedHosts,
+      connections: this.connections,
     });
     const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
     this.processes = new GameServerProcesses(this.cluster, (namespace, name) =>
-      sdkPorts.start({ address: '127.0.0.1', sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), allowedHosts: options.allowedHosts }),
+      sdkPorts.start({
+        address: '127.0.0.1',
+        sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }),
+        allowedHosts: options.allowedHosts,
+        connections: this.connections,
+      }),
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     const gameServers = new GameServerController(this.cluster, {
@@ -187,7 +199,7 @@ export class FleetsimServer {
     // The sidecar and the allocator answer in Agones's gateway format, the rest as the API server does.
     const errorFormat = (path: string): ErrorFormat => (/^\/(sdk|gameserverallocation)(\/|$)/i.test(path) ? 'gateway' : 'status');
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat });
-    this.httpServer = createServer(
+    this.httpServer = this.connections.createHttpServer(
       guard.requests((req, res) => {
         this.metrics.observeRequest(req, res);
         if (allocation(req, res)) return;

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { WebSocketServer } from 'ws';
 import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { RequestOriginGuard } from './api/request-origin.js';
@@ -6,6 +6,7 @@ import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc.js
 import type { RequestCause } from './log/cause.js';
 import type { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
+import { ConnectionGuard } from './connections.js';
 
 export interface SidecarEndpointsOptions {
   /** Interface to bind; '' means all interfaces. */
@@ -16,6 +17,8 @@ export interface SidecarEndpointsOptions {
   sidecar: (cause: () => RequestCause) => Sidecar;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's. */
   allowedHosts?: string[];
+  /** The process's connection guard, which both ports' connections join; default: one of their own. */
+  connections?: ConnectionGuard;
 }
 
 /**
@@ -44,8 +47,9 @@ export class SidecarEndpoints {
     const resolve = (path: string) => ({ sidecar: options.sidecar, path });
     const handler = sidecarHttpHandler(resolve, this.streams);
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: options.address, allowedHosts: options.allowedHosts, errorFormat: () => 'gateway' });
+    const connections = options.connections ?? new ConnectionGuard();
     // Every path is some sidecar path: the resolver never passes one on.
-    this.httpServer = createServer(guard.requests((req, res) => handler(req, res, () => undefined)));
+    this.httpServer = connections.createHttpServer(guard.requests((req, res) => handler(req, res, () => undefined)));
     this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
     guard.upgrades(this.httpServer);
     const host = options.address === '' ? undefined : options.address;
@@ -56,7 +60,7 @@ export class SidecarEndpoints {
       });
       const address = this.httpServer.address();
       this.httpPort = typeof address === 'object' && address ? address.port : options.httpPort;
-      this.grpc = await startSidecarGrpc({ address: options.address, port: options.grpcPort, sidecar: options.sidecar });
+      this.grpc = await startSidecarGrpc({ address: options.address, port: options.grpcPort, sidecar: options.sidecar, connections });
       this.grpcPort = this.grpc.port;
     } catch (error) {
       await this.close();

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { type Http2SecureServer, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createSecureServer } from 'node:http2';
-import { type Socket, createServer as createTcpServer } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { GrpcCode, GrpcError, type GrpcStreamHandler } from '../grpc-status.js';
 import { allocationRoutes } from './allocation-routes.js';
 import { sendJsonText } from './request-body.js';
+import { ConnectionGuard, TcpPort } from '../connections.js';
 
 /**
  * The allocator service's own listener (reference §6.9(b)): `POST /gameserverallocation` over
@@ -101,7 +101,7 @@ export function allocatorApp(service: AllocationService): RequestListener {
 
 /** Go's net/http answer to a plain-HTTP request on its TLS port (what Agones's allocator answers). */
 const PLAIN_HTTP_ANSWER = 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n';
-/** The first bytes by which Go's TLS server recognises plain HTTP. */
+/** The first bytes by which Go's TLS server recognises plain HTTP (it reads a TLS record's 5-byte header). */
 const PLAIN_HTTP_STARTS = ['GET /', 'HEAD ', 'POST ', 'PUT /', 'OPTIO'];
 /** The first byte of a TLS handshake record. */
 const TLS_HANDSHAKE = 0x16;
@@ -120,16 +120,20 @@ function secureContextOf(material: AllocatorTlsMaterial) {
  * Starts the allocator's TLS port on `port` (0: any free port): REST (`handler`, HTTP/1.1 or
  * HTTP/2) and, with `grpc`, gRPC (HTTP/2 with content-type application/grpc) on the same port, as
  * Agones's allocator serves both on one. A connection that does not open with a TLS handshake is
- * answered as Go's server answers it: plain HTTP gets its 400, anything else is closed.
+ * answered as Go's server answers it: plain HTTP gets its 400, anything else is closed. Its
+ * connections are kept by `connections` (the process's guard): their deadlines, and their share of
+ * the process's open files.
  */
 export async function startAllocatorTls(
   handler: RequestListener,
   material: AllocatorTlsMaterial,
-  options: { port: number; host?: string; log?: (line: string) => void; grpc?: GrpcStreamHandler },
+  options: { port: number; host?: string; log?: (line: string) => void; grpc?: GrpcStreamHandler; connections?: ConnectionGuard },
 ): Promise<AllocatorTlsListener> {
   const mutual = material.clientCa !== undefined;
   const grpc = options.grpc;
-  const server = createSecureServer({ ...secureContextOf(material), allowHTTP1: true }, (req, res) => {
+  const connections = options.connections ?? new ConnectionGuard();
+  const tlsOptions = { ...secureContextOf(material), allowHTTP1: true, handshakeTimeout: connections.timeouts.handshakeMs };
+  const server = createSecureServer(tlsOptions, (req, res) => {
     handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
   });
   if (grpc) {
@@ -145,10 +149,11 @@ export async function startAllocatorTls(
       }
     });
   }
+  connections.guardHttp2(server);
   const log = options.log ?? ((line: string) => console.error(line));
   server.on('tlsClientError', (error: Error & { code?: string }, socket: TLSSocket) => {
-    // A client that hangs up before finishing its handshake is not worth a line.
-    if (!socket.authorizationError && error.code === 'ECONNRESET') return;
+    // A client that hangs up before finishing its handshake, or never finishes it, is not worth a line.
+    if (!socket.authorizationError && (error.code === 'ECONNRESET' || error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT')) return;
     log(`fleetsim allocator: refused a TLS client: ${refusal(error, socket)}`);
   });
   const sessions = new Set<Http2Session>();
@@ -156,16 +161,9 @@ export async function startAllocatorTls(
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
   });
-  const sockets = new Set<Socket>();
   // The port's own listener looks at the first bytes, then hands TLS to the server.
-  const front = createTcpServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-    // Read (not 'data': the TLS socket would miss what flowed) what has come, then put it back.
-    socket.once('readable', () => {
-      const first = socket.read() as Buffer | null;
-      if (!first) return socket.destroy();
+  const front = new TcpPort(
+    connections.firstBytes((socket, first) => {
       if (first[0] === TLS_HANDSHAKE) {
         socket.unshift(first);
         server.emit('connection', socket);
@@ -174,28 +172,18 @@ export async function startAllocatorTls(
       } else {
         socket.destroy();
       }
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(options.port, options.host, () => {
-      front.off('error', reject);
-      resolve();
-    });
-  });
-  const address = front.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+    }, 5),
+  );
+  const port = await front.listen(options.port, options.host);
   return {
     server,
     port,
     mutual,
     reload: (next) => server.setSecureContext(secureContextOf(next)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy();
-        for (const socket of sockets) socket.destroy();
-        server.close();
-        front.close(() => resolve());
-      }),
+    close: async () => {
+      for (const session of sessions) session.destroy();
+      server.close();
+      await front.close();
+    },
   };
 }

@@ -53,11 +53,15 @@ export class CliProcess {
   private status: ExitStatus | undefined;
   private readonly listeners = new Set<() => void>();
 
+  /** `fileLimit`: started under `ulimit -n fileLimit` (a shell sets it, then becomes the CLI: the pid is the CLI's). */
   constructor(
     readonly args: readonly string[],
     env: NodeJS.ProcessEnv = cleanEnv(),
+    fileLimit?: number,
   ) {
-    this.child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, argv] =
+      fileLimit === undefined ? [process.execPath, [CLI, ...args]] : ['sh', ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, CLI, ...args]];
+    this.child = spawn(command, argv, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     live.add(this);
     this.child.stdout!.setEncoding('utf8');
     this.child.stderr!.setEncoding('utf8');
@@ -170,8 +174,8 @@ export async function killAll(): Promise<void> {
   await Promise.all([...live].map((p) => p.kill('SIGKILL')));
 }
 
-export function startCli(args: readonly string[], env?: NodeJS.ProcessEnv): CliProcess {
-  return new CliProcess(args, env);
+export function startCli(args: readonly string[], env?: NodeJS.ProcessEnv, fileLimit?: number): CliProcess {
+  return new CliProcess(args, env, fileLimit);
 }
 
 /** Runs a CLI command to completion: its exit status and full output. */

@@ -29,12 +29,17 @@ export const DEFAULT_SERVE_ARGS = ['--db', ':memory:', '--no-default-fleet', '--
 /**
  * Starts `fleetsim serve --host 127.0.0.1 --port 0 <args>` and waits for its serving line.
  * Environment variables that would change serve's flags (FLEETSIM_PORT, FEATURE_GATES, …) are
- * removed, so only `args` decide.
+ * removed, so only `args` decide; `launch.env` adds some, `launch.fileLimit` starts it under
+ * `ulimit -n`.
  */
-export async function startServe(args: readonly string[] = DEFAULT_SERVE_ARGS, timeoutMs = 20_000): Promise<ServeProcess> {
-  const env = cleanEnv();
+export async function startServe(
+  args: readonly string[] = DEFAULT_SERVE_ARGS,
+  timeoutMs = 20_000,
+  launch: { env?: NodeJS.ProcessEnv; fileLimit?: number } = {},
+): Promise<ServeProcess> {
+  const env = cleanEnv(launch.env);
   for (const name of ['FLEETSIM_PORT', 'FLEETSIM_HOST', 'FLEETSIM_NODES']) delete env[name];
-  const p = startCli(['serve', '--host', '127.0.0.1', '--port', '0', ...args], env);
+  const p = startCli(['serve', '--host', '127.0.0.1', '--port', '0', ...args], env, launch.fileLimit);
   try {
     const match = await p.waitForStdout(SERVING_LINE, timeoutMs);
     const port = Number(match[2]);

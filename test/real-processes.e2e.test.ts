@@ -303,6 +303,33 @@ describe('real game-server processes', () => {
     expect(again.map((gs) => gs.metadata.name).sort()).toEqual(before.map((gs) => gs.metadata.name).sort());
   }, 60_000);
 
+  it('print without pause (yes) while serve keeps answering and stops on SIGTERM; a line that never ends is shown in bounded pieces', async () => {
+    serve = await startServe();
+    await createFleet(fleet('chatty', 1, { command: 'yes', health: { disabled: true } }));
+    // 3 MB with no newline, then silence.
+    await createFleet(fleet('endless', 1, { command: "head -c 3000000 /dev/zero | tr '\\0' y; exec sleep 600", health: { disabled: true } }));
+    const podLog = async (fleetName: string, query = '') => {
+      const [gs] = await gameServers(fleetName);
+      return gs && (await api('GET', `/api/v1/namespaces/default/pods/${gs.metadata.name}/log${query}`)).text;
+    };
+    await waitFor(async () => (await podLog('chatty', '?tailLines=3')) === 'y\ny\ny\n', { timeoutMs: 20_000, intervalMs: 200, what: 'the output of yes' });
+    // While it prints, reads answer (each request gives up after 5 s).
+    for (let i = 0; i < 5; i++) {
+      const r = await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/fleets', { timeoutMs: 5_000 });
+      expect(r.status).toBe(200);
+    }
+    // Kept as partial pieces, the newest MiB at most, shown run on as the kubelet shows them.
+    const endless = await waitFor(async () => ((await podLog('endless')) ?? '').length > 900_000 && (await podLog('endless'))!, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: 'the unending line in the log',
+    });
+    expect(endless).toMatch(/^y+$/);
+    expect(endless.length).toBeLessThanOrEqual(1024 * 1024);
+    const stopped = await serve.process.kill('SIGTERM', 10_000);
+    expect(stopped).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
   it('run the worked example of the README: examples/local-game, allocated with kubectl and played over TCP', async () => {
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '-f', join(LOCAL_GAME, 'fleet.yaml')]);
     await readyServers('local-game', 3);

@@ -195,6 +195,9 @@ function watchPods(
   });
 }
 
+/** Output a follower may have waiting to be sent before more is skipped for it. */
+const FOLLOW_BACKLOG_BYTES = 1024 * 1024;
+
 /** `GET pods/{name}/log`, with kubectl's options: container, tailLines, sinceSeconds or sinceTime, timestamps, limitBytes, follow, previous. */
 function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response): void {
   const key = objectKey(pod.metadata.namespace, pod.metadata.name);
@@ -218,7 +221,8 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
   const since = sinceSeconds !== undefined ? cluster.clock.now() - sinceSeconds * 1000 : sinceTime;
   if (since !== undefined) lines = lines.filter((l) => l.time >= since);
   if (tailLines !== undefined) lines = tailLines === 0 ? [] : lines.slice(-tailLines);
-  const format = (line: LogLine) => `${timestamps ? `${rfc3339Nano(line.time)} ` : ''}${line.text}\n`;
+  // A partial line's pieces run on, as the kubelet shows them.
+  const format = (time: number, text: string, partial: boolean | undefined) => `${timestamps ? `${rfc3339Nano(time)} ` : ''}${text}${partial ? '' : '\n'}`;
   let budget = limitBytes ?? Infinity;
   const send = (text: string): boolean => {
     const bytes = Buffer.from(text);
@@ -233,17 +237,20 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
   };
   res.status(200).type('text/plain');
   if (!follow) {
-    for (const line of lines) if (!send(format(line))) break;
+    for (const line of lines) if (!send(format(line.time, line.text, line.partial))) break;
     res.end();
     return;
   }
   res.setHeader('Transfer-Encoding', 'chunked');
   res.flushHeaders();
-  for (const line of lines) if (!send(format(line))) return void res.end();
+  for (const line of lines) if (!send(format(line.time, line.text, line.partial))) return void res.end();
   // Follows until the pod goes (its GameServer is deleted) or the client leaves.
   const subscription = merge(cluster.pods.follow(key), cluster.watchGameServer(pod.metadata.namespace, pod.metadata.name)).subscribe((item) => {
-    if ('text' in item) {
-      if (!send(format(item))) res.end();
+    if ('lines' in item) {
+      // A client reading slower than the process prints misses what it cannot take (as one
+      // following a rotated log file does) rather than piling it up in the server.
+      if (res.writableLength > FOLLOW_BACKLOG_BYTES) return;
+      if (!send(item.lines.map((text) => format(item.time, text, item.partial)).join(''))) res.end();
     } else if (!item.object) res.end();
   });
   res.on('close', () => subscription.unsubscribe());

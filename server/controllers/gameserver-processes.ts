@@ -232,22 +232,13 @@ export class GameServerProcesses {
     if (child.pid !== undefined) await this.record(gs, 'Normal', 'Started', `Started container with command: ${command}`);
   }
 
-  /** Keeps the process's output per GameServer, line by line. */
+  /** Keeps the process's output per GameServer (the pod's log). */
   private collect(p: GameProcess, child: ChildProcess, stream: 'stdout' | 'stderr'): void {
-    let partial = '';
     const source = child[stream];
     if (!source) return;
     source.setEncoding('utf8');
-    source.on('data', (chunk: string) => {
-      const text = partial + chunk;
-      const end = text.lastIndexOf('\n');
-      partial = end < 0 ? text : text.slice(end + 1);
-      if (end >= 0) this.cluster.pods.appendLog(p.key, stream, text.slice(0, end + 1), this.cluster.clock.now());
-    });
-    source.on('end', () => {
-      if (partial !== '') this.cluster.pods.appendLog(p.key, stream, partial, this.cluster.clock.now());
-      partial = '';
-    });
+    source.on('data', (chunk: string) => this.cluster.pods.writeOutput(p.key, stream, chunk, this.cluster.clock.now()));
+    source.on('end', () => this.cluster.pods.endOutput(p.key, stream, this.cluster.clock.now()));
   }
 
   private async exited(p: GameProcess, code: number | null, signal: NodeJS.Signals | null, startedAt: number): Promise<void> {

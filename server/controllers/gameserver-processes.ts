@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Subscription } from 'rxjs';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import { type ContainerState, podReference, terminationGraceMs } from '../kinds/pod/pod.js';
-import { processCause } from '../kinds/gameserver/events.js';
+import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import { EventRecorder } from './k8s-events.js';
 
 /** A GameServer's own sidecar, listening on its two loopback ports. */
@@ -61,7 +61,7 @@ function podSpecOf(gs: GameServer): PodSpec {
 
 /** Whether a GameServer runs a real command (its host ports are then listened on). */
 export function hasCommand(gs: GameServer): boolean {
-  return Boolean(gs.metadata.annotations[COMMAND_ANNOTATION]);
+  return creationCommand(gs) !== undefined;
 }
 
 /** `FLEETSIM_PORT_<NAME>`: the port's name upper-cased, any other character as `_`. */
@@ -101,13 +101,13 @@ function exitText(code: number | null, signal: NodeJS.Signals | null): string {
 }
 
 /**
- * Real game-server processes: a GameServer annotated `fleetsim.dev/command` runs that command
- * line (`/bin/sh -c`, in serve's working directory) as its game container, with its own sidecar
- * on two loopback ports, from the moment its pod would start (Scheduled). As the kubelet and
- * Agones treat a container: an exit before the GameServer was ever Ready restarts it (with
- * back-off, and gives up as Unhealthy after repeated failures); an exit later makes it
- * Unhealthy; a GameServer that is finished or deleted gets SIGTERM, its grace period, then
- * SIGKILL. Output and container state go to `cluster.pods`.
+ * Real game-server processes: a GameServer created with the annotation `fleetsim.dev/command`
+ * runs that command line (`/bin/sh -c`, in serve's working directory) as its game container,
+ * with its own sidecar on two loopback ports, from the moment its pod would start (Scheduled).
+ * As the kubelet and Agones treat a container: an exit before the GameServer was ever Ready
+ * restarts it (with back-off, and gives up as Unhealthy after repeated failures); an exit later
+ * makes it Unhealthy; a GameServer that is finished or deleted gets SIGTERM, its grace period,
+ * then SIGKILL. Output and container state go to `cluster.pods`.
  */
 export class GameServerProcesses {
   private readonly processes = new Map<string, GameProcess>();
@@ -153,7 +153,8 @@ export class GameServerProcesses {
       if (known) void this.terminate(known, known.graceMs);
       return;
     }
-    if (!known && !gs.metadata.annotations[COMMAND_ANNOTATION]) return;
+    // Only the command the GameServer was created with runs: never one its annotations gained later.
+    if (!known && !hasCommand(gs)) return;
     const state = gs.status.state;
     const terminating = gs.metadata.deletionTimestamp !== undefined;
     if (known) {
@@ -192,7 +193,7 @@ export class GameServerProcesses {
     p.timer = undefined;
     if (p.stopping) return;
     const gs = this.cluster.gameServers.getByKey(p.key);
-    const command = gs?.metadata.annotations[COMMAND_ANNOTATION];
+    const command = gs && creationCommand(gs);
     if (!gs || !command) return this.forget(p);
     if (!p.sidecar) {
       try {

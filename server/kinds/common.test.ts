@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonEqual, unsetZeroValues } from './common.js';
+import { parseFeatureGates } from '../features.js';
+import { fixedAnnotationErrors, jsonEqual, unsetZeroValues, validateAllocationOverflow } from './common.js';
 
 describe('unsetZeroValues', () => {
   const paths = [['scheduling'], ['ports', '*', 'protocol'], ['counters', '*', 'count'], ['health', 'periodSeconds']];
@@ -51,5 +52,24 @@ describe('jsonEqual', () => {
     expect(jsonEqual(undefined, undefined)).toBe(true);
     expect(jsonEqual(9007199254740993n, 9007199254740993n)).toBe(true);
     expect(jsonEqual('1', 1)).toBe(false);
+  });
+});
+
+describe('fixedAnnotationErrors', () => {
+  it('forbids adding, changing or removing a fleetsim.dev/ annotation, and nothing else', () => {
+    const before = { 'fleetsim.dev/command': 'a', 'fleetsim.dev/process-profile': 'p', note: '1' };
+    const after = { 'fleetsim.dev/command': 'b', 'fleetsim.dev/other': 'x', note: '2' };
+    expect(fixedAnnotationErrors(after, before, 'metadata.annotations').map((e) => [e.type, e.field])).toEqual([
+      ['FieldValueForbidden', 'metadata.annotations[fleetsim.dev/command]'],
+      ['FieldValueForbidden', 'metadata.annotations[fleetsim.dev/other]'],
+      ['FieldValueForbidden', 'metadata.annotations[fleetsim.dev/process-profile]'],
+    ]);
+    expect(fixedAnnotationErrors({ ...before, note: '3' }, before, 'metadata.annotations')).toEqual([]);
+  });
+
+  it('keeps a set\'s allocationOverflow from putting one on its Allocated GameServers', () => {
+    const gates = parseFeatureGates('FleetAllocationOverflow=true');
+    const errors = validateAllocationOverflow({ annotations: { 'fleetsim.dev/command': 'x', note: 'y' } }, 'spec.allocationOverflow', gates);
+    expect(errors.map((e) => e.field)).toEqual(['spec.allocationOverflow.annotations[fleetsim.dev/command]']);
   });
 });

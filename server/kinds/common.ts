@@ -8,6 +8,7 @@ import {
   validateLabels,
 } from '../k8s/validation.js';
 import type { FeatureGate } from '../features.js';
+import { FLEETSIM_ANNOTATION_PREFIX } from './gameserver/gameserver.js';
 import type { Int64 } from '../int64.js';
 import type { ObjectMeta } from './meta.js';
 
@@ -203,6 +204,27 @@ export function gateForbidden(path: string, gate: FeatureGate): FieldError {
   return forbidden(path, `Value cannot be set unless feature flag ${gate} is enabled`);
 }
 
+/**
+ * A Forbidden error for each fleetsim annotation (`fleetsim.dev/…`) that differs between `next`
+ * and `previous` (annotation maps; `previous` undefined where nothing may set one): they are fixed
+ * when the GameServer is created, so no update, allocation or allocationOverflow adds, changes or
+ * removes one.
+ */
+export function fixedAnnotationErrors(next: unknown, previous: unknown, path: string): FieldError[] {
+  const after = stringMap(next);
+  const before = stringMap(previous);
+  const keys = new Set([...Object.keys(after), ...Object.keys(before)].filter((key) => key.startsWith(FLEETSIM_ANNOTATION_PREFIX)));
+  return [...keys]
+    .filter((key) => after[key] !== before[key])
+    .sort()
+    .map((key) =>
+      forbidden(
+        `${path}[${key}]`,
+        `${FLEETSIM_ANNOTATION_PREFIX} annotations are fixed when the GameServer is created (from its template, as a pod's command is): they may not be added, changed or removed later`,
+      ),
+    );
+}
+
 /** Labels and annotations a set puts on its Allocated GameServers beyond its replicas (sets' and fleets' spec). */
 export interface AllocationOverflow {
   labels?: Record<string, string>;
@@ -213,7 +235,7 @@ export interface AllocationOverflow {
 export function validateAllocationOverflow(value: unknown, path: string, gates: Readonly<Record<FeatureGate, boolean>>): FieldError[] {
   if (!isSet(value)) return [];
   if (!gates.FleetAllocationOverflow) return [gateForbidden(path, 'FleetAllocationOverflow')];
-  return validateObjectMeta(value, path);
+  return [...validateObjectMeta(value, path), ...fixedAnnotationErrors(objectAt(value)?.annotations, undefined, `${path}.annotations`)];
 }
 
 /** Fleet and GameServerSet priorities need CountsAndLists; Agones words this one differently. */

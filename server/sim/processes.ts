@@ -1,8 +1,8 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
-import { COMMAND_ANNOTATION, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
-import { processCause } from '../kinds/gameserver/events.js';
+import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { terminationGraceMs } from '../kinds/pod/pod.js';
@@ -23,11 +23,11 @@ export interface SimulatedProcessesOptions {
   listen?: boolean;
 }
 
-/** Whether two versions of a GameServer name the same process (profile, or a real command). */
+/** Whether two versions of a GameServer name the same process profile (a real command is fixed at creation). */
 function sameProcessAnnotations(a: GameServer, b: GameServer): boolean {
   const before = a.metadata.annotations;
   const after = b.metadata.annotations;
-  return before === after || (before[PROFILE_ANNOTATION] === after[PROFILE_ANNOTATION] && before[COMMAND_ANNOTATION] === after[COMMAND_ANNOTATION]);
+  return before === after || before[PROFILE_ANNOTATION] === after[PROFILE_ANNOTATION];
 }
 
 /**
@@ -94,7 +94,7 @@ export class SimulatedProcesses {
   private profileOf(gs: GameServer): ProcessProfile | undefined {
     const name = gs.metadata.annotations[PROFILE_ANNOTATION] ?? DEFAULT_PROFILE.name;
     // A GameServer with a real command runs it instead (server/controllers/gameserver-processes.ts).
-    if (name === NO_PROCESS || gs.metadata.annotations[COMMAND_ANNOTATION]) return undefined;
+    if (name === NO_PROCESS || creationCommand(gs) !== undefined) return undefined;
     return this.profiles.get(name) ?? DEFAULT_PROFILE;
   }
 

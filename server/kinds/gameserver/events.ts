@@ -3,6 +3,7 @@ import type { StoredEvent } from '../../log/event-log.js';
 import { type ObjectMeta, patchMap } from '../meta.js';
 import type { Int64 } from '../../int64.js';
 import {
+  COMMAND_ANNOTATION,
   type CounterStatus,
   GAMESERVER_KIND,
   type GameServer,
@@ -202,11 +203,27 @@ function withMetadata(metadata: ObjectMeta, labels: Record<string, string>, anno
  */
 export const STATE_ENTERED_AT: unique symbol = Symbol('stateEnteredAt');
 
-type Stamped = GameServer & { [STATE_ENTERED_AT]?: number };
+/**
+ * The command line a GameServer was created with (its `fleetsim.dev/command` then), kept on each
+ * version under a symbol as a pod keeps its command: what runs is what the GameServer was created
+ * with, whatever its annotations say later (the API refuses to change them; this holds for a log
+ * written before it did, too).
+ */
+export const CREATION_COMMAND: unique symbol = Symbol('creationCommand');
+
+type Stamped = GameServer & { [STATE_ENTERED_AT]?: number; [CREATION_COMMAND]?: string };
 
 export function stateEnteredAt(gs: GameServer): number | undefined {
   return (gs as Stamped)[STATE_ENTERED_AT];
 }
+
+/** The command line the GameServer runs as its game process, if any: the one it was created with. */
+export function creationCommand(gs: GameServer): string | undefined {
+  return (gs as Stamped)[CREATION_COMMAND] || undefined;
+}
+
+/** '' for none: every version carries the symbol, with a string (one shape, and equal when compared). */
+const commandOf = (metadata: ObjectMeta): string => metadata.annotations?.[COMMAND_ANNOTATION] ?? '';
 
 /** The stamp of a new version: the old one's while the state stays, the event's time when it moves. */
 function enteredAt(gs: GameServer, state: GameServer['status']['state'], event: StoredEvent): number | undefined {
@@ -235,6 +252,7 @@ function touched(gs: GameServer, event: StoredEvent, status: GameServerStatus, m
     spec: gs.spec,
     status,
     [STATE_ENTERED_AT]: enteredAt(gs, status.state, event),
+    [CREATION_COMMAND]: (gs as Stamped)[CREATION_COMMAND],
   } as GameServer;
 }
 
@@ -244,9 +262,15 @@ export function gameServersOfBatch(event: StoredEvent): GameServer[] {
   const resourceVersion = String(event.seq);
   const at = event.time;
   if (template && members) {
-    return members.map(({ name, uid }) => ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec, [STATE_ENTERED_AT]: at }) as GameServer);
+    const command = commandOf(template.metadata);
+    return members.map(
+      ({ name, uid }) =>
+        ({ ...template, metadata: { ...template.metadata, name, uid, resourceVersion }, spec, [STATE_ENTERED_AT]: at, [CREATION_COMMAND]: command }) as GameServer,
+    );
   }
-  return (objects ?? []).map((o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec, [STATE_ENTERED_AT]: at }) as GameServer);
+  return (objects ?? []).map(
+    (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion }, spec, [STATE_ENTERED_AT]: at, [CREATION_COMMAND]: commandOf(o.metadata) }) as GameServer,
+  );
 }
 
 /** True when `a` and `b` share everything (by reference) but their name and uid. */
@@ -267,7 +291,12 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     case 'GameServerCreated':
     case 'GameServerReloaded': {
       const { object } = event.payload as GameServerCreated;
-      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) }, [STATE_ENTERED_AT]: event.time } as GameServer;
+      return {
+        ...object,
+        metadata: { ...object.metadata, resourceVersion: String(event.seq) },
+        [STATE_ENTERED_AT]: event.time,
+        [CREATION_COMMAND]: commandOf(object.metadata),
+      } as GameServer;
     }
     case 'GameServerDeleted':
       return undefined;

@@ -35,8 +35,14 @@ export const SIDECAR_RUNNING_STATES: ReadonlySet<GameServerState> = new Set([
 /** States nothing recovers from. */
 export const TERMINAL_STATES: ReadonlySet<GameServerState> = new Set(['Shutdown', 'Error', 'Unhealthy']);
 
+/**
+ * fleetsim's own annotations (the command below, the process profile of server/sim/profiles.ts)
+ * say what a GameServer's pod runs. Like a pod's command they come with the GameServer when it is
+ * created (from its template) and are fixed from then on.
+ */
+export const FLEETSIM_ANNOTATION_PREFIX = 'fleetsim.dev/';
 /** A real command line to run as the game server instead of a simulation (server/controllers/gameserver-processes.ts). */
-export const COMMAND_ANNOTATION = 'fleetsim.dev/command';
+export const COMMAND_ANNOTATION = `${FLEETSIM_ANNOTATION_PREFIX}command`;
 
 /**
  * The finalizer Agones's GameServer controller puts on every GameServer and takes off once its pod

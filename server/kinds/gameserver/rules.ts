@@ -11,6 +11,7 @@ import {
   SCHEDULING_SCHEMA,
   TEMPLATE_METADATA_SCHEMA,
   arrayAt,
+  fixedAnnotationErrors,
   gateForbidden,
   int32,
   int64,
@@ -502,9 +503,12 @@ function devGameServerErrors(devAddress: string, spec: Json, context: KindContex
   return errs;
 }
 
-/** Agones validates a GameServer on create only; an update is checked by the schema alone. */
+/**
+ * Agones validates a GameServer on create only; an update is checked by the schema alone, and by
+ * fleetsim's own rule that its annotations stay as they were created.
+ */
 export function validateGameServer(object: Resource, context: KindContext, old?: Resource): FieldError[] {
-  if (old) return [];
+  if (old) return fixedAnnotationErrors(object.metadata.annotations, old.metadata.annotations, 'metadata.annotations');
   const errs = validateName(object.metadata);
   const spec = objectAt(object.spec) ?? {};
   const annotations = objectAt(object.metadata.annotations) ?? {};

@@ -18,6 +18,7 @@ import {
   validateAnnotations,
   validateLabels,
 } from '../../k8s/validation.js';
+import { fixedAnnotationErrors } from '../common.js';
 import { type MetaLabelSelector, convertLabelSelector } from '../label-selector.js';
 import type { Priority } from '../priorities.js';
 
@@ -363,6 +364,8 @@ export function validateAllocation(gsa: GameServerAllocation, gates: FeatureGate
   const metadata = spec.metadata ?? {};
   errs.push(...validateLabels(metadata.labels ?? {}, 'spec.metadata.labels'));
   errs.push(...validateAnnotations(metadata.annotations ?? {}, 'spec.metadata.annotations'));
+  // What a GameServer runs was fixed when it was created: an allocation cannot change it.
+  errs.push(...fixedAnnotationErrors(metadata.annotations, undefined, 'spec.metadata.annotations'));
   return errs;
 }
 

@@ -32,7 +32,8 @@ import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
 import type { AllocatorOptions } from './allocation/allocator.js';
-import { type ErrorFormat, RequestOriginGuard } from './api/request-origin.js';
+import { type ErrorFormat, RequestOriginGuard, isLoopback } from './api/request-origin.js';
+import { KIND_DEFINITIONS } from './kinds/definitions.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
 import { explainRoutes } from './api/explain-routes.js';
@@ -74,6 +75,21 @@ export interface ServeOptions {
   allocatorTls?: AllocatorTlsOptions;
   /** Deadlines and the cap for client connections on every port; default: the real ones, under this process's open-file limit. */
   connections?: ConnectionGuard;
+  /**
+   * `--allow-commands`: run GameServers' commands (`fleetsim.dev/command`) even while listening
+   * beyond loopback, where anyone who can reach the port can then run commands as this user.
+   */
+  allowCommands?: boolean;
+}
+
+/**
+ * Why serve runs no commands, when it runs none: every listener but the HTTP port (and the
+ * allocator's TLS port, on the same host) is on loopback, so `host` decides; beyond loopback
+ * commands need --allow-commands.
+ */
+function commandsOff(options: ServeOptions): string | undefined {
+  if (options.allowCommands || (options.host !== undefined && isLoopback(options.host.toLowerCase()))) return undefined;
+  return `serve listens on ${options.host || 'all interfaces'}, beyond loopback, without --allow-commands`;
 }
 
 /**
@@ -91,6 +107,8 @@ export class FleetsimServer {
   readonly processes: GameServerProcesses;
   private readonly simulated: SimulatedProcesses;
   private readonly streams = new StreamRegistry();
+  /** Why no command runs here, when none does (see `commandsOff`). */
+  readonly commandsOff: string | undefined;
   /** Agones's Prometheus metrics, at GET /metrics. */
   readonly metrics: ClusterMetrics;
   /** Every port's client connections: the plain port, the allocator's and the per-GameServer sidecars'. */
@@ -110,7 +128,8 @@ export class FleetsimServer {
   constructor(private readonly options: ServeOptions) {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
     this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
-    this.service = new ResourceService(this.cluster);
+    this.commandsOff = commandsOff(options);
+    this.service = new ResourceService(this.cluster, { commandsOff: this.commandsOff });
     this.connections = options.connections ?? new ConnectionGuard();
     this.allocation = new AllocatorService(this.cluster, {
       model: options.allocatorModel,
@@ -156,7 +175,8 @@ export class FleetsimServer {
       fleets,
       autoscalers,
       this.simulated,
-      this.processes,
+      // With commands off nothing starts a process, whatever a GameServer says.
+      ...(this.commandsOff === undefined ? [this.processes] : []),
       new EventExpiry(this.cluster),
       new NamespaceController(this.cluster, this.service),
     ];
@@ -164,6 +184,7 @@ export class FleetsimServer {
   }
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {
+    this.refuseStoredCommands();
     if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
     else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
@@ -221,6 +242,21 @@ export class FleetsimServer {
     const address = this.httpServer.address();
     await this.allocation.start();
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
+  }
+
+  /** A log holding an object that runs a command is not served while commands are off (manifests are refused as any write is). */
+  private refuseStoredCommands(): void {
+    if (this.commandsOff === undefined) return;
+    for (const definition of KIND_DEFINITIONS) {
+      const commandOf = definition.commandOf;
+      if (!commandOf) continue;
+      for (const object of this.cluster.readModel.list(definition.kind)) {
+        const command = commandOf(object);
+        if (!command) continue;
+        const { namespace, name } = object.metadata;
+        throw new Error(`the log holds ${definition.kind} ${namespace}/${name}, which runs a command (${command.field}), but commands are off: ${this.commandsOff}`);
+      }
+    }
   }
 
   /**

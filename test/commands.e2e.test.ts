@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fleetManifest } from './helpers/manifests.js';
-import { killAll } from './helpers/process.js';
-import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { killAll, runCli } from './helpers/process.js';
+import { type ApiResponse, DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
  * Who may make `fleetsim serve` run a command (`fleetsim.dev/command`): only the one who creates
  * a GameServer (or its set or fleet) with it. An allocation, an update or a patch cannot add one
- * later.
+ * later; and beyond loopback nobody can unless serve was started with --allow-commands.
  */
 
 const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
@@ -125,4 +125,52 @@ describe('commands only from whoever creates the GameServer', () => {
     expect((other.json as { metadata: { annotations: Record<string, string> } }).metadata.annotations['fleetsim.dev/command']).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
   }, 40_000);
+
+  it('beyond loopback, runs no command unless --allow-commands: a log holding one is refused at start-up, a write is a 422, and the banner and --help say what the flag means (S3)', async () => {
+    const db = join(out, 'beyond.db');
+    const marker = join(out, 'beyond-ran');
+    const command = { 'fleetsim.dev/command': `touch ${marker}` };
+    serve = await startServe(['--db', db, '--no-default-fleet', '--no-listen']);
+    // The banner's last line on loopback: nothing about commands follows it.
+    await serve.process.waitForStdout(/^ {2}sidecars: .*\n/m);
+    expect(serve.process.stdout).not.toMatch(/commands:/);
+    expect((await api('POST', FLEETS, fleetManifest('cmd', 0, { annotations: command }))).status).toBe(201);
+    await serve.process.kill('SIGTERM', 10_000);
+
+    const refused = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', db, '--no-default-fleet', '--no-listen']);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    // One line, naming what holds the command (the fleet, or the set it made) and why it is refused.
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^fleetsim serve: the log holds (Fleet default\/cmd|GameServerSet default\/cmd-\w+), which runs a command \(spec\.template\.metadata\.annotations\[fleetsim\.dev\/command\]\), but commands are off: serve listens on 0\.0\.0\.0, beyond loopback, without --allow-commands$/,
+      ),
+    ]);
+
+    serve = await startServe([...DEFAULT_SERVE_ARGS, '--host', '0.0.0.0']);
+    await serve.process.waitForStdout(/^ {2}commands: off \(serve listens on 0\.0\.0\.0, beyond loopback, without --allow-commands\)/m);
+    const gameServer = await api('POST', GAMESERVERS, {
+      metadata: { name: 'beyond', annotations: command },
+      spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } },
+    });
+    expect(gameServer.status, gameServer.text).toBe(422);
+    expect(causes(gameServer)).toEqual([
+      {
+        reason: 'FieldValueForbidden',
+        field: 'metadata.annotations[fleetsim.dev/command]',
+        message: 'Forbidden: commands are off: serve listens on 0.0.0.0, beyond loopback, without --allow-commands',
+      },
+    ]);
+    const fleet = await api('POST', FLEETS, fleetManifest('beyond', 1, { annotations: command }));
+    expect(fleet.status, fleet.text).toBe(422);
+    expect(causes(fleet).map((c) => c.field)).toEqual(['spec.template.metadata.annotations[fleetsim.dev/command]']);
+    await serve.process.kill('SIGTERM', 10_000);
+
+    serve = await startServe(['--db', db, '--no-default-fleet', '--no-listen', '--host', '0.0.0.0', '--allow-commands']);
+    await serve.process.waitForStdout(/^ {2}commands: on \(--allow-commands\): anyone who can reach this server can run any command on this machine as (user|uid) \S+$/m);
+    expect(((await api('GET', `${FLEETS}/cmd`)).json as { metadata: { name: string } }).metadata.name).toBe('cmd');
+    expect(existsSync(marker)).toBe(false);
+
+    const help = await runCli(['serve', '--help']);
+    expect(help.stdout).toMatch(/--allow-commands +run GameServers' commands \(fleetsim\.dev\/command\) even when --host is not loopback: anyone who can reach the port can then run any command on this machine as this user/);
+  }, 60_000);
 });

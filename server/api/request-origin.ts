@@ -82,7 +82,8 @@ function splitHost(value: string): { name: string; port: string } | undefined {
   return { name: name.toLowerCase(), port: rest.slice(1) };
 }
 
-function isLoopback(name: string): boolean {
+/** Whether a host name or address (lower-cased) is this machine's loopback. */
+export function isLoopback(name: string): boolean {
   if (name === 'localhost' || name.endsWith('.localhost') || name === '::1') return true;
   const v4 = name.startsWith('::ffff:') ? name.slice(7) : name;
   return isIP(v4) === 4 && v4.startsWith('127.');

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { parseFeatureGates } from '../features.js';
 import { FleetsimServer, type ServeOptions } from '../serve.js';
 import { WriterLock } from '../log/writer-lock.js';
@@ -42,6 +43,12 @@ const FLAGS: FlagSpec[] = [
     default: '9400-9999',
     help: 'loopback ports for the sidecars (REST and gRPC, two each) of GameServers running a real process (fleetsim.dev/command)',
   },
+  {
+    name: 'allow-commands',
+    type: 'boolean',
+    default: false,
+    help: 'run GameServers\' commands (fleetsim.dev/command) even when --host is not loopback: anyone who can reach the port can then run any command on this machine as this user',
+  },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
   ...ALLOCATOR_FLAGS,
   ...ALLOCATOR_MODEL_FLAGS,
@@ -59,7 +66,10 @@ const FLAGS: FlagSpec[] = [
 const SECURITY_NOTE = [
   'The API has no authentication. It binds loopback by default, answers only requests whose Host is an IP',
   "address, localhost, this machine's name, --host or in --allowed-hosts (against DNS rebinding), and refuses",
-  'writes and WebSocket upgrades a web page of another origin sends (Origin, Sec-Fetch-Site). See the README, Security.',
+  'writes and WebSocket upgrades a web page of another origin sends (Origin, Sec-Fetch-Site).',
+  'A GameServer created with fleetsim.dev/command runs that command as this user. On loopback anyone on this',
+  'machine can do that; with any other --host commands are refused unless --allow-commands is given, and then',
+  'anyone who can reach the port can run any command here. See the README, Security.',
 ].join('\n');
 
 export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
@@ -118,6 +128,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     allocatorModel: allocatorModelOptions(allocator.model, values, given),
     allocatorTls: allocator.tls,
     allowedHosts,
+    allowCommands: Boolean(values['allow-commands']),
   };
   // One writer per log, before the log is read: a second serve on it stops here.
   const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
@@ -174,5 +185,18 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
     console.log(`fleetsim serving on http://${host}:${port} (log ${db}, clock ${clock})`);
     console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
     console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);
+    if (server.commandsOff !== undefined) console.log(`  commands: off (${server.commandsOff}): GameServers, sets and fleets with fleetsim.dev/command are refused`);
+    else if (options.allowCommands) {
+      console.log(`  commands: on (--allow-commands): anyone who can reach this server can run any command on this machine as ${userName()}`);
+    }
   });
+}
+
+/** Who commands run as, for the banner (a uid with no name in the password database is shown as a uid). */
+function userName(): string {
+  try {
+    return `user ${userInfo().username}`;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
 }

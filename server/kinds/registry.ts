@@ -48,6 +48,12 @@ export interface KindDefinition {
   /** Validation beyond the schema, with Kubernetes field errors; `old` is set on update. */
   validate?(object: Resource, context: KindContext, old?: Resource): FieldError[];
   /**
+   * The command line an object makes fleetsim run (a GameServer's `fleetsim.dev/command`, or its
+   * template's for a set or fleet), with the field that holds it: what a server whose commands
+   * are off refuses.
+   */
+  commandOf?(object: Resource): { field: string; command: string } | undefined;
+  /**
    * The status is folded from the kind's GameServers (sets, fleets): never stored, so a write of
    * it changes nothing.
    */

@@ -9,7 +9,7 @@ import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
 import { requireBodyType, requireNameOnUrl } from '../k8s/decoding.js';
-import { type FieldError, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
+import { type FieldError, forbidden, invalid, isDNS1123Subdomain } from '../k8s/validation.js';
 import type { Cluster } from '../cluster.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { definitionOfKind, KIND_DEFINITIONS } from '../kinds/definitions.js';
@@ -63,6 +63,14 @@ export const NAMESPACE_CONTENT_KINDS: readonly string[] = KIND_DEFINITIONS.filte
   (d) => d.namespaced && d.kind !== POD_KIND && d.verbs.includes('list'),
 ).map((d) => d.kind);
 
+export interface ResourceServiceOptions {
+  /**
+   * Why this server runs no commands, when it runs none (`serve` beyond loopback without
+   * --allow-commands): a write that would make it run one is refused, saying why.
+   */
+  commandsOff?: string;
+}
+
 const INT32_MAX = 2_147_483_647;
 
 /** Most characters a generated name may have; Kubernetes truncates the prefix to fit. */
@@ -84,7 +92,10 @@ export class ResourceService {
   /** The first GameServer prepared from each body a caller reuses across batches (a set's template). */
   private readonly preparedCopies = new WeakMap<object, GameServer>();
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly options: ResourceServiceOptions = {},
+  ) {}
 
   private get context(): KindContext {
     return { gates: this.cluster.gates, now: this.cluster.clock.now() };
@@ -617,6 +628,8 @@ export class ResourceService {
     const errors: FieldError[] = validateObjectMeta(object.metadata, 'metadata');
     if (old) errors.push(...validateObjectMetaUpdate(object.metadata, old.metadata, 'metadata'));
     if (definition.validate) errors.push(...definition.validate(object, this.context, old));
+    const command = this.options.commandsOff === undefined ? undefined : definition.commandOf?.(object);
+    if (command) errors.push(forbidden(command.field, `commands are off: ${this.options.commandsOff}`));
     if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
   }
 

@@ -1,6 +1,7 @@
 import { ALL_VERBS, type KindDefinition } from '../registry.js';
 import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
+import { templateCommand } from '../gameserver/rules.js';
 import { FLEET_KIND, FLEET_LABEL } from './fleet.js';
 import { GAMESERVERSET_KIND } from '../gameserverset/gameserverset.js';
 
@@ -20,6 +21,7 @@ export const FLEET_DEFINITION: KindDefinition = {
   schema: fleetSchema,
   defaults: defaultFleet,
   validate: validateFleet,
+  commandOf: templateCommand,
   derivedStatus: true,
   memberLabel: FLEET_LABEL,
   ownedKind: GAMESERVERSET_KIND,

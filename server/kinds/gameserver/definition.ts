@@ -1,5 +1,5 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
-import { defaultGameServer, gameServerSchema, validateGameServer } from './rules.js';
+import { defaultGameServer, gameServerCommand, gameServerSchema, validateGameServer } from './rules.js';
 import { GAMESERVER_KIND } from './gameserver.js';
 
 export const GAMESERVER_DEFINITION: KindDefinition = {
@@ -24,4 +24,5 @@ export const GAMESERVER_DEFINITION: KindDefinition = {
   schema: gameServerSchema,
   defaults: defaultGameServer,
   validate: validateGameServer,
+  commandOf: gameServerCommand,
 };

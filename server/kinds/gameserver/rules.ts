@@ -2,7 +2,16 @@ import { isIP } from 'node:net';
 import { OBJECT_META_SCHEMA, type Schema } from '../../k8s/schema.js';
 import { podSpecSchema } from '../../k8s/pod-spec-schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
-import { GAMESERVER_FINALIZER, GAMESERVER_STATES, LIST_MAX_CAPACITY, type GameServer, type GameServerPort, type GameServerSpec, type Health } from './gameserver.js';
+import {
+  COMMAND_ANNOTATION,
+  GAMESERVER_FINALIZER,
+  GAMESERVER_STATES,
+  LIST_MAX_CAPACITY,
+  type GameServer,
+  type GameServerPort,
+  type GameServerSpec,
+  type Health,
+} from './gameserver.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import {
@@ -501,6 +510,22 @@ function devGameServerErrors(devAddress: string, spec: Json, context: KindContex
   });
   errs.push(...podTemplateMetadataErrors(spec, 'spec'));
   return errs;
+}
+
+/** A command in these annotations (empty runs nothing), and the field that holds it. */
+function commandIn(annotations: unknown, path: string): { field: string; command: string } | undefined {
+  const command = stringAt(objectAt(annotations)?.[COMMAND_ANNOTATION]);
+  return command === '' ? undefined : { field: `${path}[${COMMAND_ANNOTATION}]`, command };
+}
+
+/** A GameServer's command: its own annotation. */
+export function gameServerCommand(object: Resource): { field: string; command: string } | undefined {
+  return commandIn(object.metadata.annotations, 'metadata.annotations');
+}
+
+/** A set's or fleet's command: its template's annotation, which every GameServer it makes runs. */
+export function templateCommand(object: Resource): { field: string; command: string } | undefined {
+  return commandIn(objectAt(objectAt(objectAt(object.spec)?.template)?.metadata)?.annotations, 'spec.template.metadata.annotations');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServerSet, gameServerSetSchema, validateGameServerSet } from './rules.js';
+import { templateCommand } from '../gameserver/rules.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL } from './gameserverset.js';
 import { GAMESERVER_KIND } from '../gameserver/gameserver.js';
 
@@ -35,6 +36,7 @@ export const GAMESERVERSET_DEFINITION: KindDefinition = {
   schema: gameServerSetSchema,
   defaults: defaultGameServerSet,
   validate: validateGameServerSet,
+  commandOf: templateCommand,
   derivedStatus: true,
   memberLabel: GAMESERVERSET_LABEL,
   ownedKind: GAMESERVER_KIND,

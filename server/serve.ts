@@ -36,6 +36,7 @@ import { type ErrorFormat, RequestOriginGuard, isLoopback } from './api/request-
 import { KIND_DEFINITIONS } from './kinds/definitions.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
+import { ProcessWatchdog } from './controllers/process-watchdog.js';
 import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 import { type Advance, MAX_ROUNDS_PER_INSTANT, IN_FLIGHT_GRACE_MS, advanceTo } from './sim/virtual-time.js';
@@ -105,6 +106,8 @@ export class FleetsimServer {
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   /** Real game-server processes (`fleetsim.dev/command`), each with its own sidecar. */
   readonly processes: GameServerProcesses;
+  /** Ends those processes if serve dies. */
+  private readonly watchdog: ProcessWatchdog;
   private readonly simulated: SimulatedProcesses;
   private readonly streams = new StreamRegistry();
   /** Why no command runs here, when none does (see `commandsOff`). */
@@ -139,13 +142,17 @@ export class FleetsimServer {
       connections: this.connections,
     });
     const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
-    this.processes = new GameServerProcesses(this.cluster, (namespace, name) =>
-      sdkPorts.start({
-        address: '127.0.0.1',
-        sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }),
-        allowedHosts: options.allowedHosts,
-        connections: this.connections,
-      }),
+    this.watchdog = new ProcessWatchdog(options.db);
+    this.processes = new GameServerProcesses(
+      this.cluster,
+      (namespace, name) =>
+        sdkPorts.start({
+          address: '127.0.0.1',
+          sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }),
+          allowedHosts: options.allowedHosts,
+          connections: this.connections,
+        }),
+      { mark: this.watchdog },
     );
     this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
     const gameServers = new GameServerController(this.cluster, {
@@ -185,6 +192,8 @@ export class FleetsimServer {
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {
     this.refuseStoredCommands();
+    // What a previous run on this log left running (it and its watchdog killed) goes before anything starts again.
+    ProcessWatchdog.endLeftovers(this.options.db);
     if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
     else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
@@ -299,6 +308,7 @@ export class FleetsimServer {
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
     await this.processes.close();
+    this.watchdog.close();
     await this.simulated.close();
     await this.allocation.close();
     for (const client of this.wss?.clients ?? []) client.terminate();

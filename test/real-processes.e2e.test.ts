@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -302,6 +302,61 @@ describe('real game-server processes', () => {
     const again = await readyServers('restart', 2);
     expect(again.map((gs) => gs.metadata.name).sort()).toEqual(before.map((gs) => gs.metadata.name).sort());
   }, 60_000);
+
+  it('end with serve even when it is SIGKILLed (its watchdog ends them), and a restart ends those whose watchdog was killed too', async () => {
+    const db = join(out, 'orphans.db');
+    const args = ['--db', db, '--no-default-fleet', '--nodes', '2'];
+    // Each leaves a sleeper in its process group, which lives on whatever happens to its sidecar.
+    const command = `sleep 600 & echo $! > ${out}/sleeper-$$; exec node ${GAME_SERVER}`;
+    const seen = new Set<number>();
+    const startedPids = (name: string) => entries(name).filter((e) => e.started).map((e) => e.pid);
+    const sleeperOf = (pid: number) => Number(readFileSync(join(out, `sleeper-${pid}`), 'utf8'));
+    const running = async (count: number) => {
+      const ready = await readyServers('orphans', 2);
+      const pids = await Promise.all(
+        ready.map((gs) => waitFor(() => startedPids(gs.metadata.name).length === count && startedPids(gs.metadata.name).at(-1), { what: `process ${count} of ${gs.metadata.name}` })),
+      );
+      const all = [...pids, ...pids.map(sleeperOf)];
+      for (const pid of all) seen.add(pid);
+      return { names: ready.map((gs) => gs.metadata.name).sort(), all };
+    };
+    try {
+      serve = await startServe(args);
+      await createFleet(fleet('orphans', 2, { command }));
+      const first = await running(1);
+      expect(first.all.every(alive)).toBe(true);
+      await serve.process.kill('SIGKILL');
+      await waitFor(() => first.all.every((pid) => !alive(pid)), { timeoutMs: 5_000, intervalMs: 100, what: "the SIGKILLed serve's processes to end" });
+
+      serve = await startServe(args);
+      const second = await running(2);
+      expect(second.names).toEqual(first.names);
+      // Its watchdog is killed too: nothing is left to end them, so they outlive it.
+      const servePid = String(serve.process.pid);
+      const watchdogs = readdirSync('/proc').filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === servePid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('FLEETSIM_RUN');
+        } catch {
+          return false;
+        }
+      });
+      expect(watchdogs).toHaveLength(1);
+      process.kill(Number(watchdogs[0]), 'SIGKILL');
+      await serve.process.kill('SIGKILL');
+      await waitFor(() => !alive(Number(watchdogs[0])), { what: 'the watchdog gone' });
+      const sleepers = second.all.slice(2);
+      expect(sleepers.every(alive)).toBe(true);
+
+      // The next start on the same log ends them before anything starts, then runs one process per GameServer.
+      serve = await startServe(args);
+      expect(second.all.filter(alive)).toEqual([]);
+      const third = await running(3);
+      expect(third.names).toEqual(first.names);
+      expect([...seen].filter(alive).sort()).toEqual([...third.all].sort());
+    } finally {
+      for (const pid of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 90_000);
 
   it('print without pause (yes) while serve keeps answering and stops on SIGTERM; a line that never ends is shown in bounded pieces', async () => {
     serve = await startServe();

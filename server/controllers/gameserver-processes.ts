@@ -18,6 +18,14 @@ export interface SidecarHandle {
 /** Starts a GameServer's sidecar on free ports of the range (serve wires it; controllers do not serve HTTP). */
 export type StartSidecar = (namespace: string, name: string) => Promise<SidecarHandle>;
 
+/** Marks the processes of this run of serve so that none outlives it (process-watchdog.ts). */
+export interface RunMark {
+  /** FLEETSIM_RUN in every process's environment. */
+  readonly run: string;
+  /** Called before a process starts. */
+  watch(): void;
+}
+
 /** Consecutive failed starts before Ready after which the GameServer is given up as Unhealthy. */
 export const MAX_FAILED_STARTS = 5;
 /** The first restart's wait; it doubles per failed start (kubelet's back-off, shortened for local work). */
@@ -117,7 +125,7 @@ export class GameServerProcesses {
   constructor(
     private readonly cluster: Cluster,
     private readonly startSidecar: StartSidecar,
-    private readonly options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+    private readonly options: { cwd?: string; env?: NodeJS.ProcessEnv; mark?: RunMark } = {},
   ) {
     this.events = new EventRecorder(cluster, 'kubelet');
   }
@@ -205,9 +213,11 @@ export class GameServerProcesses {
       }
       if (p.stopping) return;
     }
+    const mark = this.options.mark;
+    mark?.watch();
     const child = spawn('/bin/sh', ['-c', command], {
       cwd: this.options.cwd ?? process.cwd(),
-      env: processEnvironment(gs, p.sidecar, this.options.env ?? process.env),
+      env: { ...processEnvironment(gs, p.sidecar, this.options.env ?? process.env), ...(mark && { FLEETSIM_RUN: mark.run }) },
       // Its own process group, so stopping it reaches whatever the shell started.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

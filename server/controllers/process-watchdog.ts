@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
@@ -91,15 +91,21 @@ export class ProcessWatchdog {
     const prefix = listPrefix(db);
     let names: string[];
     try {
-      names = readdirSync(dirname(prefix)).filter((name) => name.startsWith(basename(prefix)));
+      names = readdirSync(dirname(prefix)).filter((name) => name.startsWith(basename(prefix)) && !name.endsWith('.new'));
     } catch {
       return;
     }
     for (const name of names) {
       const file = join(dirname(prefix), name);
-      const [pid, start, run] = readFileSync(file, 'utf8').trim().split(' ');
-      if (!/^[0-9a-f-]{36}$/.test(run ?? '')) rmSync(file, { force: true });
-      else if (Number(pid) === process.pid || startTime(Number(pid)) !== start) {
+      let listed: string;
+      try {
+        listed = readFileSync(file, 'utf8');
+      } catch {
+        continue; // removed meanwhile by its watchdog
+      }
+      const [pid, start, run] = listed.trim().split(' ');
+      if (!/^[0-9a-f-]{36}$/.test(run ?? '')) continue;
+      if (Number(pid) === process.pid || startTime(Number(pid)) !== start) {
         spawnSync(process.execPath, ['-e', WATCHDOG, file, run], { stdio: 'ignore', timeout: WATCHDOG_GRACE_MS * 5 });
       }
     }
@@ -108,7 +114,9 @@ export class ProcessWatchdog {
   /** Before a process starts: the run is listed and its watchdog started (once). */
   watch(): void {
     if (this.watchdog || !existsSync('/proc/self/stat')) return;
-    writeFileSync(this.file, `${process.pid} ${startTime(process.pid)} ${this.run}\n`);
+    // Whole or not at all, for a serve starting meanwhile to read.
+    writeFileSync(`${this.file}.new`, `${process.pid} ${startTime(process.pid)} ${this.run}\n`);
+    renameSync(`${this.file}.new`, this.file);
     this.watchdog = spawn(process.execPath, ['-e', WATCHDOG, this.file, this.run], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     // It waits for serve, never the other way round.
     this.watchdog.unref();

@@ -34,4 +34,20 @@ describe('createCertificate', () => {
     expect(new Date(cert.validFrom).getTime()).toBe(now - 3_600_000);
     expect(new Date(cert.validTo).getTime()).toBe(now + 10 * 86_400_000);
   });
+
+  it('names the organization in the subject, and a leaf of an issuer that has one chains to it', () => {
+    const orgCa = createCertificate({ commonName: 'org CA', organization: 'example', ca: true, validDays: 10, now });
+    const admin = createCertificate({
+      commonName: 'kubernetes-admin',
+      organization: 'system:masters',
+      usages: ['clientAuth'],
+      issuer: { ...orgCa, commonName: 'org CA', organization: 'example' },
+      validDays: 10,
+      now,
+    });
+    const cert = new X509Certificate(admin.cert);
+    expect(cert.subject).toBe('O=system:masters\nCN=kubernetes-admin');
+    expect(cert.issuer).toBe('O=example\nCN=org CA');
+    expect(cert.checkIssued(new X509Certificate(orgCa.cert))).toBe(true);
+  });
 });

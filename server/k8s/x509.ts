@@ -17,14 +17,16 @@ export interface CertificateAndKey {
 
 export interface CertificateRequest {
   commonName: string;
+  /** The subject's organization: the groups a Kubernetes API server gives a client certificate. */
+  organization?: string;
   /** A CA: may sign certificates (basicConstraints CA, keyUsage keyCertSign). */
   ca?: boolean;
   /** Extended key usages of a leaf: serverAuth, clientAuth. */
   usages?: Array<'serverAuth' | 'clientAuth'>;
   /** Names it is issued for: IP addresses become iPAddress entries, the rest dNSName. */
   names?: string[];
-  /** The signer; absent, the certificate signs itself. */
-  issuer?: CertificateAndKey & { commonName: string };
+  /** The signer (its subject as it was issued); absent, the certificate signs itself. */
+  issuer?: CertificateAndKey & { commonName: string; organization?: string };
   validDays: number;
   /** Milliseconds since the epoch the validity starts from (an hour is taken off for clock skew). */
   now: number;
@@ -81,7 +83,9 @@ function ipBytes(address: string): Buffer {
   return Buffer.from(all.flatMap((group) => [parseInt(group, 16) >> 8, parseInt(group, 16) & 0xff]));
 }
 
-const name = (commonName: string) => sequence(set(sequence(oid('2.5.4.3'), utf8(commonName))));
+/** A distinguished name: O (when given), then CN. */
+const name = (commonName: string, organization?: string) =>
+  sequence(...(organization === undefined ? [] : [set(sequence(oid('2.5.4.10'), utf8(organization)))]), set(sequence(oid('2.5.4.3'), utf8(commonName))));
 const extension = (id: string, value: Buffer, critical = false) => sequence(oid(id), ...(critical ? [TRUE] : []), octets(value));
 const ECDSA_WITH_SHA256 = sequence(oid('1.2.840.10045.4.3.2'));
 const USAGE_OIDS = { serverAuth: '1.3.6.1.5.5.7.3.1', clientAuth: '1.3.6.1.5.5.7.3.2' };
@@ -104,7 +108,7 @@ export function createCertificate(request: CertificateRequest): CertificateAndKe
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x01;
   const signerKey: KeyObject | string = request.issuer?.key ?? privateKey;
-  const issuerName = request.issuer?.commonName ?? request.commonName;
+  const issuerName = request.issuer ? name(request.issuer.commonName, request.issuer.organization) : name(request.commonName, request.organization);
   const extensions = [
     request.ca ? extension('2.5.29.19', sequence(TRUE), true) : extension('2.5.29.19', sequence(), true),
     // keyCertSign|cRLSign for a CA, digitalSignature for a leaf.
@@ -124,9 +128,9 @@ export function createCertificate(request: CertificateRequest): CertificateAndKe
     explicit(0, der(0x02, Buffer.from([2]))),
     der(0x02, serial),
     ECDSA_WITH_SHA256,
-    name(issuerName),
+    issuerName,
     sequence(time(request.now - 3_600_000), time(request.now + request.validDays * 86_400_000)),
-    name(request.commonName),
+    name(request.commonName, request.organization),
     spki,
     explicit(3, sequence(...extensions)),
   );

@@ -127,14 +127,15 @@ const machinesRule = {
   },
 };
 
-// The load-test harness, the conformance runs and the reports are launched by the CLI; they must not import it back.
+// The load-test harness, the conformance runs and the reports are launched by the CLI; they must not
+// import it back. The oracle (npm run oracle) stands beside the product and must not either.
 const outsideRule = {
-  files: ['loadtest/**/*.ts', 'reports/**/*.ts', 'scenarios/**/*.ts', 'conformance/**/*.ts'],
+  files: ['loadtest/**/*.ts', 'reports/**/*.ts', 'scenarios/**/*.ts', 'conformance/**/*.ts', 'oracle/**/*.ts'],
   ignores: tests,
   rules: {
     'no-restricted-imports': [
       'error',
-      { patterns: [{ group: ['**/server/cli/**'], message: 'loadtest/, reports/, scenarios/ and conformance/ may not import server/cli/.' }] },
+      { patterns: [{ group: ['**/server/cli/**'], message: 'loadtest/, reports/, scenarios/, conformance/ and oracle/ may not import server/cli/.' }] },
     ],
   },
 };

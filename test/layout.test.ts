@@ -7,7 +7,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const roots = ['server', 'machines', 'loadtest', 'reports', 'scenarios', 'dashboard', 'conformance'];
+const roots = ['server', 'machines', 'loadtest', 'reports', 'scenarios', 'dashboard', 'conformance', 'oracle'];
 
 function sourceFiles(dir: string, into: string[] = []): string[] {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

@@ -48,18 +48,32 @@ export class KubectlCluster {
   }
 }
 
-const BODY_LINE = /"Response Body" body="((?:[^"\\]|\\.)*)"|Response Body: (\{.*\})$/gm;
+/**
+ * A response body as kubectl's -v=9 log (klog) writes it: quoted on one line (`body="…"`) when it
+ * has no newline, as `fleetsim serve` answers; else `body=<`, each line of it tab-indented, then
+ * ` >`, as a real API server's reply (which ends with a newline) is logged; or `Response Body: {…}`
+ * in older kubectl.
+ */
+const BODY = /"Response Body" body="((?:[^"\\]|\\.)*)"|"Response Body" body=<\n((?:\t.*\n?)*?) >$|Response Body: (\{.*\})$/gm;
 
 /** The last failure Status among the response bodies kubectl logged, or what its last line says. */
 export function statusOf(stderr: string): ApiError {
   let found: ApiError | undefined;
-  for (const match of stderr.matchAll(BODY_LINE)) {
-    const body = match[1] !== undefined ? unquote(match[1]) : match[2];
+  for (const match of stderr.matchAll(BODY)) {
+    const body =
+      match[1] !== undefined
+        ? unquote(match[1])
+        : match[2] !== undefined
+          ? match[2]
+              .split('\n')
+              .map((line) => line.replace(/^\t/, ''))
+              .join('\n')
+          : match[3];
     const status = parseStatus(body);
     if (status) found = status;
   }
   if (found) return found;
-  const lines = stderr.split('\n').filter((line) => line.trim() !== '' && !/^[IWE]\d{4} /.test(line));
+  const lines = stderr.split('\n').filter((line) => line.trim() !== '' && !/^[IWE]\d{4} /.test(line) && !/^\t/.test(line) && line !== ' >');
   const last = lines.at(-1)?.trim() ?? 'kubectl failed without a message';
   const reason = /^Error from server \((\w+)\)/.exec(last)?.[1] ?? (/ is invalid: /.test(last) ? 'Invalid' : 'ClientError');
   return { reason, message: last };

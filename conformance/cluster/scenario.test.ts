@@ -82,6 +82,52 @@ describe("kubectl's failures", () => {
     expect(statusOf(stderr)).toEqual({ reason: 'Invalid', code: 422, causes: [{ field: 'spec.replicas', reason: 'FieldValueInvalid' }] });
   });
 
+  it("reads a body a real API server ended with a newline, which kubectl logs as body=<, tab-indented lines and ' >'", () => {
+    // As kubectl 1.32 logged a Fleet with replicas -1 against kube-apiserver 1.34 (abridged headers).
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Fleet.agones.dev "bad" is invalid: [spec.replicas: …, .spec.replicas: …]',
+      reason: 'Invalid',
+      details: {
+        name: 'bad',
+        group: 'agones.dev',
+        kind: 'Fleet',
+        causes: [
+          { reason: 'FieldValueInvalid', message: 'Invalid value: -1: spec.replicas in body should be greater than or equal to 0', field: 'spec.replicas' },
+          { reason: 'FieldValueInvalid', message: 'Invalid value: -1: should be a non-negative integer', field: '.spec.replicas' },
+        ],
+      },
+      code: 422,
+    };
+    const stderr = [
+      'I1128 07:13:49.438958   27463 helper.go:246] "Request Body" body=<',
+      '\t{"apiVersion":"agones.dev/v1","kind":"Fleet","metadata":{"name":"bad","namespace":"default"},"spec":{"replicas":-1}}',
+      ' >',
+      `I1128 07:13:49.439037   27463 round_trippers.go:473] curl -v -XPOST  -H "Accept: application/json" 'https://10.77.0.1:6443/apis/agones.dev/v1/namespaces/default/fleets?fieldManager=kubectl-create'`,
+      'I1128 07:13:49.448010   27463 round_trippers.go:560] POST https://10.77.0.1:6443/apis/agones.dev/v1/namespaces/default/fleets 422 Unprocessable Entity in 8 milliseconds',
+      'I1128 07:13:49.448065   27463 helper.go:246] "Response Body" body=<',
+      `\t${JSON.stringify(status)}`,
+      ' >',
+      'The Fleet "bad" is invalid: ',
+      '* spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0',
+      '* .spec.replicas: Invalid value: -1: should be a non-negative integer',
+    ].join('\n');
+    expect(statusOf(stderr)).toEqual({
+      reason: 'Invalid',
+      code: 422,
+      causes: [
+        { field: '.spec.replicas', reason: 'FieldValueInvalid' },
+        { field: 'spec.replicas', reason: 'FieldValueInvalid' },
+      ],
+    });
+    // A body of several lines (pretty-printed) is each of them, tab-indented.
+    const pretty = JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 }, null, 2).split('\n');
+    expect(statusOf(['I1128 x] "Response Body" body=<', ...pretty.map((line) => `\t${line}`), ' >', 'Error from server (NotFound): x'].join('\n'))).toEqual({ reason: 'NotFound', code: 404 });
+  });
+
   it('falls back to kubectl\'s own line when no Status was logged', () => {
     expect(statusOf('I1126 x] GET http://h/x\nerror: The --replicas=COUNT flag is required')).toEqual({ reason: 'ClientError', message: 'error: The --replicas=COUNT flag is required' });
     expect(statusOf('Error from server (Forbidden): fleets.agones.dev is forbidden')).toMatchObject({ reason: 'Forbidden' });

@@ -279,6 +279,52 @@ describe('the admission chain of the resource API', () => {
     });
   });
 
+  describe("spec.replicas of a custom resource with a scale subresource: the schema's cause, then apiextensions' scale check (as a real API server answers)", () => {
+    const SCALABLE: Array<[string, string, (name: string) => { spec: Record<string, unknown> }]> = [
+      ['Fleet', FLEETS, fleet],
+      ['GameServerSet', SETS, gameServerSet],
+    ];
+    for (const [kind, path, make] of SCALABLE) {
+      it(`a ${kind} with replicas -1 gets both causes, the scale check's at .spec.replicas`, async () => {
+        const name = `negative-${kind.toLowerCase()}`;
+        const res = await api('POST', path, { ...make(name), spec: { ...make(name).spec, replicas: -1 } });
+        expect(res.status, res.text).toBe(422);
+        expect(causes(res)).toEqual([
+          { reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'Invalid value: -1: spec.replicas in body should be greater than or equal to 0' },
+          { reason: 'FieldValueInvalid', field: '.spec.replicas', message: 'Invalid value: -1: should be a non-negative integer' },
+        ]);
+        expect((res.json as { message: string }).message).toBe(
+          `${kind}.agones.dev "${name}" is invalid: [spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0, .spec.replicas: Invalid value: -1: should be a non-negative integer]`,
+        );
+        expect((await api('GET', `${path}/${name}`)).status).toBe(404);
+      });
+
+      it(`a ${kind} with replicas above int32 is refused by the scale check alone (the CRD's schema has no maximum)`, async () => {
+        const res = await api('POST', path, { ...make('too-many'), spec: { ...make('too-many').spec, replicas: 3_000_000_000 } });
+        expect(res.status, res.text).toBe(422);
+        expect(causes(res)).toEqual([{ reason: 'FieldValueInvalid', field: '.spec.replicas', message: 'Invalid value: 3000000000: should be less than or equal to 2147483647' }]);
+      });
+
+      it(`a ${kind} whose replicas is a string gets the type cause and the scale check's accessor error`, async () => {
+        const res = await api('POST', path, { ...make('string-replicas'), spec: { ...make('string-replicas').spec, replicas: '3' } });
+        expect(res.status, res.text).toBe(422);
+        expect(causes(res).map((c) => [c.reason, c.field])).toEqual([
+          ['FieldValueTypeInvalid', 'spec.replicas'],
+          ['FieldValueInvalid', '.spec.replicas'],
+        ]);
+        expect(causes(res)[1]!.message).toBe('Invalid value: 0: .spec.replicas accessor error: 3 is of the type string, expected int64');
+      });
+    }
+
+    it('a merge patch to replicas -1 is refused with both causes and changes nothing', async () => {
+      expect((await api('POST', FLEETS, fleet('patched-negative'))).status).toBe(201);
+      const res = await api('PATCH', `${FLEETS}/patched-negative`, { spec: { replicas: -1 } }, MERGE);
+      expect(res.status, res.text).toBe(422);
+      expect(causes(res).map((c) => c.field)).toEqual(['spec.replicas', '.spec.replicas']);
+      expect(((await api('GET', `${FLEETS}/patched-negative`)).json as Obj).spec.replicas).toBe(0);
+    });
+  });
+
   describe("the pod template's spec is a full PodSpec, typed as Agones's CRDs type it", () => {
     const container = { name: 'simple-game-server', image: 'us-docker.pkg.dev/agones-images/examples/simple-game-server:0.40' };
     const withPodSpec = (name: string, podSpec: Record<string, unknown>) => ({

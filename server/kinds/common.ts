@@ -251,6 +251,14 @@ export const INT32_MAX = 2147483647;
 
 export const STRING_MAP_SCHEMA: Schema = { type: 'object', additionalProperties: { type: 'string' } };
 
+/**
+ * A count of replicas as Agones's CRDs declare it (an integer from 0, without format or maximum):
+ * its int32 range is the scale subresource's check, not the schema's.
+ */
+export function replicaCount(description: string): Schema {
+  return { type: 'integer', minimum: 0, description };
+}
+
 export function int32(minimum?: number, maximum = INT32_MAX, description?: string): Schema {
   return { type: 'integer', format: 'int32', ...(minimum !== undefined && { minimum }), maximum, ...(description && { description }) };
 }

@@ -18,6 +18,7 @@ import { POD_KIND } from '../kinds/pod/pod.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { tooDeeplyNested } from '../k8s/nesting.js';
 import { jsonPatch, mergePatch } from './patch.js';
+import { scaleErrors } from './scale-validation.js';
 import { isJsonObject, jsonEqual, objectAt, validateObjectMeta, validateObjectMetaUpdate } from '../kinds/common.js';
 import { stringifyJsonExact } from '../log/json.js';
 
@@ -351,7 +352,7 @@ export class ResourceService {
     if (!definition.subresources.status) throw apiErrors.pathNotFound();
     const current = this.get(definition, namespace, name);
     const written = contentType === undefined ? body : this.applyPatch(current, body, contentType);
-    const input = this.decode(definition, written, options, current);
+    const input = this.decode(definition, written, options, current, 'status');
     const metadata = objectAt(input.metadata) ?? {};
     requireNameOnUrl(metadata, name, definition.namespaced ? namespace : undefined);
     if (contentType === undefined && !metadata.resourceVersion) {
@@ -364,7 +365,7 @@ export class ResourceService {
     }
     const next: Resource = { ...current, status: input.status };
     if (jsonEqual(next.status, current.status)) return this.unchanged(current);
-    this.checkRules(definition, next, current);
+    this.checkRules(definition, next, current, 'status');
     // Fleets and sets fold their status from their GameServers: a valid write has nothing to change.
     if (options.dryRun || definition.derivedStatus) {
       return options.dryRun ? next : this.unchanged(current);
@@ -590,7 +591,7 @@ export class ResourceService {
    * otherwise) and value types, which is what decoding into the kind's Go types would refuse
    * before any webhook runs. The schema's other rules wait until the defaults are applied.
    */
-  private decode(definition: KindDefinition, body: unknown, options: WriteOptions, current?: Resource): Record<string, unknown> {
+  private decode(definition: KindDefinition, body: unknown, options: WriteOptions, current?: Resource, part: 'spec' | 'status' = 'spec'): Record<string, unknown> {
     if (!isJsonObject(body)) throw apiErrors.badRequest(`the body must be a ${definition.kind} object`);
     if (body.kind !== undefined && body.kind !== definition.kind) {
       throw apiErrors.badRequest(`the kind of the object (${String(body.kind)}) does not match the resource (${definition.kind})`);
@@ -608,7 +609,9 @@ export class ResourceService {
     const typeErrors = report.errors.filter((e) => e.type === 'FieldValueTypeInvalid');
     if (typeErrors.length) {
       const name = isJsonObject(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : '';
-      throw apiErrors.invalid(definition.kind, definition.group, name, typeErrors);
+      // The scale check reads the same object: a replicas of the wrong type is named twice.
+      const scale = scaleErrors(definition, body, part).filter((error) => typeErrors.some((typeError) => `.${typeError.field}` === error.field));
+      throw apiErrors.invalid(definition.kind, definition.group, name, [...typeErrors, ...scale]);
     }
     if (report.unknown.length === 0) return body;
     // Warn and Ignore: unknown fields are dropped, as the API server prunes them.
@@ -616,11 +619,16 @@ export class ResourceService {
     return pruneUnknown(body, definition.schema) as Record<string, unknown>;
   }
 
-  /** The schema's rules on the object as admission leaves it (after the defaults); `current` is the stored object an update replaces. */
-  private checkRules(definition: KindDefinition, object: Resource, current?: Resource): void {
+  /**
+   * The schema's rules on the object as admission leaves it (after the defaults), then the scale
+   * subresource's check of the replicas a write sets (`part`: spec, or status for a status write);
+   * `current` is the stored object an update replaces.
+   */
+  private checkRules(definition: KindDefinition, object: Resource, current?: Resource, part: 'spec' | 'status' = 'spec'): void {
     const report: SchemaReport = { unknown: [], errors: [] };
     checkSchema(object, definition.schema, '', report, current);
-    if (report.errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, report.errors);
+    const errors = [...report.errors, ...scaleErrors(definition, object, part)];
+    if (errors.length) throw apiErrors.invalid(definition.kind, definition.group, object.metadata.name, errors);
   }
 
   /** Validation: the object's metadata, as the API server checks it for every kind, then the kind's rules. */

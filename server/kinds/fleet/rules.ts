@@ -8,7 +8,7 @@ import {
   SCHEDULING_SCHEMA,
   type FieldPath,
   defaultPriorities,
-  int32,
+  replicaCount,
   intOrString,
   isSet,
   objectAt,
@@ -35,7 +35,7 @@ export const FLEET_SPEC_SCHEMA: Schema = {
   type: 'object',
   description: 'A fleet of GameServers, rolled out through GameServerSets.',
   properties: {
-    replicas: int32(0, undefined, 'Number of GameServers wanted; default 0.'),
+    replicas: replicaCount('Number of GameServers wanted; default 0.'),
     allocationOverflow: ALLOCATION_OVERFLOW_SCHEMA,
     strategy: {
       type: 'object',

@@ -8,7 +8,7 @@ import {
   SCHEDULING_SCHEMA,
   type FieldPath,
   defaultPriorities,
-  int32,
+  replicaCount,
   int64,
   jsonEqual,
   objectAt,
@@ -34,10 +34,10 @@ export const AGGREGATED_COUNT_SCHEMA: Schema = {
 
 /** Status fields shared by sets and fleets. */
 export const SET_STATUS_FIELDS: Record<string, Schema> = {
-  replicas: int32(0, undefined, 'GameServers in the set, excluding those shutting down.'),
-  readyReplicas: int32(0, undefined, 'GameServers Ready.'),
-  reservedReplicas: int32(0, undefined, 'GameServers Reserved.'),
-  allocatedReplicas: int32(0, undefined, 'GameServers Allocated.'),
+  replicas: replicaCount('GameServers in the set, excluding those shutting down.'),
+  readyReplicas: replicaCount('GameServers Ready.'),
+  reservedReplicas: replicaCount('GameServers Reserved.'),
+  allocatedReplicas: replicaCount('GameServers Allocated.'),
   players: {
     type: 'object',
     description: 'PlayerTracking (alpha): total player count and capacity.',
@@ -51,7 +51,7 @@ export const GAMESERVERSET_SPEC_SCHEMA: Schema = {
   type: 'object',
   description: 'A set of identical GameServers, kept at the desired number.',
   properties: {
-    replicas: int32(0, undefined, 'Number of GameServers wanted.'),
+    replicas: replicaCount('Number of GameServers wanted.'),
     allocationOverflow: ALLOCATION_OVERFLOW_SCHEMA,
     scheduling: SCHEDULING_SCHEMA,
     priorities: PRIORITIES_SCHEMA,
@@ -66,7 +66,7 @@ export const gameServerSetSchema: Schema = bodySchema({
     description: 'Counts of the set’s GameServers by state, and their aggregated counters and lists.',
     properties: {
       ...SET_STATUS_FIELDS,
-      shutdownReplicas: int32(0, undefined, 'GameServers shutting down.'),
+      shutdownReplicas: replicaCount('GameServers shutting down.'),
     },
   },
 });

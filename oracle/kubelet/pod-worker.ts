@@ -11,7 +11,7 @@ import { type HostPorts } from './host-ports.js';
 import { type PlannedMount, hostView, mountPlan } from './mounts.js';
 import { type Container, type Pod, type PodCondition, type PodStatus } from './pod.js';
 import { ProbeRunner } from './probes.js';
-import { type ContainerRun, type Role, containerStatusJson, podPhase, timestamp } from './status.js';
+import { type ContainerRun, type Role, containerRun, containerStatusJson, podPhase, timestamp } from './status.js';
 import { PodVolumes, VolumeError } from './volumes.js';
 
 /**
@@ -75,8 +75,8 @@ export class PodWorker {
     this.netns = `fleetsim-oracle-pod-${this.uid.replace(/-/g, '').slice(0, 16)}`;
     const role = (container: Container, init: boolean): Role => (!init ? 'regular' : container.restartPolicy === 'Always' ? 'sidecar' : 'init');
     this.runs = [
-      ...(pod.spec.initContainers ?? []).map((spec) => newRun(spec, role(spec, true))),
-      ...pod.spec.containers.map((spec) => newRun(spec, 'regular')),
+      ...(pod.spec.initContainers ?? []).map((spec) => containerRun(spec, role(spec, true))),
+      ...pod.spec.containers.map((spec) => containerRun(spec, 'regular')),
     ];
     this.done = this.lifecycle();
   }
@@ -508,21 +508,6 @@ export class PodWorker {
       ...(init.length > 0 && { initContainerStatuses: init.map(containerStatusJson) }),
     };
   }
-}
-
-function newRun(spec: Container, role: Role): ContainerRun {
-  return {
-    spec,
-    role,
-    state: { kind: 'waiting', reason: 'ContainerCreating' },
-    restartCount: 0,
-    ready: false,
-    started: false,
-    probes: [],
-    backoffMs: 0,
-    runningSince: 0,
-    exit: Promise.resolve(0),
-  };
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

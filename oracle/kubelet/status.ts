@@ -26,6 +26,22 @@ export interface ContainerRun {
   exit: Promise<number>;
 }
 
+/** A container before its first start. */
+export function containerRun(spec: Container, role: Role): ContainerRun {
+  return {
+    spec,
+    role,
+    state: { kind: 'waiting', reason: 'ContainerCreating' },
+    restartCount: 0,
+    ready: false,
+    started: false,
+    probes: [],
+    backoffMs: 0,
+    runningSince: 0,
+    exit: Promise.resolve(0),
+  };
+}
+
 /** RFC 3339 to the second, as the API server's times are. */
 export function timestamp(ms = Date.now()): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Pod } from './kubelet/pod.js';
-import { type Node, place } from './scheduler.js';
+import { type Node, place, withAssumed } from './scheduler.js';
 
 const node = (name: string, extra: { ready?: boolean; labels?: Record<string, string>; pods?: number } = {}): Node => ({
   metadata: { name, labels: { 'kubernetes.io/hostname': name, ...extra.labels } },
@@ -66,5 +66,23 @@ describe('the stand-in scheduler places a pod', () => {
     const pools = [node('a', { labels: { pool: 'game' } }), node('b', { labels: { pool: 'system' } })];
     const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In' as const, values: ['system'] }] }] } } };
     expect(place(pod({ affinity }), pools, [], first)).toEqual({ node: 'b' });
+  });
+});
+
+describe('the pods the stand-in scheduler counts', () => {
+  it('hold each pod once: as bound by the API server, or as this scheduler bound it until the watch shows it', () => {
+    const shown = { ...pod(), metadata: { name: 'shown', namespace: 'default' } };
+    const pending = { ...pod(), metadata: { name: 'pending', namespace: 'default' } };
+    const assumed = new Map([
+      ['default/shown', { ...shown, spec: { ...shown.spec, nodeName: 'a' } }],
+      ['default/pending', { ...pending, spec: { ...pending.spec, nodeName: 'b' } }],
+    ]);
+    const cache = [{ ...shown, spec: { ...shown.spec, nodeName: 'a' } }, pending, pod()];
+    const counted = withAssumed(cache, assumed);
+    expect(counted.map((p) => [p.metadata.name, p.spec.nodeName])).toEqual([
+      ['shown', 'a'],
+      ['pending', 'b'],
+      [cache[2]!.metadata.name, undefined],
+    ]);
   });
 });

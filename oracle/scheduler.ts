@@ -129,6 +129,14 @@ function matchingPodsInDomain(pod: Pod, term: PodAffinityTerm, node: Node, nodes
   return count;
 }
 
+/**
+ * The pods as the scheduler counts them: each once, bound where the API server says or, until the
+ * watch shows the binding, where this scheduler bound it.
+ */
+export function withAssumed(pods: Iterable<Pod>, assumed: ReadonlyMap<string, Pod>): Pod[] {
+  return [...pods].map((pod) => (pod.spec.nodeName ? pod : (assumed.get(keyOf(pod)) ?? pod)));
+}
+
 /** Runs `place` for every pending pod the default scheduler owns, binding it or marking it Unschedulable. */
 export class Scheduler {
   private readonly pods: Informer<Pod>;
@@ -170,7 +178,7 @@ export class Scheduler {
 
   private async schedulePending(): Promise<void> {
     for (const key of this.assumed.keys()) if (this.pods.cache.get(key)?.spec.nodeName || !this.pods.cache.has(key)) this.assumed.delete(key);
-    const placed = () => [...this.pods.cache.values(), ...this.assumed.values()];
+    const placed = () => withAssumed(this.pods.cache.values(), this.assumed);
     const pending = [...this.pods.cache.values()]
       .filter((pod) => !pod.spec.nodeName && !this.assumed.has(keyOf(pod)) && !pod.metadata.deletionTimestamp && !isTerminal(pod))
       .filter((pod) => (pod.spec.schedulerName ?? 'default-scheduler') === 'default-scheduler')

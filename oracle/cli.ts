@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FlagError, type FlagSpec, parseFlags } from '../server/flags.js';
 import { build, missingBinaries, readBuildRecord } from './build.js';
 import { type OracleConfig } from './config.js';
 import { cgroupPath, cgroupProcesses, emptyCgroup, enterCgroup } from './cgroup.js';
@@ -20,7 +21,7 @@ const USAGE = `npm run oracle -- <command>
 
   build [--force]        build kube-apiserver, kube-controller-manager, Agones and its example game
                          servers into ${oraclePaths().root} (once; --force builds again)
-  up [--nodes N] [--max-pods N] [--feature-gates A=true&B=false] [--image NAME=PATH ...]
+  up [--nodes N] [--max-pods N] [--feature-gates A=true&B=false] [--image NAME=PATH,…]
                          start the control plane, the stand-in kubelets and Agones (building first if
                          needed); N nodes (default 3), each taking --max-pods pods (default 110);
                          --feature-gates are Agones's; --image runs PATH for images named NAME
@@ -38,10 +39,13 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const paths = oraclePaths();
   switch (command) {
-    case 'build':
+    case 'build': {
+      const { values, positional } = parseFlags(rest, [{ name: 'force', type: 'boolean', default: false, help: 'build again' }], {});
+      if (positional.length > 0) throw new FlagError(`build takes --force only, not "${positional[0]}"`);
       preflight(['go']);
-      await build(paths, { force: rest.includes('--force'), log: console.log });
+      await build(paths, { force: values.force === true, log: console.log });
       return 0;
+    }
     case 'up':
       return up(paths, rest);
     case 'down':
@@ -66,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** A mistake of the user's (or of the machine's set-up): said plainly, exit 2. */
 class UsageError extends Error {}
 
 /** The machine can run the oracle: root, and the programs it uses (with the command that installs them). */
@@ -87,39 +92,46 @@ function preflight(programs: string[]): void {
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
 }
 
-function flagValues(args: string[], name: string): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === name) {
-      if (args[i + 1] === undefined) throw new UsageError(`${name} needs a value`);
-      values.push(args[++i]!);
-    } else if (args[i]!.startsWith(`${name}=`)) values.push(args[i]!.slice(name.length + 1));
-    else if (args[i]!.startsWith('--') && !['--nodes', '--max-pods', '--feature-gates', '--image'].some((known) => args[i] === known || args[i]!.startsWith(`${known}=`))) {
-      throw new UsageError(`unknown flag ${args[i]}`);
-    }
-  }
-  return values;
-}
+const UP_FLAGS: FlagSpec[] = [
+  { name: 'nodes', type: 'number', default: 3, help: 'nodes, each a network namespace with a stand-in kubelet' },
+  { name: 'max-pods', type: 'number', default: 110, help: 'pods a node takes' },
+  { name: 'feature-gates', type: 'string', default: '', help: "Agones's feature gates (FEATURE_GATES), A=true&B=false" },
+  { name: 'image', type: 'string', default: '', help: 'NAME=PATH[,NAME=PATH…]: run PATH for containers whose image is named NAME' },
+];
 
-function numberFlag(args: string[], name: string, fallback: number, min: number, max: number): number {
-  const given = flagValues(args, name).at(-1);
-  if (given === undefined) return fallback;
-  const value = Number(given);
-  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name}: "${given}" is not a whole number from ${min} to ${max}`);
+function wholeNumber(value: unknown, flag: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new FlagError(`--${flag}: "${String(value)}" is not a whole number from ${min} to ${max}`);
   return value;
 }
 
-async function up(paths: OraclePaths, args: string[]): Promise<number> {
-  const nodes = numberFlag(args, '--nodes', 3, 1, MAX_NODES);
-  const maxPods = numberFlag(args, '--max-pods', 110, 1, 250);
-  const featureGates = flagValues(args, '--feature-gates').at(-1) ?? '';
-  if (featureGates !== '' && !/^[A-Za-z0-9]+=(true|false)(&[A-Za-z0-9]+=(true|false))*$/.test(featureGates)) {
-    throw new UsageError(`--feature-gates: "${featureGates}" is not of the form Gate=true&Other=false`);
+/** The gates Agones's source declares (pkg/util/runtime/features.go), to refuse a name its controller would exit on. */
+function agonesGates(agonesSrc: string): Set<string> | undefined {
+  const file = join(agonesSrc, 'pkg', 'util', 'runtime', 'features.go');
+  if (!existsSync(file)) return undefined;
+  return new Set([...readFileSync(file, 'utf8').matchAll(/^\s*Feature\w+\s+Feature = "(\w+)"/gm)].map((match) => match[1]!));
+}
+
+function checkFeatureGates(text: string, agonesSrc: string): void {
+  if (text === '') return;
+  const known = agonesGates(agonesSrc);
+  for (const pair of text.split('&')) {
+    const [name, value] = pair.split('=');
+    if (!name || !/^(true|false)$/.test(value ?? '')) throw new FlagError(`--feature-gates: "${pair}" is not Gate=true or Gate=false`);
+    if (known && !known.has(name)) throw new FlagError(`--feature-gates: Agones has no feature gate "${name}" (it has: ${[...known].sort().join(', ')})`);
   }
+}
+
+async function up(paths: OraclePaths, args: string[]): Promise<number> {
+  const { values, positional } = parseFlags(args, UP_FLAGS, {});
+  if (positional.length > 0) throw new FlagError(`up takes flags only, not "${positional[0]}"`);
+  const nodes = wholeNumber(values.nodes, 'nodes', 1, MAX_NODES);
+  const maxPods = wholeNumber(values['max-pods'], 'max-pods', 1, 250);
+  const featureGates = String(values['feature-gates']);
+  checkFeatureGates(featureGates, readBuildRecord(paths)?.agonesSrc ?? paths.agonesSrc);
   const extraImages: Record<string, string> = {};
-  for (const image of flagValues(args, '--image')) {
-    const [name, path] = image.split('=');
-    if (!name || !path || !existsSync(path)) throw new UsageError(`--image: "${image}" is not NAME=PATH of a program that exists`);
+  for (const image of String(values.image).split(',').filter((entry) => entry !== '')) {
+    const [name, path] = [image.slice(0, image.indexOf('=')), image.slice(image.indexOf('=') + 1)];
+    if (!image.includes('=') || !name || !path || !existsSync(path)) throw new FlagError(`--image: "${image}" is not NAME=PATH of a program that exists`);
     extraImages[name] = path;
   }
   preflight(['ip', 'nsenter', 'mount', 'chroot', 'etcd', 'kubectl']);
@@ -267,7 +279,8 @@ function logs(paths: OraclePaths, args: string[]): number {
 main(process.argv.slice(2)).then(
   (code) => (process.exitCode = code),
   (error: Error) => {
-    console.error(error instanceof UsageError ? error.message : (error.stack ?? error.message));
-    process.exitCode = error instanceof UsageError ? 2 : 1;
+    const usage = error instanceof UsageError || error instanceof FlagError;
+    console.error(usage ? error.message : (error.stack ?? error.message));
+    process.exitCode = usage ? 2 : 1;
   },
 );

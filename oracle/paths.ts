@@ -95,6 +95,8 @@ export interface NodeNetwork {
   /** The node's pod subnet, `10.78.<index>.0/24`; the node's bridge is `.1`. */
   podSubnet: string;
   podGateway: string;
+  /** The address of the node's `host`th pod slot (2 to 254). */
+  podAddress(host: number): string;
   /** The control namespace's end of the node's link to the bridge. */
   uplink: string;
 }
@@ -107,6 +109,7 @@ export function nodeNetwork(index: number): NodeNetwork {
     ip: `10.77.0.${10 + index}`,
     podSubnet: `10.78.${index}.0/24`,
     podGateway: `10.78.${index}.1`,
+    podAddress: (host) => `10.78.${index}.${host}`,
     uplink: `fso-n${index}`,
   };
 }

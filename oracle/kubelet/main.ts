@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     api,
     nodeName: node.name,
     nodeIP: node.ip,
+    podGateway: node.podGateway,
     hostPorts,
     images: config.images,
     podsDir: config.paths.pods,
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
       for (let host = 2; host < 255; host++) {
         if (taken.has(host)) continue;
         taken.add(host);
-        const address = `10.78.${node.index}.${host}`;
+        const address = node.podAddress(host);
         addresses.set(uid, address);
         return address;
       }

@@ -27,6 +27,8 @@ export interface NodeContext {
   api: Api;
   nodeName: string;
   nodeIP: string;
+  /** The node's bridge address: its pods' default route. */
+  podGateway: string;
   hostPorts: HostPorts;
   images: Parameters<typeof programOf>[1];
   podsDir: string;
@@ -135,8 +137,9 @@ export class PodWorker {
     await run('ip', ['-b', '-'], {
       input: [`link add ${hostSide} type veth peer name eth0 netns ${this.netns}`, `link set ${hostSide} master cbr0`, `link set ${hostSide} up`, ''].join('\n'),
     });
-    const gateway = this.node.nodeIP.replace(/^10\.77\.0\.(\d+)$/, (_, n: string) => `10.78.${Number(n) - 10}.1`);
-    await run('ip', ['-n', this.netns, '-b', '-'], { input: ['link set lo up', `addr add ${this.podIP}/24 dev eth0`, 'link set eth0 up', `route add default via ${gateway}`, ''].join('\n') });
+    await run('ip', ['-n', this.netns, '-b', '-'], {
+      input: ['link set lo up', `addr add ${this.podIP}/24 dev eth0`, 'link set eth0 up', `route add default via ${this.node.podGateway}`, ''].join('\n'),
+    });
     for (const container of [...(this.pod.spec.initContainers ?? []), ...this.pod.spec.containers]) {
       for (const port of container.ports ?? []) {
         if (!port.hostPort) continue;

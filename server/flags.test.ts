@@ -32,6 +32,28 @@ describe('parseFlags', () => {
   });
 });
 
+describe('one-letter aliases', () => {
+  const specs: FlagSpec[] = [
+    { name: 'port', alias: 'p', type: 'number', default: 8080, help: '' },
+    { name: 'fresh', type: 'boolean', default: false, help: '' },
+    { name: 'help', alias: 'h', type: 'boolean', default: false, help: '' },
+  ];
+
+  it('take their value after a space, an = or nothing, and go together behind one dash, as pflag reads them', () => {
+    for (const argv of [['-p', '9'], ['-p=9'], ['-p9'], ['-hp', '9']]) expect(parseFlags(argv, specs, {}).values.port, argv.join(' ')).toBe(9);
+    expect(parseFlags(['-hp', '9'], specs, {}).values.help).toBe(true);
+  });
+
+  it('are not long names: a long name behind one dash is refused, not read as aliases and their value', () => {
+    expect(() => parseFlags(['-port', '9'], specs, {})).toThrow(new FlagError('unknown flag -port (did you mean --port?)'));
+    expect(() => parseFlags(['-fresh'], specs, {})).toThrow(new FlagError('unknown flag -fresh (did you mean --fresh?)'));
+  });
+
+  it('end at --: what follows is positional', () => {
+    expect(parseFlags(['--', '--port'], specs, {}).positional).toEqual(['--port']);
+  });
+});
+
 describe('an unknown flag', () => {
   const specs: FlagSpec[] = [
     { name: 'port', alias: 'p', type: 'number', default: 8080, help: '' },

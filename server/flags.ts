@@ -1,7 +1,10 @@
+import { parseArgs } from 'node:util';
 import { parseGoDuration } from './k8s/duration.js';
 /**
- * A small flag parser with Agones's precedence: a flag given on the command line, then its
- * environment variable, then the default.
+ * Flags over `node:util` parseArgs, with Agones's precedence: a flag given on the command line, then
+ * its environment variable, then the default. parseArgs reads the command line (long names with two
+ * dashes, one-letter aliases with one, as pflag does); this layer adds numbers, `--flag=false`,
+ * environment fallbacks, the help text and errors that name the flag.
  */
 export interface FlagSpec {
   name: string;
@@ -33,29 +36,33 @@ export function parseFlags(
   specs: readonly FlagSpec[],
   env: NodeJS.ProcessEnv = process.env,
 ): { values: FlagValues; positional: string[]; given: Set<string> } {
+  // Not strict: a boolean may carry a value (--fresh=false) and an unknown flag is reported here, with a guess.
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(specs.map((s) => [s.name, { type: s.type === 'boolean' ? 'boolean' : 'string', ...(s.alias && { short: s.alias }) }] as const)),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const values: FlagValues = {};
   /** Flags set on the command line or by their environment variable, not left to their default. */
   const given = new Set<string>();
   const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('-') || arg === '-') {
-      positional.push(arg);
-      continue;
+  for (const token of tokens) {
+    if (token.kind === 'positional') positional.push(token.value);
+    if (token.kind !== 'option') continue;
+    const written = argv[token.index]!.split('=', 1)[0]!;
+    const spec = specs.find((s) => s.name === token.name);
+    // One dash and several letters are aliases together (-hf), so a long name needs two (-port is not --port).
+    const longWithOneDash = written.length > 2 && !written.startsWith('--') && specs.some((s) => s.name === written.slice(1));
+    if (!spec || longWithOneDash) {
+      const near = closest(written.replace(/^--?/, ''), specs.map((s) => s.name));
+      throw new FlagError(`unknown flag ${written} (${near ? `did you mean --${near}?` : '--help lists the flags'})`);
     }
-    const [rawName, inlineValue] = arg.replace(/^--?/, '').split(/=(.*)/s, 2) as [string, string | undefined];
-    const spec = specs.find((s) => s.name === rawName || s.alias === rawName);
-    if (!spec) {
-      const near = closest(rawName, specs.map((s) => s.name));
-      throw new FlagError(`unknown flag ${arg.split('=', 1)[0]} (${near ? `did you mean --${near}?` : '--help lists the flags'})`);
-    }
-    let raw = inlineValue;
-    if (raw === undefined) {
-      if (spec.type === 'boolean') raw = 'true';
-      else if (i + 1 < argv.length) raw = argv[++i]!;
-      else throw new FlagError(`flag needs an argument: --${spec.name}`);
-    }
-    values[spec.name] = convert(spec, raw, `--${spec.name}`);
+    // `-f=x` as pflag reads it: the value after the `=`.
+    const raw = token.inlineValue && !token.rawName.startsWith('--') ? token.value?.replace(/^=/, '') : token.value;
+    if (raw === undefined && spec.type !== 'boolean') throw new FlagError(`flag needs an argument: --${spec.name}`);
+    values[spec.name] = convert(spec, raw ?? 'true', `--${spec.name}`);
     given.add(spec.name);
   }
   for (const spec of specs) {

@@ -34,9 +34,10 @@ function parseType(type: string): { name: string; map: boolean; repeated: boolea
   return { name: match[2]!, map: match[1] !== undefined, repeated: match[4] !== undefined };
 }
 
-function buildRoot(): protobuf.Root {
+/** A protobufjs root holding `messages`, described as protobuf-schema.ts describes them. */
+export function protobufRoot(messages: Readonly<Record<string, readonly FieldSpec[]>>): protobuf.Root {
   const root = new protobuf.Root();
-  for (const [name, fields] of Object.entries(MESSAGES)) {
+  for (const [name, fields] of Object.entries(messages)) {
     const type = new protobuf.Type(name);
     for (const [json, id, fieldType] of fields) {
       const { name: valueType, map, repeated } = parseType(fieldType);
@@ -51,7 +52,7 @@ function buildRoot(): protobuf.Root {
 // Built on the first protobuf body: a server that never sees one pays nothing.
 let root: protobuf.Root | undefined;
 function typeOf(name: string): protobuf.Type {
-  root ??= buildRoot();
+  root ??= protobufRoot(MESSAGES);
   return root.lookupType(name);
 }
 

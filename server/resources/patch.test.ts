@@ -36,4 +36,19 @@ describe('jsonPatch', () => {
     expect(errorOf(() => jsonPatch(doc, { op: 'add' })).code).toBe(400);
     expect(errorOf(() => jsonPatch(doc, [{ op: 'frobnicate', path: '/spec' }])).code).toBe(400);
   });
+
+  it('cannot reach Object.prototype through __proto__', () => {
+    try {
+      jsonPatch(doc, [{ op: 'add', path: '/__proto__/polluted', value: 'yes' }]);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+  });
+
+  it('a move or copy without "from" is a 400 saying so', () => {
+    const error = errorOf(() => jsonPatch(doc, [{ op: 'move', path: '/spec/moved' }]));
+    expect(error.code).toBe(400);
+    expect(error.message).toContain('"move" operation needs "from"');
+  });
 });

@@ -1,7 +1,8 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
+import { apply } from 'rfc6902/patch.js';
+import { Pointer } from 'rfc6902/pointer.js';
+import type { Operation } from 'rfc6902/diff.js';
 import { isJsonObject, jsonEqual } from '../kinds/common.js';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** RFC 7386 JSON merge patch: objects merge, `null` removes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -12,19 +13,6 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
-}
-
-interface Operation {
-  op: string;
-  path: string;
-  value?: Json;
-  from?: string;
-}
-
-function pointer(path: string): string[] {
-  if (path === '') return [];
-  if (!path.startsWith('/')) throw apiErrors.badRequest(`invalid JSON pointer "${path}"`);
-  return path.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 /**
@@ -44,82 +32,49 @@ function notApplicable(path: string, detail: string): ApiError {
   });
 }
 
-function clone<T>(value: T): T {
-  return structuredClone(value);
-}
+const missing = (path: string) => notApplicable(path, `the path "${path}" does not exist`);
 
-/** RFC 6902 JSON patch (add, remove, replace, move, copy, test). */
+const OPERATIONS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+/** An array index as RFC 6901 writes it. */
+const INDEX = /^(0|[1-9][0-9]*)$/;
+const isPointer = (path: unknown): path is string => typeof path === 'string' && (path === '' || path.startsWith('/'));
+
+/**
+ * RFC 6902 JSON patch, applied by rfc6902 to a copy of the document; the first operation that
+ * fails fails the whole patch, as the API server's (evanphx/json-patch) does. `test` compares with
+ * jsonEqual: rfc6902's diff of arrays is quadratic in their length.
+ */
 export function jsonPatch(document: unknown, operations: unknown): unknown {
   if (!Array.isArray(operations)) throw apiErrors.badRequest('a JSON patch must be an array of operations');
-  let root = clone(document) as Json;
-  const parentOf = (tokens: string[]): { parent: Json; key: string } => {
-    let node: Json = root;
-    for (const token of tokens.slice(0, -1)) {
-      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
-      if (next === undefined) throw notApplicable(`/${tokens.join('/')}`, `the path "/${tokens.join('/')}" does not exist`);
-      node = next;
-    }
-    return { parent: node, key: tokens[tokens.length - 1]! };
-  };
-  const read = (tokens: string[]): Json => {
-    let node: Json = root;
-    for (const token of tokens) {
-      const next: Json | undefined = Array.isArray(node) ? node[Number(token)] : isJsonObject(node) ? node[token] : undefined;
-      if (next === undefined) throw notApplicable(`/${tokens.join('/')}`, `the path "/${tokens.join('/')}" does not exist`);
-      node = next;
-    }
-    return node;
-  };
-  const remove = (tokens: string[]): Json => {
-    const value = read(tokens);
-    const { parent, key } = parentOf(tokens);
-    if (Array.isArray(parent)) parent.splice(Number(key), 1);
-    else if (isJsonObject(parent)) delete (parent as Record<string, Json>)[key];
-    return value;
-  };
-  const add = (tokens: string[], value: Json) => {
-    if (tokens.length === 0) {
-      root = value;
-      return;
-    }
-    const { parent, key } = parentOf(tokens);
-    if (Array.isArray(parent)) {
-      const index = key === '-' ? parent.length : Number(key);
-      if (!Number.isInteger(index) || index < 0 || index > parent.length) throw notApplicable(`/${tokens.join('/')}`, `invalid array index "${key}"`);
-      parent.splice(index, 0, value);
-    } else if (isJsonObject(parent)) (parent as Record<string, Json>)[key] = value;
-    else throw notApplicable(`/${tokens.join('/')}`, `cannot add at "/${tokens.join('/')}"`);
-  };
-  for (const raw of operations as Operation[]) {
-    if (!isJsonObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
+  const root = structuredClone(document);
+  for (const operation of operations as unknown[]) {
+    if (!isJsonObject(operation) || typeof operation.op !== 'string' || typeof operation.path !== 'string') {
       throw apiErrors.badRequest('each JSON patch operation needs "op" and "path"');
     }
-    const tokens = pointer(raw.path);
-    switch (raw.op) {
-      case 'add':
-        add(tokens, clone(raw.value as Json));
-        break;
-      case 'remove':
-        remove(tokens);
-        break;
-      case 'replace':
-        read(tokens);
-        remove(tokens);
-        add(tokens, clone(raw.value as Json));
-        break;
-      case 'move':
-        add(tokens, remove(pointer(raw.from ?? '')));
-        break;
-      case 'copy':
-        add(tokens, clone(read(pointer(raw.from ?? ''))));
-        break;
-      case 'test':
-        // Nothing is written: the whole patch fails with its first failing operation.
-        if (!jsonEqual(read(tokens), raw.value)) throw notApplicable(raw.path, `testing value ${raw.path} failed: test failed`);
-        break;
-      default:
-        throw apiErrors.badRequest(`unknown JSON patch operation "${raw.op}"`);
+    const { op, path, from } = operation;
+    if (!OPERATIONS.has(op)) throw apiErrors.badRequest(`unknown JSON patch operation "${op}"`);
+    if (!isPointer(path)) throw apiErrors.badRequest(`invalid JSON pointer "${path}"`);
+    if ((op === 'move' || op === 'copy') && !isPointer(from)) {
+      throw apiErrors.badRequest(typeof from === 'string' ? `invalid JSON pointer "${from}"` : `a JSON patch "${op}" operation needs "from"`);
     }
+    const target = Pointer.fromJSON(path).evaluate(root);
+    if (op === 'test') {
+      if (!jsonEqual(target.value, operation.value)) throw notApplicable(path, `testing value ${path} failed: test failed`);
+      continue;
+    }
+    // rfc6902 replaces a non-index member of an array (`-`, `x`) that the API server says is missing.
+    if (op === 'replace' && Array.isArray(target.parent) && !(INDEX.test(target.key) && Number(target.key) < target.parent.length)) throw missing(path);
+    let error: ReturnType<typeof apply>;
+    try {
+      error = apply(root, operation as unknown as Operation);
+    } catch {
+      // Adding inside a string or a number: the API server's "missing path" too.
+      throw missing(path);
+    }
+    // rfc6902's errors, compiled to ES5, fail instanceof: a MissingError is the one with a path.
+    if (error && 'path' in error) throw missing(error.path);
+    // Its other refusal: an add or a replace without a value.
+    if (error) throw apiErrors.badRequest(`a JSON patch "${op}" operation needs "value"`);
   }
   return root;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
+import Negotiator from 'negotiator';
 import { ApiError, apiErrors } from '../../k8s/status.js';
 import { groupVersions } from './group-versions.js';
 import type { JsonObject } from './json.js';
@@ -52,17 +53,8 @@ function render(body: Buffer): Rendered {
 
 /** Media ranges of an Accept header, best first (RFC 9110 q-values; q=0 means "not this"). */
 export function acceptedTypes(header: string | undefined): string[] {
-  if (!header || header.trim() === '') return ['*/*'];
-  return header
-    .split(',')
-    .map((part, index) => {
-      const [type, ...params] = part.split(';').map((p) => p.trim());
-      const q = params.map((p) => /^q=([0-9.]+)$/i.exec(p)).find((m) => m !== null);
-      return { type: (type ?? '').toLowerCase(), q: q ? Number(q[1]) : 1, index };
-    })
-    .filter((r) => r.type !== '' && r.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index)
-    .map((r) => r.type);
+  // An empty header accepts anything, as the API server reads it.
+  return new Negotiator({ headers: { accept: header?.trim() ? header : undefined } }).mediaTypes().map((type) => type.toLowerCase());
 }
 
 /** Which v2 representation an Accept header asks for, or undefined (406). */

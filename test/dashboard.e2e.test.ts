@@ -299,6 +299,8 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
       /\/explain$/.test(request.url()) ? void request.respond({ status: 404, contentType: 'application/json', body: '{}' }) : void request.continue();
     page.on('request', refuse);
     try {
+      // The previous test's kind filter was just cleared: the list is rebuilt as its answer comes.
+      await page.waitForSelector('#event-list li[data-seq]', { timeout: 10_000 });
       const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
       await page.click(`#event-list li[data-seq="${seq}"]`);
       await page.waitForFunction((s) => document.querySelector('#explanation [data-explanation=none]')?.textContent?.includes(`#${s}`), { timeout: 10_000 }, seq);

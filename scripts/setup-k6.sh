@@ -6,6 +6,10 @@
 #   proxy (`go install go.k6.io/k6@<version>`) into a cache directory outside
 #   the repository, and reuse that binary on later runs.
 #
+# Single flight: a build holds a lock (flock) on a file in the cache directory, so callers that
+# come meanwhile (test files, bench runs, another clone's `npm test`) wait for it and then use its
+# binary instead of starting builds of their own.
+#
 # The absolute path of the k6 binary is printed as the LAST line of stdout;
 # all progress goes to stderr, so callers can do:
 #   K6=$(bash scripts/setup-k6.sh | tail -1)
@@ -30,23 +34,41 @@ cache_root="${FLEETSIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetsim}"
 bin_dir="$cache_root/k6/$K6_VERSION/bin"
 k6_bin="$bin_dir/k6"
 
+cached() { [[ -x "$k6_bin" ]] && "$k6_bin" version >/dev/null 2>&1; }
+
 # 2. Reuse a previously built binary.
-if [[ -x "$k6_bin" ]] && "$k6_bin" version >/dev/null 2>&1; then
+if cached; then
   log "using cached k6 $K6_VERSION"
   printf '%s\n' "$k6_bin"
   exit 0
 fi
 
-# 3. Build it from source via the Go module proxy.
+# 3. Build it from source via the Go module proxy, one build at a time: wait for a build under
+#    way, then use what it built. The lock goes with its holder however that ends.
+mkdir -p "$bin_dir"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$cache_root/k6/$K6_VERSION.lock"
+  if ! flock -n 9; then
+    log "another setup-k6 is building k6 $K6_VERSION; waiting for it"
+    flock 9
+  fi
+  if cached; then
+    log "using k6 $K6_VERSION, built meanwhile"
+    printf '%s\n' "$k6_bin"
+    exit 0
+  fi
+else
+  log "no flock command (util-linux): building without a lock"
+fi
+
 if ! command -v go >/dev/null 2>&1; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 if ! command -v go >/dev/null 2>&1; then
-  log "error: 'go' not found (looked on PATH and in /usr/local/go/bin); install Go >= 1.25"
+  log "error: 'go' not found (looked on PATH and in /usr/local/go/bin); install Go >= 1.25, or put k6 on the PATH"
   exit 1
 fi
 
-mkdir -p "$bin_dir"
 # A stale/broken file here makes `go install` fail with "already exists and is
 # not an object file", so remove it first.
 rm -f "$k6_bin"

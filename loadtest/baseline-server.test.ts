@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { type BaselineConfig, type BaselineServer, startBaselineServer, startCannedAllocator } from './baseline-server.js';
 import { ALLOCATE_METHOD, encodeAllocationResponse } from '../server/grpc/allocation-grpc.js';
 import { createCertificate } from '../server/k8s/x509.js';
+import { seconds } from '../test/helpers/time-scale.js';
 
 const gameServer = {
   object_meta: { name: 'recorded', namespace: 'default', annotations: { 'agones.dev/sdk-bench-sent': '1700000000000-0' } },
@@ -113,7 +114,7 @@ describe('the canned gRPC allocator', () => {
         (request: Buffer) => request,
         (bytes: Buffer) => bytes,
         Buffer.from([0x0a, 0x07, 0x64, 0x65, 0x66, 0x61, 0x75, 0x6c, 0x74]), // namespace: "default"
-        { deadline: Date.now() + 5000 },
+        { deadline: Date.now() + seconds(5) },
         (error, bytes) => {
           channel.close();
           resolve(error ? { code: error.code } : { code: grpc.status.OK, bytes });

@@ -14,6 +14,7 @@ import { lifecycleGameServer } from './lifecycle-gameserver.js';
 import type { GameServer } from '../server/kinds/gameserver/gameserver.js';
 import { configOf } from '../server/sim/simple-game-server.js';
 import { SCENARIOS, SCENARIO_NAMES, churningFleet, remoteChurningFleet, scriptPath, sessionProfile } from './scenarios.js';
+import { seconds } from '../test/helpers/time-scale.js';
 
 const documents = (text: string) => parseAllDocuments(text).map((d) => d.toJSON() as unknown);
 
@@ -70,7 +71,7 @@ describe('scenario fixtures', () => {
 describe('the k6 scripts', () => {
   it('type-check against @types/k6 (scenarios/tsconfig.json)', () => {
     const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = spawnSync(process.execPath, [tsc, '-p', join(REPO_ROOT, 'scenarios', 'tsconfig.json')], { encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, [tsc, '-p', join(REPO_ROOT, 'scenarios', 'tsconfig.json')], { encoding: 'utf8', timeout: seconds(60) });
     expect(result.stdout + result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

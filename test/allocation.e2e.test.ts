@@ -6,6 +6,7 @@ import { killAll } from './helpers/process.js';
 import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Allocation against a real `fleetsim serve` process, through both entry points: the resource
@@ -28,7 +29,7 @@ let base: string;
 
 /** A JSON request to the server; a JSON reply is parsed into `json`. */
 function call(method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return apiRequest(base, method, path, { body, timeoutMs: 15_000 });
+  return apiRequest(base, method, path, { body, timeoutMs: seconds(15) });
 }
 
 interface FleetStatus {
@@ -57,7 +58,7 @@ beforeAll(async () => {
       const [probe, burst] = await Promise.all([fleetStatus('probe'), fleetStatus('burst')]);
       return probe.readyReplicas === PROBE_REPLICAS && burst.readyReplicas === BURST_REPLICAS;
     },
-    { timeoutMs: 20_000, intervalMs: 100, what: 'both fleets Ready' },
+    { timeoutMs: seconds(20), intervalMs: 100, what: 'both fleets Ready' },
   );
 });
 
@@ -159,7 +160,7 @@ describe('allocation end to end', () => {
       const res = await fetch(`${base}${path}`, {
         method,
         ...(body !== undefined && { body, headers: { 'content-type': contentType } }),
-        signal: AbortSignal.timeout(15_000),
+        signal: AbortSignal.timeout(seconds(15)),
       });
       const text = await res.text();
       return { status: res.status, text, json: text ? (JSON.parse(text) as unknown) : undefined };
@@ -238,7 +239,7 @@ describe('allocation end to end', () => {
         const s = await fleetStatus('burst');
         return s.allocatedReplicas === names.length ? s : undefined;
       },
-      { timeoutMs: 5_000, intervalMs: 50, what: `fleet burst to show ${names.length} allocated` },
+      { timeoutMs: seconds(5), intervalMs: 50, what: `fleet burst to show ${names.length} allocated` },
     );
     expect(status).toMatchObject({ replicas: BURST_REPLICAS, readyReplicas: 0, allocatedReplicas: BURST_REPLICAS });
   });

@@ -12,6 +12,7 @@ import { Kubectl } from './helpers/kubectl.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The allocator as Agones serves it, against a real `fleetsim serve --allocator-tls auto`: a
@@ -71,7 +72,7 @@ function grpcClient(address: string, tls: ClientTls | undefined): grpc.Client {
   return new grpc.Client(address, credentials);
 }
 
-function grpcAllocate(client: grpc.Client, request: Json, deadlineMs = 10_000): Promise<Answer> {
+function grpcAllocate(client: grpc.Client, request: Json, deadlineMs = seconds(10)): Promise<Answer> {
   return new Promise((resolve) => {
     client.makeUnaryRequest(
       ALLOCATE,
@@ -186,7 +187,7 @@ async function prepareNamespace(namespace: string): Promise<void> {
     const list = await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/${namespace}/gameservers`);
     const items = (list.json as { items: Array<{ status?: { state?: string } }> }).items;
     return items.length === FIXTURE.length && items.every((i) => i.status?.state === 'Ready');
-  }, { timeoutMs: 20_000 });
+  }, { timeoutMs: seconds(20) });
 }
 
 /** What may differ between two namespaces prepared alike: the host ports, the pods' IPs and the allocation time. */
@@ -214,7 +215,7 @@ beforeAll(async () => {
   dirs.push(dir);
   kubectl = new Kubectl(serve.baseUrl, dir);
   ({ address, tls } = await readClientTls(kubectl));
-}, 60_000);
+});
 
 afterAll(async () => {
   await killAll();
@@ -236,7 +237,7 @@ describe('the allocator over gRPC with mutual TLS, as Agones serves it', () => {
     } finally {
       client.close();
     }
-  }, 60_000);
+  });
 
   // Each case runs its requests in order on a namespace of its own, once over REST and once over gRPC.
   const BY_FLEET = (labels: Json) => ({ matchLabels: labels });
@@ -276,7 +277,7 @@ describe('the allocator over gRPC with mutual TLS, as Agones serves it', () => {
 
   beforeAll(async () => {
     await Promise.all(CASES.flatMap((_, index) => ['rest', 'grpc'].map((transport) => prepareNamespace(`case-${index}-${transport}`))));
-  }, 60_000);
+  });
 
   it.each(CASES.map(([name, requests], index) => [name, index, requests] as const))(
     'REST and gRPC answer alike: %s',
@@ -304,7 +305,6 @@ describe('the allocator over gRPC with mutual TLS, as Agones serves it', () => {
       }
       expect(answers.grpc).toEqual(answers.rest);
     },
-    60_000,
   );
 });
 
@@ -319,7 +319,7 @@ describe('what the allocator refuses, allocating nothing', () => {
   beforeAll(async () => {
     namespace = 'refusals';
     await prepareNamespace(namespace);
-  }, 60_000);
+  });
 
   it('a client certificate from another CA: the handshake fails (UNAVAILABLE)', async () => {
     const now = Date.now();
@@ -327,19 +327,19 @@ describe('what the allocator refuses, allocating nothing', () => {
     const stranger = createCertificate({ commonName: 'stranger', usages: ['clientAuth'], issuer: { ...otherCa, commonName: 'other CA' }, validDays: 1, now });
     const client = grpcClient(address, { ca: tls.ca, cert: stranger.cert, key: stranger.key });
     try {
-      const answer = await grpcAllocate(client, request(), 5_000);
+      const answer = await grpcAllocate(client, request(), seconds(5));
       expect(answer).toMatchObject({ code: grpc.status.UNAVAILABLE });
     } finally {
       client.close();
     }
-    await waitFor(() => /refused a TLS client: bad client certificate/.test(serve.process.stderr), { timeoutMs: 5_000 });
+    await waitFor(() => /refused a TLS client: bad client certificate/.test(serve.process.stderr), { timeoutMs: seconds(5) });
     expect(await allocatedCount()).toBe(0);
   });
 
   it('plain text on the TLS port: gRPC is UNAVAILABLE, HTTP gets Go\'s 400', async () => {
     const client = grpcClient(address, undefined);
     try {
-      expect(await grpcAllocate(client, request(), 5_000)).toMatchObject({ code: grpc.status.UNAVAILABLE });
+      expect(await grpcAllocate(client, request(), seconds(5))).toMatchObject({ code: grpc.status.UNAVAILABLE });
     } finally {
       client.close();
     }
@@ -406,7 +406,7 @@ describe('a call that sends more than its one message', () => {
 
   beforeAll(async () => {
     await prepareNamespace(namespace);
-  }, 60_000);
+  });
 
   it('is answered once its message is in, as grpc-go answers it: the rest unread, the stream reset; serve answers others meanwhile', async () => {
     const session = connectHttp2(`https://${address}`, { ca: tls.ca, cert: tls.cert, key: tls.key });
@@ -445,7 +445,7 @@ describe('a call that sends more than its one message', () => {
       session.destroy();
     }
     expect(await allocated()).toBe(1);
-  }, 60_000);
+  });
 
   it('a second message is not read either: one allocation', async () => {
     const one = frame(REQUEST.encode(REQUEST.fromObject({ namespace, gameServerSelectors: [{ matchLabels: { team: 'red' } }] })).finish());
@@ -487,7 +487,7 @@ describe('the certificates are kept in the log', () => {
     const k = new Kubectl(second.baseUrl, dir);
     const patch = JSON.stringify({ data: { 'tls.crt': Buffer.from(replacement.cert).toString('base64'), 'tls.key': Buffer.from(replacement.key).toString('base64') } });
     await k.ok(['patch', 'secret', 'allocator-tls', '-n', 'agones-system', '--type', 'merge', '-p', patch]);
-    await waitFor(async () => (await fingerprint(again.address)) !== before, { timeoutMs: 5_000 });
+    await waitFor(async () => (await fingerprint(again.address)) !== before, { timeoutMs: seconds(5) });
     const client = grpcClient(again.address, { ...again.tls, ca: replacement.cert });
     try {
       // Trusted through the new certificate: the handshake completes (nothing to allocate here).
@@ -496,5 +496,5 @@ describe('the certificates are kept in the log', () => {
       client.close();
     }
     await second.process.kill('SIGTERM');
-  }, 60_000);
+  });
 });

@@ -6,6 +6,7 @@ import { killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetManifest, fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim serve --allocator-model agones-batch` as a user starts it: the model's flags, checked
@@ -56,7 +57,7 @@ describe('the agones-batch allocator model', () => {
       ...['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '-f', manifest],
       ...['--allocator-model', 'agones-batch', '--allocator-replicas', '3', '--allocator-batch-wait', '50ms', '--allocator-informer-lag', '200ms'],
     ]);
-    await waitFor(async () => (await readyReplicas(serve, 'burst')).readyReplicas === BURST_REPLICAS, { timeoutMs: 20_000, intervalMs: 100, what: 'the fleet Ready' });
+    await waitFor(async () => (await readyReplicas(serve, 'burst')).readyReplicas === BURST_REPLICAS, { timeoutMs: seconds(20), intervalMs: 100, what: 'the fleet Ready' });
     // Prometheus's first scrape starts the allocation metrics.
     expect((await fetch(`${serve.baseUrl}/metrics`)).status).toBe(200);
 
@@ -66,7 +67,7 @@ describe('the agones-batch allocator model', () => {
       for (let i = 0; i < 3; i++) {
         const res = await apiRequest(serve.baseUrl, 'POST', '/gameserverallocation', {
           body: { namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': 'burst' } }] },
-          timeoutMs: 15_000,
+          timeoutMs: seconds(15),
         });
         if (res.status === 200) names.push((res.json as { gameServerName: string }).gameServerName);
         else if (res.status === 500) expect(res.json).toMatchObject({ code: 2, message: 'could not update the selected GameServer' });

@@ -3,14 +3,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findK6 } from '../loadtest/k6.js';
 import type { RunData } from '../reports/run-data.js';
 import { type TestCertificates, createTestCertificates } from './helpers/certs.js';
+import { K6 } from './helpers/k6.js';
 import { KUBECTL } from './helpers/kubectl.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { REPO_ROOT, cleanEnv, killAll, startCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
+import { without } from './helpers/tools.js';
 
 /**
  * `fleetsim bench --target-allocator`: the allocation scenarios against "another cluster", here a
@@ -67,9 +69,9 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** `fleetsim bench …` with kubectl's cache in the test's folder and the kubectl the tests use. */
-async function bench(args: string[], timeoutMs = 90_000) {
-  const p = startCli(['bench', ...args], cleanEnv({ KUBECACHEDIR: join(dir, 'kube-cache'), KUBECTL }));
+/** `fleetsim bench …` with kubectl's cache in the test's folder, and the kubectl and k6 the tests use. */
+async function bench(args: string[], timeoutMs = seconds(90)) {
+  const p = startCli(['bench', ...args], cleanEnv({ KUBECACHEDIR: join(dir, 'kube-cache'), KUBECTL: KUBECTL.path, FLEETSIM_K6: K6.path }));
   try {
     const status = await p.waitForExit(timeoutMs);
     return { ...status, stdout: p.stdout, stderr: p.stderr, output: `exit ${status.code}\n--- stdout ---\n${p.stdout}\n--- stderr ---\n${p.stderr}` };
@@ -87,7 +89,7 @@ async function readyFleet(name: string, replicas: number): Promise<void> {
   const created = await apiRequest(remote.baseUrl, 'POST', FLEETS, { body: fleetManifest(name, replicas) });
   expect(created.status, created.text).toBe(201);
   await waitFor(async () => ((await apiRequest(remote.baseUrl, 'GET', `${FLEETS}/${name}`)).json as { status?: { readyReplicas?: number } }).status?.readyReplicas === replicas, {
-    timeoutMs: 20_000,
+    timeoutMs: seconds(20),
     what: `fleet ${name} Ready`,
   });
 }
@@ -102,7 +104,8 @@ function readRun(out: string): RunData {
 }
 
 describe('fleetsim bench against a remote allocator', () => {
-  it('creates the fleet through --kubeconfig, allocates over mutual TLS with k6, reports, and deletes the fleet', { timeout: 120_000 }, async () => {
+  it('creates the fleet through --kubeconfig, allocates over mutual TLS with k6, reports, and deletes the fleet', { timeout: seconds(120) }, async ({ skip }) => {
+    skip(...without(K6, KUBECTL));
     const out = join(dir, 'created');
     const running = bench([
       'allocation-throughput', ...tls(), '--kubeconfig', kubeconfig,
@@ -112,7 +115,7 @@ describe('fleetsim bench against a remote allocator', () => {
     let finished = false;
     void running.finally(() => (finished = true));
     let seen = false;
-    await waitFor(async () => finished || (seen = (await status(`${FLEETS}/bench-allocation`)) === 200), { timeoutMs: 60_000, intervalMs: 100, what: 'the fleet on the remote' });
+    await waitFor(async () => finished || (seen = (await status(`${FLEETS}/bench-allocation`)) === 200), { timeoutMs: seconds(60), intervalMs: 100, what: 'the fleet on the remote' });
     const result = await running;
     expect(seen, result.output).toBe(true);
     expect(result.code, result.output).toBe(0);
@@ -152,12 +155,13 @@ describe('fleetsim bench against a remote allocator', () => {
         const list = await apiRequest(remote.baseUrl, 'GET', `${GAMESERVERS}?labelSelector=${encodeURIComponent('agones.dev/fleet=bench-allocation')}`);
         return (list.json as { items: unknown[] }).items.length === 0;
       },
-      { timeoutMs: 20_000, intervalMs: 200, what: "the fleet's GameServers gone" },
+      { timeoutMs: seconds(20), intervalMs: 200, what: "the fleet's GameServers gone" },
     );
     expect(remote.process.stderr).not.toContain('refused a TLS client');
   });
 
-  it('without --kubeconfig allocates from a fleet that exists, and says it assumed it', { timeout: 120_000 }, async () => {
+  it('without --kubeconfig allocates from a fleet that exists, and says it assumed it', { timeout: seconds(120) }, async ({ skip }) => {
+    skip(...without(K6));
     await readyFleet('existing', 3);
     const out = join(dir, 'assumed');
     const result = await bench(['agones-scenario', ...tls(), '--fleet', 'existing', '--duration', '2s', '--p99-ms', '2000', '--out', out]);
@@ -174,7 +178,7 @@ describe('fleetsim bench against a remote allocator', () => {
     expect(await fleetNames()).toEqual(['existing']);
   });
 
-  it('refuses bad targets and certificates before anything runs: exit 2, the flag named, nothing created', { timeout: 60_000 }, async () => {
+  it('refuses bad targets and certificates before anything runs: exit 2, the flag named, nothing created', async () => {
     const cases: Array<{ args: string[]; message: string }> = [
       {
         args: ['--target-allocator', allocator.replace('https:', 'http:'), '--client-cert', certs.client.certFile, '--client-key', certs.client.keyFile],
@@ -216,12 +220,13 @@ describe('fleetsim bench against a remote allocator', () => {
     expect(await status(`${AUTOSCALERS}/refused`)).toBe(404);
   });
 
-  it("the k6 operator's way: a k6 archive with its settings, run as two segmented runners that get the certificate from K6_CONFIG", { timeout: 60_000 }, async () => {
+  it("the k6 operator's way: a k6 archive with its settings, run as two segmented runners that get the certificate from K6_CONFIG", async ({ skip }) => {
+    skip(...without(K6));
     await readyFleet('operator', 8);
-    const k6 = await findK6();
+    const k6 = K6.path!;
     const k6Run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
       new Promise<{ code: number; output: string }>((resolve) => {
-        execFile(k6, args, { cwd: dir, env: { ...process.env, K6_NO_USAGE_REPORT: 'true', ...env }, timeout: 30_000 }, (error, stdout, stderr) =>
+        execFile(k6, args, { cwd: dir, env: { ...process.env, K6_NO_USAGE_REPORT: 'true', ...env }, timeout: seconds(30) }, (error, stdout, stderr) =>
           resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
         );
       });

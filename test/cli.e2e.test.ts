@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, cleanEnv, killAll, runCli } from './helpers/process.js';
 import { startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The command line's conventions: --version, one line and exit 2 for an unknown command or flag
@@ -21,7 +22,7 @@ describe('fleetsim on the command line', () => {
     const run = await runCli(['--version']);
     expect(run).toMatchObject({ code: 0, stdout: `fleetsim ${VERSION}\n`, stderr: '' });
     // --offline: the package's own bin, never one fetched from a registry.
-    const npx = await promisify(execFile)('npx', ['--offline', 'fleetsim', '--version'], { cwd: REPO_ROOT, env: cleanEnv(), timeout: 60_000 });
+    const npx = await promisify(execFile)('npx', ['--offline', 'fleetsim', '--version'], { cwd: REPO_ROOT, env: cleanEnv(), timeout: seconds(60) });
     expect(npx.stdout).toBe(`fleetsim ${VERSION}\n`);
   });
 

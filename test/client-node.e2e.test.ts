@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The official JavaScript client (@kubernetes/client-node 1.x) against `fleetsim serve`, through
@@ -97,7 +98,7 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
           servers
         );
       },
-      { timeoutMs: 30_000, intervalMs: 200, what: `${replicas} Ready GameServers` },
+      { timeoutMs: seconds(30), intervalMs: 200, what: `${replicas} Ready GameServers` },
     );
 
   beforeAll(async () => {
@@ -186,10 +187,10 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
           .map((gs) => gs.metadata.name)
           .sort()
           .join() === current.join(),
-      { timeoutMs: 10_000, what: 'the informer cache to match the list' },
+      { timeoutMs: seconds(10), what: 'the informer cache to match the list' },
     );
     await waitFor(() => current.every((n) => watched.some((e) => e.name === n && e.type === 'MODIFIED' && e.state === 'Ready')), {
-      timeoutMs: 10_000,
+      timeoutMs: seconds(10),
       what: 'the watch to see every current GameServer Ready',
     });
     const added = new Set(watched.filter((e) => e.type === 'ADDED').map((e) => e.name));
@@ -230,13 +231,13 @@ describe.sequential('@kubernetes/client-node against fleetsim serve', () => {
     const before = (await listGameServers()).map((gs) => gs.metadata.name);
     const status = (await api.deleteNamespacedCustomObject({ ...FLEETS, name: FLEET })) as { kind: string; status: string };
     expect(status).toMatchObject({ kind: 'Status', status: 'Success' });
-    await waitFor(async () => (await listGameServers()).length === 0, { timeoutMs: 15_000, intervalMs: 200, what: 'no GameServers' });
+    await waitFor(async () => (await listGameServers()).length === 0, { timeoutMs: seconds(15), intervalMs: 200, what: 'no GameServers' });
     expect(await statusOf(getFleet())).toMatchObject({ code: 404, reason: 'NotFound' });
     expect(((await api.listNamespacedCustomObject({ ...AGONES, plural: 'gameserversets' })) as List<unknown>).items).toEqual([]);
     await waitFor(() => before.every((n) => watched.some((e) => e.type === 'DELETED' && e.name === n)), {
-      timeoutMs: 10_000,
+      timeoutMs: seconds(10),
       what: 'DELETED events for every GameServer',
     });
-    await waitFor(() => informer!.list().length === 0, { timeoutMs: 10_000, what: 'an empty informer cache' });
+    await waitFor(() => informer!.list().length === 0, { timeoutMs: seconds(10), what: 'an empty informer cache' });
   });
 });

@@ -6,6 +6,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll, runCli } from './helpers/process.js';
 import { type ApiResponse, DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Who may make `fleetsim serve` run a command (`fleetsim.dev/command`): only the one who creates
@@ -33,7 +34,7 @@ beforeAll(() => {
   out = mkdtempSync(join(tmpdir(), 'fleetsim-commands-'));
 });
 afterEach(async () => {
-  await serve?.process.kill('SIGTERM', 10_000);
+  await serve?.process.kill('SIGTERM', seconds(10));
   await killAll();
   serve = undefined;
 });
@@ -48,7 +49,7 @@ describe('commands only from whoever creates the GameServer', () => {
         const items = ((await api('GET', `${GAMESERVERS}?labelSelector=agones.dev/fleet=sim`)).json as { items: Array<{ metadata: { name: string }; status: { state: string } }> }).items;
         return items.length === 1 && items[0]!.status.state === 'Ready' && items;
       },
-      { timeoutMs: 15_000, intervalMs: 100, what: 'a Ready GameServer' },
+      { timeoutMs: seconds(15), intervalMs: 100, what: 'a Ready GameServer' },
     );
     const marker = join(out, 'allocation-ran');
     const annotations = { 'fleetsim.dev/command': `touch ${marker}` };
@@ -78,7 +79,7 @@ describe('commands only from whoever creates the GameServer', () => {
     expect(after.status.state).toBe('Ready');
     expect(after.metadata.annotations['fleetsim.dev/command']).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
-  }, 40_000);
+  });
 
   it('refuses an update or patch that adds, changes or removes a GameServer\'s fleetsim.dev/ annotation, naming it, and leaves its other annotations writable (S4)', async () => {
     serve = await startServe();
@@ -124,7 +125,7 @@ describe('commands only from whoever creates the GameServer', () => {
     });
     expect((other.json as { metadata: { annotations: Record<string, string> } }).metadata.annotations['fleetsim.dev/command']).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
-  }, 40_000);
+  });
 
   it('beyond loopback, runs no command unless --allow-commands: a log holding one is refused at start-up, a write is a 422, and the banner and --help say what the flag means (S3)', async () => {
     const db = join(out, 'beyond.db');
@@ -135,7 +136,7 @@ describe('commands only from whoever creates the GameServer', () => {
     await serve.process.waitForStdout(/^ {2}sidecars: .*\n/m);
     expect(serve.process.stdout).not.toMatch(/commands:/);
     expect((await api('POST', FLEETS, fleetManifest('cmd', 0, { annotations: command }))).status).toBe(201);
-    await serve.process.kill('SIGTERM', 10_000);
+    await serve.process.kill('SIGTERM', seconds(10));
 
     const refused = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--db', db, '--no-default-fleet', '--no-listen']);
     expect(refused.code, refused.stdout + refused.stderr).toBe(1);
@@ -163,7 +164,7 @@ describe('commands only from whoever creates the GameServer', () => {
     const fleet = await api('POST', FLEETS, fleetManifest('beyond', 1, { annotations: command }));
     expect(fleet.status, fleet.text).toBe(422);
     expect(causes(fleet).map((c) => c.field)).toEqual(['spec.template.metadata.annotations[fleetsim.dev/command]']);
-    await serve.process.kill('SIGTERM', 10_000);
+    await serve.process.kill('SIGTERM', seconds(10));
 
     serve = await startServe(['--db', db, '--no-default-fleet', '--no-listen', '--host', '0.0.0.0', '--allow-commands']);
     await serve.process.waitForStdout(/^ {2}commands: on \(--allow-commands\): anyone who can reach this server can run any command on this machine as (user|uid) \S+$/m);
@@ -172,5 +173,5 @@ describe('commands only from whoever creates the GameServer', () => {
 
     const help = await runCli(['serve', '--help']);
     expect(help.stdout).toMatch(/--allow-commands +run GameServers' commands \(fleetsim\.dev\/command\) even when --host is not loopback: anyone who can reach the port can then run any command on this machine as this user/);
-  }, 60_000);
+  });
 });

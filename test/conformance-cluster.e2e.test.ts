@@ -7,8 +7,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigFor } from '../loadtest/servers.js';
 import type { CaseOutcome } from '../reports/conformance-report.js';
+import { KUBECTL } from './helpers/kubectl.js';
 import { cleanEnv, killAll, startCli } from './helpers/process.js';
 import { type ServeProcess, startServe } from './helpers/serve.js';
+import { seconds } from './helpers/time-scale.js';
+import { skipWithout } from './helpers/tools.js';
 
 /**
  * `fleetsim conformance cluster` for real: the command starts its reference `fleetsim serve` and
@@ -25,7 +28,7 @@ const env = cleanEnv({ HOME: dir });
 const TARGET_PORTS = '23000-23199';
 const REFERENCE_PORTS = ['--reference-port-range', '23200-23399'];
 
-async function conformance(args: string[], timeoutMs = 240_000) {
+async function conformance(args: string[], timeoutMs = seconds(240)) {
   const p = startCli(['conformance', 'cluster', ...REFERENCE_PORTS, ...args], env);
   const { code } = await p.waitForExit(timeoutMs);
   return { code, stdout: p.stdout, stderr: p.stderr };
@@ -99,6 +102,7 @@ function wrongProxy(upstream: number): Promise<http.Server> {
 }
 
 describe.sequential('fleetsim conformance cluster', () => {
+  skipWithout(KUBECTL);
   let target: ServeProcess;
   let kubeconfig: string;
 
@@ -113,7 +117,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('finds fleetsim the same as itself in every scenario, exit 0, and leaves the target clean', { timeout: 240_000 }, async () => {
+  it('finds fleetsim the same as itself in every scenario, exit 0, and leaves the target clean', { timeout: seconds(240) }, async () => {
     const out = join(dir, 'self');
     const junit = join(dir, 'self.xml');
     const run = await conformance(['--kubeconfig', kubeconfig, '--out', out, '--junit', junit]);
@@ -152,7 +156,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     expect(readFileSync(junit, 'utf8')).toContain('<testsuites name="fleetsim conformance cluster"');
   });
 
-  it('finds each planted difference of a wrong target and nothing else, exit 1; the JUnit file says which', { timeout: 240_000 }, async () => {
+  it('finds each planted difference of a wrong target and nothing else, exit 1; the JUnit file says which', { timeout: seconds(240) }, async () => {
     const proxy = await wrongProxy(target.port);
     try {
       const wrong = join(dir, 'wrong.kubeconfig');
@@ -177,7 +181,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     }
   });
 
-  it('runs the counters and lists scenario when both have the CountsAndLists gate on (skipped, and said so, without it)', { timeout: 120_000 }, async () => {
+  it('runs the counters and lists scenario when both have the CountsAndLists gate on (skipped, and said so, without it)', { timeout: seconds(120) }, async () => {
     const skipped = await conformance(['--kubeconfig', kubeconfig, '--scenario', 'counters-lists,errors', '--out', join(dir, 'skipped')]);
     expect(skipped.code, skipped.stdout + skipped.stderr).toBe(0);
     expect(skipped.stdout).toContain('skipped counters-lists: needs --feature-gates CountsAndLists=true');
@@ -199,11 +203,11 @@ describe.sequential('fleetsim conformance cluster', () => {
     }
   });
 
-  it('stopped with Ctrl-C (SIGINT) mid-scenario, deletes what it created on the target and exits 130', { timeout: 120_000 }, async () => {
+  it('stopped with Ctrl-C (SIGINT) mid-scenario, deletes what it created on the target and exits 130', { timeout: seconds(120) }, async () => {
     const p = startCli(['conformance', 'cluster', '--kubeconfig', kubeconfig, '--scenario', 'fleet-scaling', '--out', join(dir, 'stopped'), ...REFERENCE_PORTS], env);
-    await p.waitForStdout(/same +three Ready/, 60_000);
+    await p.waitForStdout(/same +three Ready/, seconds(60));
     p.child.kill('SIGINT');
-    const { code } = await p.waitForExit(60_000);
+    const { code } = await p.waitForExit(seconds(60));
     expect(code, p.stdout + p.stderr).toBe(130);
     expect(p.stderr).toContain('stopping: deleting what the run created');
     expect(p.stdout).not.toContain('scale up to five');

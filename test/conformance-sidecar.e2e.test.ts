@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseOutcome, ConformanceRun } from '../reports/conformance-report.js';
 import { REPO_ROOT, type SidecarProcess, killAll, runCli, startSidecar } from './helpers/process.js';
 import { DEFAULT_SERVE_ARGS, startServe } from './helpers/serve.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim conformance sidecar` run as a user runs it: against a second `fleetsim sidecar`
@@ -41,7 +42,7 @@ describe('fleetsim conformance sidecar against fleetsim itself', () => {
     const junit = join(dir, 'self.xml');
     const result = await runCli(
       ['conformance', 'sidecar', '--target', target.baseUrl, '--grpc', `127.0.0.1:${target.grpcPort}`, '--feature-gates', GATES, '--out', out, '--junit', junit],
-      60_000,
+      seconds(60),
     );
     expect(result.code, result.stdout + result.stderr).toBe(0);
     const run = readRun(out);
@@ -67,7 +68,7 @@ describe('fleetsim conformance sidecar --profile cluster against a GameServer of
     const out = join(dir, 'cluster');
     const result = await runCli(
       ['conformance', 'sidecar', '--target', `${serve.baseUrl}/sdk/default/conformance`, '--feature-gates', GATES, '-f', manifest, '--profile', 'cluster', '--out', out],
-      60_000,
+      seconds(60),
     );
     expect(result.code, result.stdout + result.stderr).toBe(0);
     const known = new Set(readRun(out).outcomes.flatMap((o) => (o.known ? o.known.split(', ') : [])));
@@ -160,7 +161,7 @@ describe('fleetsim conformance sidecar against a sidecar with planted difference
   it('finds every planted difference and nothing else, and exits 1', async () => {
     const out = join(dir, 'wrong');
     const junit = join(dir, 'wrong.xml');
-    const result = await runCli(['conformance', 'sidecar', '--target', `http://127.0.0.1:${proxyPort}`, '--feature-gates', GATES, '--out', out, '--junit', junit], 60_000);
+    const result = await runCli(['conformance', 'sidecar', '--target', `http://127.0.0.1:${proxyPort}`, '--feature-gates', GATES, '--out', out, '--junit', junit], seconds(60));
     expect(result.code, result.stdout + result.stderr).toBe(1);
     const run = readRun(out);
     const different = run.outcomes.filter((o) => o.verdict === 'different');
@@ -215,7 +216,7 @@ describe('fleetsim conformance sidecar against a target that answers seconds lat
       copyFileSync(join(REPO_ROOT, 'conformance', 'sidecar-cases', '80-bad-input.yaml'), join(cases, '80-bad-input.yaml'));
       const out = join(dir, 'slow');
       const target = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const result = await runCli(['conformance', 'sidecar', '--target', target, '--feature-gates', GATES, '--cases', cases, '--out', out], 60_000);
+      const result = await runCli(['conformance', 'sidecar', '--target', target, '--feature-gates', GATES, '--cases', cases, '--out', out], seconds(60));
       expect(result.code, result.stdout + result.stderr).toBe(0);
       const unchanged = readRun(out).outcomes.find((o) => o.name === 'the GameServer is unchanged by all of it')!;
       expect(unchanged.verdict).toBe('same');
@@ -292,7 +293,7 @@ describe('fleetsim conformance sidecar against Agones sdk-server --local', () =>
       const out = join(dir, 'agones');
       const result = await runCli(
         ['conformance', 'sidecar', '--target', `http://127.0.0.1:${ports[0]}`, '--grpc', `127.0.0.1:${ports[1]}`, '--feature-gates', GATES, '--profile', 'agones-local', '--out', out],
-        60_000,
+        seconds(60),
       );
       expect(result.code, result.stdout + result.stderr).toBe(0);
       expect(readRun(out).outcomes.filter((o) => o.verdict === 'known').length).toBeGreaterThan(0);

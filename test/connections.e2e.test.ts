@@ -14,6 +14,7 @@ import { type SidecarProcess, cleanEnv, killAll, startSidecar } from './helpers/
 import { type ServeProcess, startServe } from './helpers/serve.js';
 import { NdjsonWatch } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Connections that say nothing, or say it slowly, against real `fleetsim serve` and `fleetsim
@@ -94,7 +95,7 @@ async function createGameServer(port: number, name: string): Promise<void> {
   await waitFor(async () => {
     const gs = await once(port, 'GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`);
     return (gs.json as { status?: { state?: string } }).status?.state === 'Ready';
-  }, { timeoutMs: 20_000, what: `${name} Ready` });
+  }, { timeoutMs: seconds(20), what: `${name} Ready` });
 }
 
 describe('connections that say nothing, or too little, are closed (timeouts scaled by 0.02)', () => {
@@ -105,15 +106,15 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
   const env = cleanEnv({ FLEETSIM_CONNECTION_TIMEOUT_SCALE: SCALE });
 
   beforeAll(async () => {
-    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--no-listen', '--allocator-tls', 'auto', '--allocator-port', '0'], 20_000, { env });
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--no-listen', '--allocator-tls', 'auto', '--allocator-port', '0'], undefined, { env });
     allocatorPort = Number((await serve.process.waitForStdout(ALLOCATOR_LINE))[2]);
     tls = await allocatorClientTls(serve.port);
     sidecar = await startSidecar(['--db', ':memory:'], env);
-  }, 60_000);
+  });
 
   it('on the plain port, the allocator\'s TLS port and the sidecar\'s HTTP and gRPC ports, a connection that sends nothing', async () => {
     const connections = await Promise.all([serve.port, allocatorPort, sidecar.httpPort, sidecar.grpcPort].map((port) => silent(port)));
-    await waitFor(() => connections.every((c) => c.closed()), { timeoutMs: 10_000, what: 'every silent connection closed' });
+    await waitFor(() => connections.every((c) => c.closed()), { timeoutMs: seconds(10), what: 'every silent connection closed' });
   });
 
   it('a request that stops half-way, a TLS client that sends no HTTP/2 SETTINGS, half of HTTP/2\'s preface', async () => {
@@ -136,9 +137,9 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
             resolve(undefined);
           });
         }),
-      { timeoutMs: 20_000, what: 'a TLS handshake with the allocator' },
+      { timeoutMs: seconds(20), what: 'a TLS handshake with the allocator' },
     );
-    await waitFor(() => halfRequest.closed() && halfPreface.closed() && handshaken.closed(), { timeoutMs: 10_000, what: 'the three closed' });
+    await waitFor(() => halfRequest.closed() && halfPreface.closed() && handshaken.closed(), { timeoutMs: seconds(10), what: 'the three closed' });
   });
 
   it('watches, a WebSocket and an SDK watch stream stay open past every timeout, and still deliver', async () => {
@@ -158,7 +159,7 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
       await sdk.connect();
       sdk.watchGameServer((gs) => streamed.push(gs), (error) => streamErrors.push(error));
       await waitFor(() => sdkWatch.results.length > 0 && apiWatch.documents.length > 0 && frames.length > 0 && streamed.length > 0, {
-        timeoutMs: 10_000,
+        timeoutMs: seconds(10),
         what: 'the first event of every watch',
       });
 
@@ -171,7 +172,7 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
         session.on('error', () => undefined);
         session.once('close', () => idleClosed++);
       }
-      await waitFor(() => slowBody.closed() && idleClosed === 2, { timeoutMs: 30_000, intervalMs: 100, what: 'the request timeout and the HTTP/2 idle timeouts' });
+      await waitFor(() => slowBody.closed() && idleClosed === 2, { timeoutMs: seconds(30), intervalMs: 100, what: 'the request timeout and the HTTP/2 idle timeouts' });
 
       expect(sdkWatch.ended || sdkWatch.error !== undefined).toBe(false);
       expect(apiWatch.ended || apiWatch.error !== undefined).toBe(false);
@@ -186,7 +187,7 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
           apiWatch.lines.some((line) => line.includes('"agones.dev/sdk-after":"timeouts"')) &&
           frames.some((frame) => frame.includes('"agones.dev/sdk-after":"timeouts"')) &&
           streamed.some((gs) => gs.objectMeta.labelsMap.some(([key, value]) => key === 'agones.dev/sdk-after' && value === 'timeouts')),
-        { timeoutMs: 10_000, what: 'the label in every watch' },
+        { timeoutMs: seconds(10), what: 'the label in every watch' },
       );
     } finally {
       sdkWatch.abort();
@@ -197,7 +198,7 @@ describe('connections that say nothing, or too little, are closed (timeouts scal
       sdk.beta.client.close();
       delete process.env.AGONES_SDK_GRPC_PORT;
     }
-  }, 90_000);
+  });
 });
 
 describe('under `ulimit -n 256`, connections that say nothing do not lock a real client out', () => {
@@ -205,14 +206,14 @@ describe('under `ulimit -n 256`, connections that say nothing do not lock a real
     // Timeouts ten times the defaults: what frees room for the real client is the cap, not a deadline.
     const serve = await startServe(
       ['--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--no-listen', '--allocator-tls', 'auto', '--allocator-port', '0'],
-      20_000,
+      seconds(20),
       { env: { FLEETSIM_CONNECTION_TIMEOUT_SCALE: '10' }, fileLimit: 256 },
     );
     const allocatorPort = Number((await serve.process.waitForStdout(ALLOCATOR_LINE))[2]);
     const watch = new NdjsonWatch(`${serve.baseUrl}/apis/agones.dev/v1/namespaces/default/gameservers?watch=true`);
     const connections: Array<{ socket: Socket; closed: () => boolean }> = [];
     try {
-      await waitFor(() => watch.status === 200, { timeoutMs: 10_000, what: 'the watch open' });
+      await waitFor(() => watch.status === 200, { timeoutMs: seconds(10), what: 'the watch open' });
       for (let i = 0; i < 300; i++) {
         connections.push(await silent(i % 2 === 0 ? serve.port : allocatorPort));
       }
@@ -223,11 +224,11 @@ describe('under `ulimit -n 256`, connections that say nothing do not lock a real
       const kubectl = new Kubectl(serve.baseUrl, dir);
       expect(await kubectl.ok(['get', 'namespaces', '-o', 'name'])).toContain('namespace/default');
       await createGameServer(serve.port, 'after-the-flood');
-      await waitFor(() => watch.lines.some((line) => line.includes('"name":"after-the-flood"')), { timeoutMs: 10_000, what: 'the watch event' });
+      await waitFor(() => watch.lines.some((line) => line.includes('"name":"after-the-flood"')), { timeoutMs: seconds(10), what: 'the watch event' });
       expect(watch.ended || watch.error !== undefined).toBe(false);
     } finally {
       watch.abort();
       for (const c of connections) c.socket.destroy();
     }
-  }, 120_000);
+  }, seconds(120));
 });

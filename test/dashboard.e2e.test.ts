@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
@@ -12,6 +11,8 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
+import { findTool } from './helpers/tools.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -25,8 +26,23 @@ import { waitFor } from './helpers/wait.js';
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
 const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
 
-/** Debian's package (`apt-get install chromium`), or the browser CHROMIUM_PATH names. */
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => path && existsSync(path));
+/** Debian's Chromium on the PATH, or the browser CHROMIUM_PATH names. */
+const CHROMIUM = findTool('CHROMIUM_PATH', ['chromium', 'chromium-browser'], 'Debian: apt-get install chromium');
+
+/** Headless Chromium with a page, as patient as every other wait of the tests. */
+async function openBrowser(): Promise<{ browser: Browser; page: Page }> {
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM.path,
+    headless: true,
+    timeout: seconds(30),
+    // Root in a container has no user namespaces for Chromium's sandbox.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage();
+  page.setDefaultTimeout(seconds(30));
+  await page.setViewport({ width: 1280, height: 1000 });
+  return { browser, page };
+}
 
 afterAll(() => killAll());
 
@@ -157,12 +173,12 @@ function shownFleets(page: Page): Promise<Record<string, ShownFleet>> {
   });
 }
 
-describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
+describe.skipIf(!CHROMIUM.path)('dashboard in headless Chromium', () => {
   let serve: ServeProcess;
   let browser: Browser;
   let page: Page;
   const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
-    apiRequest(serve.baseUrl, method, path, { body, headers, timeoutMs: 15_000 });
+    apiRequest(serve.baseUrl, method, path, { body, headers, timeoutMs: seconds(15) });
 
   /** The resource API's GameServers, counted by fleet and state, and each fleet's spec.replicas. */
   async function apiFleets(): Promise<Record<string, ShownFleet>> {
@@ -188,7 +204,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
         const [shown, api] = await Promise.all([shownFleets(page), apiFleets()]);
         return isDeepStrictEqual(shown, api) && expected(api) ? shown : undefined;
       },
-      { timeoutMs: 20_000, intervalMs: 200, what },
+      { timeoutMs: seconds(20), intervalMs: 200, what },
     );
   }
 
@@ -197,14 +213,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
 
   beforeAll(async () => {
     serve = await startServe();
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // Root in a container has no user namespaces for Chromium's sandbox.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
-    page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 1000 });
+    ({ browser, page } = await openBrowser());
   });
 
   afterAll(async () => {
@@ -215,7 +224,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     expect((await call('POST', FLEETS, fleetManifest('alpha', 2))).status).toBe(201);
     expect((await call('POST', FLEETS, fleetManifest('beta', 2))).status).toBe(201);
     await call('PATCH', `${FLEETS}/alpha`, { spec: { replicas: 3 } }, { 'content-type': 'application/merge-patch+json' });
-    await waitFor(async () => allReady((await apiFleets())['default/alpha'], 3), { timeoutMs: 20_000, intervalMs: 100, what: 'alpha Ready' });
+    await waitFor(async () => allReady((await apiFleets())['default/alpha'], 3), { timeoutMs: seconds(20), intervalMs: 100, what: 'alpha Ready' });
     const allocation = await call('POST', ALLOCATIONS, {
       apiVersion: 'allocation.agones.dev/v1',
       kind: 'GameServerAllocation',
@@ -224,7 +233,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     expect((allocation.json as { status: { state: string } }).status.state).toBe('Allocated');
 
     await page.goto(serve.baseUrl, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('body[data-loaded=true]', { timeout: 20_000 });
+    await page.waitForSelector('body[data-loaded=true]', { timeout: seconds(20) });
     const shown = await agreed((f) => allReady(f['default/alpha'], 3) && allReady(f['default/beta'], 2), 'the page to show what the API has');
     expect(shown['default/alpha']).toEqual({ desired: 3, total: 3, states: { Ready: 2, Allocated: 1 } });
     const total = await page.$eval('#total-gameservers', (e) => e.textContent);
@@ -239,7 +248,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     expect(await page.$eval('body', (b) => b.dataset.view)).toBe('live');
 
     // Drag the timeline back to the event before the scaling (once the timeline reaches it: the page polls the log).
-    await page.waitForFunction((seq) => Number((document.getElementById('timeline') as HTMLInputElement).max) >= seq, { timeout: 10_000 }, beforeScaling);
+    await page.waitForFunction((seq) => Number((document.getElementById('timeline') as HTMLInputElement).max) >= seq, { timeout: seconds(10) }, beforeScaling);
     await page.$eval(
       '#timeline',
       (slider, seq) => {
@@ -248,7 +257,7 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
       },
       beforeScaling,
     );
-    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling);
+    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: seconds(10) }, beforeScaling);
     const past = await shownFleets(page);
     expect(past['default/alpha']).toEqual({ desired: 3, total: 3, states: { Ready: 2, Allocated: 1 } });
     expect(past['default/beta']).toEqual(live['default/beta']);
@@ -257,23 +266,23 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
 
     // One event on, one event back: the timeline moves both ways.
     await page.click('#step-forward');
-    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling + 1);
+    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: seconds(10) }, beforeScaling + 1);
     await page.click('#step-back');
-    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, beforeScaling);
+    await page.waitForFunction((seq) => document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: seconds(10) }, beforeScaling);
     expect((await shownFleets(page))['default/alpha']!.total).toBe(3);
 
     await page.click('#go-live');
-    await page.waitForFunction(() => document.body.dataset.view === 'live', { timeout: 10_000 });
+    await page.waitForFunction(() => document.body.dataset.view === 'live', { timeout: seconds(10) });
     expect((await agreed((f) => allReady(f['default/alpha'], 6), 'live again'))['default/alpha']!.total).toBe(6);
   });
 
   it("opens an event's explanation with a click: the log's summary and its causes, each cause's event a click further", async () => {
     // The scale-up to 6: a GameServerSet change whose causes lead back to the PATCH.
     await page.select('#event-kind', 'GameServerSet');
-    await page.waitForFunction(() => document.querySelector('#event-list li[data-seq] .object')?.textContent?.startsWith('GameServerSet'), { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('#event-list li[data-seq] .object')?.textContent?.startsWith('GameServerSet'), { timeout: seconds(10) });
     const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
     await page.click(`#event-list li[data-seq="${seq}"]`);
-    await page.waitForSelector('#explanation [data-explanation=summary]', { timeout: 10_000 });
+    await page.waitForSelector('#explanation [data-explanation=summary]', { timeout: seconds(10) });
     const api = await call('GET', `/fleetsim/v1/log/${seq}/explain`);
     expect(api.status).toBe(200);
     const explanation = api.json as { summary: string; because: Array<{ text: string; seq?: number }> };
@@ -284,12 +293,12 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     // A cause with an event of its own explains that event when clicked.
     const cause = explanation.because.find((b) => b.seq !== undefined)!;
     await page.click(`#explanation a[data-explain="${cause.seq}"]`);
-    await page.waitForFunction((s) => document.getElementById('explanation')?.dataset.seq === String(s) && document.querySelector('#explanation [data-explanation]'), { timeout: 10_000 }, cause.seq);
+    await page.waitForFunction((s) => document.getElementById('explanation')?.dataset.seq === String(s) && document.querySelector('#explanation [data-explanation]'), { timeout: seconds(10) }, cause.seq);
     const causeApi = (await call('GET', `/fleetsim/v1/log/${cause.seq}/explain`)).json as { summary: string };
     expect(await page.$eval('#explanation [data-explanation=summary]', (e) => e.textContent)).toBe(causeApi.summary);
     // A kind with no events empties the list and says so.
     await page.select('#event-kind', 'GameServerAllocationPolicy');
-    await page.waitForFunction(() => document.getElementById('event-list')?.textContent === 'No events.', { timeout: 10_000 });
+    await page.waitForFunction(() => document.getElementById('event-list')?.textContent === 'No events.', { timeout: seconds(10) });
     await page.select('#event-kind', '');
   });
 
@@ -300,10 +309,10 @@ describe.skipIf(!CHROMIUM)('dashboard in headless Chromium', () => {
     page.on('request', refuse);
     try {
       // The previous test's kind filter was just cleared: the list is rebuilt as its answer comes.
-      await page.waitForSelector('#event-list li[data-seq]', { timeout: 10_000 });
-      const seq = Number(await page.$eval('#event-list li[data-seq]', (li) => (li as HTMLElement).dataset.seq));
+      const item = await page.waitForSelector('#event-list li[data-seq]');
+      const seq = Number(await item!.evaluate((li) => (li as HTMLElement).dataset.seq));
       await page.click(`#event-list li[data-seq="${seq}"]`);
-      await page.waitForFunction((s) => document.querySelector('#explanation [data-explanation=none]')?.textContent?.includes(`#${s}`), { timeout: 10_000 }, seq);
+      await page.waitForFunction((s) => document.querySelector('#explanation [data-explanation=none]')?.textContent?.includes(`#${s}`), { timeout: seconds(10) }, seq);
       expect(await page.$eval('#explanation', (e) => e.textContent)).toContain(`No explanation available for event #${seq}`);
     } finally {
       page.off('request', refuse);
@@ -382,7 +391,7 @@ async function writeLogWithMarkup(path: string): Promise<{ fleetCreated: number;
   return { fleetCreated: records[0]!.seq, eventCreated: records[3]!.seq };
 }
 
-describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () => {
+describe.skipIf(!CHROMIUM.path)('dashboard on a log whose objects hold markup', () => {
   let serve: ServeProcess;
   let browser: Browser;
   let page: Page;
@@ -395,9 +404,7 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
     const db = join(tempDir('fleetsim-dashboard-'), 'old.db');
     seqs = await writeLogWithMarkup(db);
     serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2', '--no-listen']);
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 1000 });
+    ({ browser, page } = await openBrowser());
     page.on('request', (request) => void requests.push(`${request.method()} ${new URL(request.url()).pathname}`));
     // What the page's policy refused, had anything tried.
     await page.evaluateOnNewDocument(() => {
@@ -423,14 +430,14 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
     expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
     expect(response?.headers()['x-content-type-options']).toBe('nosniff');
     expect((await apiRequest(serve.baseUrl, 'GET', '/dashboard/app.js')).headers.get('content-security-policy')).toBe(policy);
-    await page.waitForSelector('body[data-loaded=true]', { timeout: 20_000 });
+    await page.waitForSelector('body[data-loaded=true]', { timeout: seconds(20) });
   });
 
   it('shows every value as text: names, a state, a node, an autoscaler and its lastScaleTime, log entries', async () => {
     const cellsOf = (key: string) =>
       page.$$eval('tr[data-autoscaler]', (rows, key) => rows.filter((tr) => (tr as HTMLElement).dataset.autoscaler === key).map((tr) => [...tr.children].map((cell) => cell.textContent)), key);
     const key = `default/${markup('autoscaler-name')}`;
-    await waitFor(async () => (await cellsOf(key))[0]?.[7] === markup('lastScaleTime'), { timeoutMs: 20_000, intervalMs: 100, what: "the autoscaler's row" });
+    await waitFor(async () => (await cellsOf(key))[0]?.[7] === markup('lastScaleTime'), { timeoutMs: seconds(20), intervalMs: 100, what: "the autoscaler's row" });
     expect(await cellsOf(key)).toEqual([[
       markup('autoscaler-name'),
       markup('autoscaler-fleet'),
@@ -444,7 +451,7 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
     const table = await pageText('#fleet-table');
     for (const text of [`default/${markup('fleet-name')}`, `default/${markup('set-name')}`, markup('state')]) expect(table).toContain(text);
     expect(await pageText('#state-totals')).toContain(markup('state'));
-    await page.waitForFunction((text) => document.getElementById('event-list')?.textContent?.includes(text), { timeout: 10_000 }, `Event default/${markup('event-name')}`);
+    await page.waitForFunction((text) => document.getElementById('event-list')?.textContent?.includes(text), { timeout: seconds(10) }, `Event default/${markup('event-name')}`);
     expect(await pageText('#event-list')).toContain(markup('event-type'));
     // The charts' tooltips are ECharts's markup: a fleet's and a node's name go in as text.
     for (const [id, name] of [['fleet-chart', `default/${markup('fleet-name')}`], ['node-chart', markup('node')]] as const) {
@@ -469,16 +476,16 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
 
   it("shows explanations and a replayed cluster as text: a request's path, a controller's inputs, an Event's message", async () => {
     await page.click(`#event-list li[data-seq="${seqs.fleetCreated}"]`);
-    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation ol.because'), { timeout: 10_000 }, seqs.fleetCreated);
+    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation ol.because'), { timeout: seconds(10) }, seqs.fleetCreated);
     const explanation = await pageText('#explanation');
     for (const field of ['fleet-name', 'sync-object', 'input-key', 'input-value', 'request-path', 'request-client', 'request-id']) expect(explanation).toContain(markup(field));
 
     await page.click(`#event-list li[data-seq="${seqs.eventCreated}"]`);
-    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation [data-explanation=summary]'), { timeout: 10_000 }, seqs.eventCreated);
+    await page.waitForFunction((seq) => document.getElementById('explanation')?.dataset.seq === String(seq) && document.querySelector('#explanation [data-explanation=summary]'), { timeout: seconds(10) }, seqs.eventCreated);
     expect(await pageText('#explanation [data-explanation=summary]')).toBe(`recorded Warning ${markup('event-reason')}: ${markup('event-message')}`);
 
     await page.click(`#explanation button[data-travel="${seqs.eventCreated}"]`);
-    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: 10_000 }, seqs.eventCreated);
+    await page.waitForFunction((seq) => document.body.dataset.view === 'history' && document.getElementById('view-seq')?.textContent === `#${seq}`, { timeout: seconds(10) }, seqs.eventCreated);
     expect(await pageText('#fleet-table')).toContain(`default/${markup('fleet-name')}`);
     expect(await pageText('#autoscaler-table')).toContain(markup('lastScaleTime'));
   });
@@ -510,4 +517,4 @@ describe.skipIf(!CHROMIUM)('dashboard on a log whose objects hold markup', () =>
   });
 });
 
-if (!CHROMIUM) console.warn('dashboard.e2e: no Chromium at /usr/bin/chromium (apt-get install chromium, or set CHROMIUM_PATH): the browser tests are skipped');
+if (!CHROMIUM.path) console.warn(`dashboard.e2e: ${CHROMIUM.missing}: the browser tests are skipped`);

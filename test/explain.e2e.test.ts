@@ -6,6 +6,7 @@ import { killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim explain` against a real `fleetsim serve` on the virtual clock, its log a real SQLite
@@ -52,7 +53,7 @@ async function until<T>(probe: () => Promise<T | undefined | false>, what: strin
       await advance(step);
       return probe();
     },
-    { what, timeoutMs: 20_000, intervalMs: 20 },
+    { what, timeoutMs: seconds(20), intervalMs: 20 },
   );
 }
 

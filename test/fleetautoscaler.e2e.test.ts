@@ -4,6 +4,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe as startServeProcess } from './helpers/serve.js';
 import { type TestCa, type TestHttpsServer, createServerCertificate, createTestCa, hasOpenssl, startHttpsServer } from './helpers/tls.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * FleetAutoscalers against a real `fleetsim serve` process on the virtual clock, driven only
@@ -20,11 +21,11 @@ const EVENTS = '/api/v1/namespaces/default/events';
 type Serve = ServeProcess;
 
 const startServe = (extra: readonly string[] = []): Promise<Serve> =>
-  startServeProcess(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--no-listen', ...extra], 30_000);
+  startServeProcess(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--no-listen', ...extra]);
 
 function request(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; text: string }> {
   const mergePatch = method === 'PATCH' && path.startsWith('/apis');
-  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: 30_000, ...(mergePatch && { headers: { 'content-type': 'application/merge-patch+json' } }) });
+  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: seconds(30), ...(mergePatch && { headers: { 'content-type': 'application/merge-patch+json' } }) });
 }
 
 async function create(serve: Serve, collection: string, body: unknown): Promise<void> {

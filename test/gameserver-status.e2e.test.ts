@@ -3,6 +3,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * A GameServer's status is not a subresource (Agones's CRD has none): one update changes spec and
@@ -37,7 +38,7 @@ describe('a GameServer update writes its status', () => {
     serve = await startServe();
     const created = await api('POST', FLEETS, fleetManifest('states', 3));
     expect(created.status, created.text).toBe(201);
-    await waitFor(async () => (await ready()).length === 3, { timeoutMs: 15_000, what: '3 Ready GameServers' });
+    await waitFor(async () => (await ready()).length === 3, { timeoutMs: seconds(15), what: '3 Ready GameServers' });
   });
   afterAll(() => killAll());
 
@@ -70,7 +71,7 @@ describe('a GameServer update writes its status', () => {
     const [gs] = await ready();
     await update(gs!, 'Shutdown');
     await waitFor(async () => (await api('GET', `${GS}/${gs!.metadata.name}`)).status === 404, { what: 'the GameServer deleted' });
-    await waitFor(async () => (await ready()).length === 2, { timeoutMs: 15_000, what: 'a replacement (2 Ready beside the Reserved one)' });
+    await waitFor(async () => (await ready()).length === 2, { timeoutMs: seconds(15), what: 'a replacement (2 Ready beside the Reserved one)' });
   });
 
   it('a state outside the enum is refused, naming the field, and changes nothing', async () => {

@@ -4,6 +4,7 @@ import { fleetYaml } from './helpers/manifests.js';
 import { type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { call, getGameServer } from './helpers/sidecar-http.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Requests meant to hurt, against real `fleetsim serve` and `fleetsim sidecar` processes: request
@@ -54,7 +55,7 @@ interface RawReply {
 }
 
 /** Writes `request` on a fresh connection and reads until the server closes it or a full response with Content-Length has arrived. */
-function rawRequest(port: number, request: string, timeoutMs = 5_000): Promise<RawReply> {
+function rawRequest(port: number, request: string, timeoutMs = seconds(5)): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(request));
     let data = Buffer.alloc(0);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
 import { startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Agones's int64 fields (counters, player capacity, counter actions) are exact end to end:
@@ -36,7 +37,7 @@ async function send(base: string, method: string, path: string, body?: string, c
   const res = await fetch(`${base}${path}`, {
     method,
     ...(body !== undefined && { body, headers: { 'content-type': contentType } }),
-    signal: AbortSignal.timeout(15_000),
+    signal: AbortSignal.timeout(seconds(15)),
   });
   const text = await res.text();
   let json: unknown;
@@ -275,7 +276,7 @@ describe('the resource API and the allocator keep int64 values exact', () => {
         const fleet = (await send(base, 'GET', `${FLEETS}/bigfleet`)).json as { status: { readyReplicas: bigint } };
         return fleet.status.readyReplicas === 2n;
       },
-      { timeoutMs: 20_000, intervalMs: 100, what: 'bigfleet Ready' },
+      { timeoutMs: seconds(20), intervalMs: 100, what: 'bigfleet Ready' },
     );
     const fleet = (await send(base, 'GET', `${FLEETS}/bigfleet`)).json as {
       spec: { template: { spec: { counters: Counters } } };

@@ -1,12 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL, Kubectl, type Streaming } from './helpers/kubectl.js';
+import { skipWithout } from './helpers/tools.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The real kubectl (1.32) against `fleetsim serve`: apply of the project's example Fleet (examples/fleet.yaml) with
@@ -44,6 +46,7 @@ interface List<T> {
 }
 
 describe.sequential('kubectl against fleetsim serve', () => {
+  skipWithout(KUBECTL);
   let serve: ServeProcess;
   let home: string;
   let kubectl: Kubectl;
@@ -52,7 +55,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
   const fleetRow = async () => table(await kubectl.ok(['get', 'fleets'])).find((r) => r.NAME === FLEET);
   const gameServers = async () => (await kubectl.json<List<GameServerItem>>(['get', 'gameservers'])).items;
   /** Waits until the fleet shows READY = `replicas` with every GameServer matching `template`. */
-  const waitForRollout = async (replicas: number, labels: Record<string, string>, timeoutMs = 30_000) =>
+  const waitForRollout = async (replicas: number, labels: Record<string, string>, timeoutMs = seconds(30)) =>
     waitFor(
       async () => {
         const row = await fleetRow();
@@ -67,7 +70,6 @@ describe.sequential('kubectl against fleetsim serve', () => {
     );
 
   beforeAll(async () => {
-    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
     home = mkdtempSync(join(tmpdir(), 'fleetsim-kubectl-'));
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--feature-gates', 'CountsAndLists=true', '--no-listen']);
     kubectl = new Kubectl(serve.baseUrl, home);
@@ -100,7 +102,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
 
   it('kubectl scale → READY 5, and kubectl get gs -w shows the GameServers arriving', async () => {
     watch = kubectl.stream(['get', 'gs', '-w', '--output-watch-events']);
-    await waitFor(() => watch.lines().filter((l) => l.startsWith('ADDED')).length === 2, { timeoutMs: 10_000, what: 'the watch listing 2 GameServers' });
+    await waitFor(() => watch.lines().filter((l) => l.startsWith('ADDED')).length === 2, { timeoutMs: seconds(10), what: 'the watch listing 2 GameServers' });
     expect(watch.lines()[0]!.trim().split(/\s+/)).toEqual(['EVENT', 'NAME', 'STATE', 'ADDRESS', 'PORT', 'NODE', 'AGE']);
 
     expect(await kubectl.ok(['scale', 'fleet', FLEET, '--replicas=5'])).toContain(`fleet.agones.dev/${FLEET} scaled`);
@@ -109,7 +111,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
     // Each new GameServer was seen by the watch, going through its states up to Ready.
     const names = servers.map((gs) => gs.metadata.name);
     await waitFor(() => names.every((n) => watch.lines().some((l) => l.includes(` ${n} `) && / Ready /.test(l))), {
-      timeoutMs: 10_000,
+      timeoutMs: seconds(10),
       what: 'the watch showing every GameServer Ready',
     });
     const added = watch.lines().filter((l) => l.startsWith('ADDED')).map((l) => l.split(/\s+/)[1]);
@@ -126,7 +128,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
     expect(servers.some((gs) => before.has(gs.metadata.name))).toBe(false);
     // The watch saw the old GameServers go.
     await waitFor(() => [...before].every((n) => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(` ${n} `))), {
-      timeoutMs: 10_000,
+      timeoutMs: seconds(10),
       what: 'DELETED events for the old GameServers',
     });
   });
@@ -179,7 +181,7 @@ describe.sequential('kubectl against fleetsim serve', () => {
 
   it('kubectl delete fleet removes its GameServerSets and GameServers', async () => {
     expect(await kubectl.ok(['delete', 'fleet', FLEET])).toContain(`fleet.agones.dev "${FLEET}" deleted`);
-    await waitFor(async () => (await gameServers()).length === 0, { timeoutMs: 15_000, intervalMs: 250, what: 'no GameServers' });
+    await waitFor(async () => (await gameServers()).length === 0, { timeoutMs: seconds(15), intervalMs: 250, what: 'no GameServers' });
     expect((await kubectl.json<List<unknown>>(['get', 'gss'])).items).toEqual([]);
     const gone = await kubectl.run(['get', 'fleet', FLEET]);
     expect(gone.code).toBe(1);

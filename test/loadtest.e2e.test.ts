@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunData } from '../reports/run-data.js';
-import { killAll, runCli } from './helpers/process.js';
+import { K6 } from './helpers/k6.js';
+import { cleanEnv, killAll, runCli } from './helpers/process.js';
+import { seconds } from './helpers/time-scale.js';
+import { skipWithout } from './helpers/tools.js';
 
 /**
  * `fleetsim bench` end to end, as CI runs it: each scenario for a few seconds with the real k6
@@ -21,7 +24,7 @@ afterAll(async () => {
 
 async function bench(scenario: string, args: string[]): Promise<{ dir: string; data: RunData; stdout: string }> {
   const dir = join(runs, scenario);
-  const result = await runCli(['bench', scenario, '--out', dir, ...args], 100_000);
+  const result = await runCli(['bench', scenario, '--out', dir, ...args], seconds(100), cleanEnv({ FLEETSIM_K6: K6.path }));
   const output = `exit ${result.code} signal ${result.signal}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
   expect(result.code, output).toBe(0);
   expect(existsSync(join(dir, 'run.json')), output).toBe(true);
@@ -41,7 +44,9 @@ async function bench(scenario: string, args: string[]): Promise<{ dir: string; d
 }
 
 describe('fleetsim bench with the real k6', () => {
-  it('allocation-throughput: allocations through both endpoints against a churning fleet, with the baseline', { timeout: 120_000 }, async () => {
+  skipWithout(K6);
+
+  it('allocation-throughput: allocations through both endpoints against a churning fleet, with the baseline', { timeout: seconds(120) }, async () => {
     const { data, stdout } = await bench('allocation-throughput', [
       '--duration', '3s', '--rate', '40', '--vus', '10', '--fleet-size', '60', '--session', '1', '--p99-ms', '1000', '--baseline',
     ]);
@@ -55,7 +60,7 @@ describe('fleetsim bench with the real k6', () => {
     expect(data.server!.eventsCommitted).toBeGreaterThan(data.fleetsim.outcomes.Allocated!);
   });
 
-  it('watch-fanout: every change reaches its watchers, on fleetsim and on the baseline', { timeout: 120_000 }, async () => {
+  it('watch-fanout: every change reaches its watchers, on fleetsim and on the baseline', { timeout: seconds(120) }, async () => {
     const { data } = await bench('watch-fanout', ['--duration', '3s', '--rate', '10', '--vus', '20', '--fleet-size', '5', '--p99-ms', '1000', '--baseline']);
     expect(data.watchDelivery!.count).toBeGreaterThan(0);
     expect(data.watchDelivery!.histogram.length).toBeGreaterThan(0);
@@ -69,13 +74,13 @@ describe('fleetsim bench with the real k6', () => {
     }
   });
 
-  it('sidecar-lifecycle: VUs live whole game-server lives through the sidecar', { timeout: 120_000 }, async () => {
+  it('sidecar-lifecycle: VUs live whole game-server lives through the sidecar', { timeout: seconds(120) }, async () => {
     const { data } = await bench('sidecar-lifecycle', ['--duration', '3s', '--vus', '4', '--session', '1', '--p99-ms', '1000']);
     expect(data.fleetsim.outcomes.completed).toBeGreaterThan(0);
     expect(data.fleetsim.outcomes.failed).toBe(0);
   });
 
-  it("agones-scenario: Agones's fixed scenario, scaled down to seconds", { timeout: 120_000 }, async () => {
+  it("agones-scenario: Agones's fixed scenario, scaled down to seconds", { timeout: seconds(120) }, async () => {
     const { data } = await bench('agones-scenario', ['--duration', '3s', '--fleet-size', '60', '--p99-ms', '1000']);
     expect(data.fleetsim.outcomes.Allocated).toBeGreaterThan(0);
     expect(data.options.timeScale).toBeCloseTo(3 / 4200);

@@ -9,6 +9,7 @@ import { DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from '.
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { parseJsonOrUndefined } from './helpers/sidecar-http.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * A web page the developer visits must not be able to drive a local fleetsim: requests addressed
@@ -100,7 +101,7 @@ async function startWithFleet(args: string[], replicas: number): Promise<ServePr
   const created = await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('shooters', replicas, { labels: { game: 'shooter' } }) });
   expect(created.status, created.text).toBe(201);
   await waitFor(async () => (await fleetStatus(serve.baseUrl, 'shooters')).readyReplicas === replicas, {
-    timeoutMs: 20_000,
+    timeoutMs: seconds(20),
     intervalMs: 100,
     what: 'the fleet Ready',
   });
@@ -125,7 +126,7 @@ describe('fleetsim serve: Host and Origin checks', () => {
     serve = await startWithFleet([], 3);
     port = serve.port;
     gs = await firstGameServer(serve.baseUrl);
-  }, 40_000);
+  });
 
   afterAll(async () => {
     await serve?.process.kill('SIGTERM');
@@ -220,7 +221,7 @@ describe('fleetsim serve --allowed-hosts', () => {
     } finally {
       await any.process.kill('SIGTERM');
     }
-  }, 40_000);
+  });
 
   it('bound to all interfaces, it answers IP addresses and this machine\'s name, not other names', async () => {
     const serve = await startServe([...DEFAULT_SERVE_ARGS, '--host', '0.0.0.0']);
@@ -232,7 +233,7 @@ describe('fleetsim serve --allowed-hosts', () => {
     } finally {
       await serve.process.kill('SIGTERM');
     }
-  }, 30_000);
+  });
 
   it('refuses an entry that is not a host name, and --help documents the flags', async () => {
     const bad = await runCli(['serve', '--db', ':memory:', '--port', '0', '--allowed-hosts', 'http://evil.example']);
@@ -243,7 +244,7 @@ describe('fleetsim serve --allowed-hosts', () => {
     expect(help.stdout).toContain('--allocator-plain-allowed');
     const sidecarHelp = await runCli(['sidecar', '--help']);
     expect(sidecarHelp.stdout).toContain('--allowed-hosts');
-  }, 30_000);
+  });
 });
 
 describe('fleetsim sidecar: Host and Origin checks', () => {
@@ -358,7 +359,7 @@ describe('the allocator on mutual TLS: no allocation without a certificate on th
     } finally {
       await serve.process.kill('SIGTERM');
     }
-  }, 40_000);
+  });
 
   it('--allocator-plain-allowed serves allocation on the plain port too', async () => {
     const serve = await startWithFleet([...tlsArgs(), '--allocator-plain-allowed'], 2);
@@ -371,11 +372,11 @@ describe('the allocator on mutual TLS: no allocation without a certificate on th
     } finally {
       await serve.process.kill('SIGTERM');
     }
-  }, 40_000);
+  });
 
   it('--allocator-plain-allowed without a client CA is a flag error', async () => {
     const p = startCli(['serve', '--db', ':memory:', '--port', '0', '--no-default-fleet', '--allocator-plain-allowed']);
-    const status = await p.waitForExit(15_000);
+    const status = await p.waitForExit(seconds(15));
     expect(status.code).not.toBe(0);
     expect(p.stderr).toContain('--allocator-plain-allowed');
   });

@@ -7,6 +7,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { waitFor } from './helpers/wait.js';
 import { eventsIn } from './helpers/log-file.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * One writer per log: a second `serve` (or `sidecar --db`) on a log another process writes is
@@ -38,7 +39,7 @@ describe('one writer per log', () => {
 
     // The second would add a node and a fleet of its own: it must get no further than the lock.
     const second = startCli(['serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--nodes', '3', '--no-listen']);
-    const status = await second.waitForExit(20_000);
+    const status = await second.waitForExit(seconds(20));
     expect(status, second.describe()).toEqual({ code: 1, signal: null });
     expect(second.stderr).toBe(inUseLine('serve', db, first.process.pid!, first.baseUrl));
     expect(second.stdout).toBe('');
@@ -93,7 +94,7 @@ describe('one writer per log', () => {
       expect(replay.code, replay.stderr).toBe(0);
       return replay.stdout.split('\n').filter((row) => / Ready /.test(row)).length === 2;
     };
-    await waitFor(readyInLog, { timeoutMs: 20_000, what: 'replay to show both GameServers Ready' });
+    await waitFor(readyInLog, { timeoutMs: seconds(20), what: 'replay to show both GameServers Ready' });
     const explained = await runCli(['explain', 'fleet/read', '--db', db]);
     expect(explained.code, explained.stderr).toBe(0);
     expect(explained.stdout).toMatch(/created with replicas 2/);
@@ -118,7 +119,7 @@ describe('one writer per log', () => {
 
     // Its answer (a 500, or a connection closed as the server stops) is beside the point.
     await apiRequest(serve.baseUrl, 'POST', `${NS}/fleets`, { body: fleetManifest('refused', 1) }).catch(() => undefined);
-    const status = await serve.process.waitForExit(20_000);
+    const status = await serve.process.waitForExit(seconds(20));
     expect(status.code, serve.process.describe()).toBe(1);
     expect(serve.process.stderr).toBe(
       `fleetsim serve: writing the event log ${db} failed (UNIQUE constraint failed: events.seq): it keeps the events before #${last + 1}, nothing of the failed write; stopping\n`,

@@ -4,6 +4,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `GET /metrics` on `serve`: Prometheus text with Agones's metric names, labels and types, agreeing
@@ -100,7 +101,7 @@ describe('Prometheus metrics at /metrics', () => {
     expect((await api('POST', '/apis/autoscaling.agones.dev/v1/namespaces/default/fleetautoscalers', autoscaler)).status).toBe(201);
     await waitFor(
       async () => ((await api('GET', '/apis/agones.dev/v1/namespaces/default/fleets/arena')).json as { status?: { readyReplicas?: number } }).status?.readyReplicas === 3,
-      { timeoutMs: 15_000, what: '3 Ready' },
+      { timeoutMs: seconds(15), what: '3 Ready' },
     );
     const allocated = await api('POST', '/gameserverallocation', { namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': 'arena' } }] });
     expect(allocated.status).toBe(200);
@@ -110,7 +111,7 @@ describe('Prometheus metrics at /metrics', () => {
         const status = ((await api('GET', '/apis/agones.dev/v1/namespaces/default/fleets/arena')).json as { status?: { readyReplicas?: number; allocatedReplicas?: number } }).status;
         return status?.allocatedReplicas === 1 && status.readyReplicas === 2;
       },
-      { timeoutMs: 15_000, what: '1 Allocated, 2 Ready' },
+      { timeoutMs: seconds(15), what: '1 Allocated, 2 Ready' },
     );
   });
   afterAll(() => killAll());

@@ -8,6 +8,7 @@ import { killAll } from './helpers/process.js';
 import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetYaml } from './helpers/manifests.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Multi-cluster allocation between two real `fleetsim serve` processes:
@@ -34,7 +35,7 @@ const SHOOTER = { matchLabels: { game: 'shooter' } };
 
 /** A JSON request to one server; a JSON reply is parsed into `json`. */
 function call(serve: ServeProcess, method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: 40_000 });
+  return apiRequest(serve.baseUrl, method, path, { body, timeoutMs: seconds(40) });
 }
 
 async function create(serve: ServeProcess, path: string, body: unknown): Promise<void> {
@@ -114,7 +115,7 @@ beforeAll(async () => {
 
   await waitFor(
     async () => (await allocated(a, 'a-fleet')).readyReplicas === 2 && (await allocated(b, 'b-fleet')).readyReplicas === 3,
-    { timeoutMs: 20_000, intervalMs: 100, what: 'both fleets Ready' },
+    { timeoutMs: seconds(20), intervalMs: 100, what: 'both fleets Ready' },
   );
 });
 

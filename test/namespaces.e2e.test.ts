@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { skipWithout } from './helpers/tools.js';
 import { killAll } from './helpers/process.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Namespaces and the objects a client sets up in one (ServiceAccounts, RBAC), as the API server
@@ -21,12 +22,12 @@ interface Status {
 }
 
 describe.sequential('namespaces, service accounts and RBAC objects', () => {
+  skipWithout(KUBECTL);
   let serve: ServeProcess;
   let kubectl: Kubectl;
   const api = (method: string, path: string, body?: unknown) => apiRequest(serve.baseUrl, method, path, body === undefined ? {} : { body });
 
   beforeAll(async () => {
-    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
     serve = await startServe();
     kubectl = new Kubectl(serve.baseUrl, tempDir('fleetsim-ns-'));
   });
@@ -113,7 +114,7 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
     const fleet = await api('POST', '/apis/agones.dev/v1/namespaces/team-a/fleets', fleetManifest('arena', 3));
     expect(fleet.status).toBe(201);
     await waitFor(async () => (await kubectl.ok(['get', 'gs', '-n', 'team-a', '-o', 'name'])).trim().split('\n').filter(Boolean).length === 3, {
-      timeoutMs: 15_000,
+      timeoutMs: seconds(15),
       what: '3 GameServers in team-a',
     });
     const role = await kubectl.json<{ rules: unknown[] }>(['get', 'role', 'gs-access', '-n', 'team-a']);
@@ -159,7 +160,7 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
     expect(gs.status).toBe(201);
     await waitFor(
       async () => ((await api('GET', '/api/v1/namespaces/slow/pods/stubborn')).json as { status?: { phase?: string } }).status?.phase === 'Running',
-      { timeoutMs: 10_000, what: 'the process running' },
+      { timeoutMs: seconds(10), what: 'the process running' },
     );
 
     const deleted = await api('DELETE', '/api/v1/namespaces/slow');
@@ -179,7 +180,7 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
       metadata: { deletionTimestamp: expect.any(String) },
     });
 
-    await waitFor(async () => (await api('GET', '/api/v1/namespaces/slow')).status === 404, { timeoutMs: 20_000, what: 'the namespace gone' });
+    await waitFor(async () => (await api('GET', '/api/v1/namespaces/slow')).status === 404, { timeoutMs: seconds(20), what: 'the namespace gone' });
     expect((await api('GET', '/apis/agones.dev/v1/namespaces/slow/gameservers/stubborn')).status).toBe(404);
   });
 

@@ -41,7 +41,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetsim-node-pools-'));
   poolsFile = join(dir, 'pools.yaml');
   writeFileSync(poolsFile, POOLS);
-  serve = await startServe(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--no-listen', '--node-pools', poolsFile], 30_000);
+  serve = await startServe(['--clock', 'virtual', '--db', ':memory:', '--no-default-fleet', '--no-listen', '--node-pools', poolsFile]);
 });
 
 afterAll(async () => {

@@ -1,12 +1,14 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { skipWithout } from './helpers/tools.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Pods with the real kubectl: one per GameServer, projected from it, with the output of its
@@ -23,6 +25,7 @@ interface Pod {
 }
 
 describe.sequential('pods of GameServers, with kubectl', () => {
+  skipWithout(KUBECTL);
   let serve: ServeProcess;
   let home: string;
   let out: string;
@@ -36,7 +39,6 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     };
 
   beforeAll(async () => {
-    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
     home = mkdtempSync(join(tmpdir(), 'fleetsim-pods-'));
     out = join(home, 'out');
     rmSync(out, { recursive: true, force: true });
@@ -69,13 +71,13 @@ describe.sequential('pods of GameServers, with kubectl', () => {
         };
         return list.items.length === 2 && list.items.every((gs) => gs.status.state === 'Ready') && list.items.map((gs) => gs.metadata.name).sort();
       },
-      { timeoutMs: 20_000, intervalMs: 200, what: 'two Ready GameServers' },
+      { timeoutMs: seconds(20), intervalMs: 200, what: 'two Ready GameServers' },
     );
-  }, 40_000);
+  });
 
   afterAll(async () => {
     kubectl?.killAll();
-    await serve?.process.kill('SIGTERM', 10_000);
+    await serve?.process.kill('SIGTERM', seconds(10));
     await killAll();
     rmSync(home, { recursive: true, force: true });
   });
@@ -178,11 +180,11 @@ describe.sequential('pods of GameServers, with kubectl', () => {
         const rows = (await kubectl.ok(['get', 'pods', '-o', 'name'])).trim().split('\n');
         return rows.length === 2 && !rows.includes(`pod/${victim}`) && rows;
       },
-      { timeoutMs: 20_000, intervalMs: 250, what: 'a replacement pod' },
+      { timeoutMs: seconds(20), intervalMs: 250, what: 'a replacement pod' },
     );
     await waitFor(() => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(victim)), { what: 'DELETED on the watch' });
     expect(watch.lines().some((l) => l.startsWith('ADDED') && !names.some((n) => l.includes(n)))).toBe(true);
-  }, 40_000);
+  });
 
   it('evicts a pod through pods/eviction (policy/v1), which makes its GameServer Unhealthy; a mismatched name is a 400', async () => {
     const pods = await waitFor(
@@ -190,7 +192,7 @@ describe.sequential('pods of GameServers, with kubectl', () => {
         const rows = (await kubectl.ok(['get', 'pods', '-o', 'name'])).trim().split('\n');
         return rows.length === 2 && rows.map((r) => r.replace('pod/', ''));
       },
-      { timeoutMs: 20_000, intervalMs: 250, what: 'two pods' },
+      { timeoutMs: seconds(20), intervalMs: 250, what: 'two pods' },
     );
     const victim = pods[0]!;
     const path = `/api/v1/namespaces/default/pods/${victim}/eviction`;
@@ -223,5 +225,5 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     expect(events.items.some((e) => e.reason === 'Unhealthy' && /pod was evicted/.test(e.message))).toBe(true);
     const discovery = (await apiRequest(serve.baseUrl, 'GET', '/api/v1')).json as { resources: Array<{ name: string; kind: string; group?: string }> };
     expect(discovery.resources.find((r) => r.name === 'pods/eviction')).toMatchObject({ kind: 'Eviction', group: 'policy' });
-  }, 40_000);
+  });
 });

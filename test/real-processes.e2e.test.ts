@@ -9,6 +9,8 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
+import { without } from './helpers/tools.js';
 
 /**
  * Real game-server processes under `fleetsim serve` (annotation `fleetsim.dev/command`): each
@@ -28,7 +30,7 @@ function talk(port: number, lines: string[]): Promise<string> {
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('error', reject);
     socket.on('close', () => resolve(answer));
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no end of session; got ${answer}`)));
+    socket.setTimeout(seconds(10), () => socket.destroy(new Error(`no end of session; got ${answer}`)));
     socket.write(lines.map((l) => `${l}\n`).join(''));
   });
 }
@@ -97,7 +99,7 @@ async function createFleet(manifest: unknown) {
   const r = await api('POST', '/apis/agones.dev/v1/namespaces/default/fleets', manifest);
   expect(r.status, r.text).toBe(201);
 }
-const readyServers = (fleetName: string, count: number, timeoutMs = 20_000) =>
+const readyServers = (fleetName: string, count: number, timeoutMs = seconds(20)) =>
   waitFor(
     async () => {
       const items = await gameServers(fleetName);
@@ -116,7 +118,7 @@ beforeAll(() => {
 });
 afterEach(async () => {
   // SIGTERM first: serve stops the processes it started (a SIGKILLed serve cannot).
-  await serve?.process.kill('SIGTERM', 10_000);
+  await serve?.process.kill('SIGTERM', seconds(10));
   await killAll();
   serve = undefined;
 });
@@ -139,10 +141,10 @@ describe('real game-server processes', () => {
     }
     // Two processes never share a host port.
     expect(new Set(ready.map((gs) => gs.status.ports![0]!.port)).size).toBe(3);
-  }, 40_000);
+  });
 
-  it('see Allocated on their SDK watch after an allocation by the allocator endpoint and by kubectl', async () => {
-    if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
+  it('see Allocated on their SDK watch after an allocation by the allocator endpoint and by kubectl', async ({ skip }) => {
+    skip(...without(KUBECTL));
     serve = await startServe();
     await createFleet(fleet('alloc', 2));
     await readyServers('alloc', 2);
@@ -164,7 +166,7 @@ describe('real game-server processes', () => {
     for (const name of [first, second]) {
       await waitFor(() => entries(name).some((e) => e.state === 'Allocated'), { what: `${name}'s process seeing Allocated` });
     }
-  }, 40_000);
+  });
 
   it('make the GameServer Unhealthy when they exit after Ready, and the fleet replaces it', async () => {
     serve = await startServe();
@@ -175,12 +177,12 @@ describe('real game-server processes', () => {
     writeFileSync(join(out, `crash-${name}`), '');
     await waitFor(
       async () => (await eventsOf(name)).find((e) => e.reason === 'Unhealthy' && /exited with code 3/.test(e.message)),
-      { timeoutMs: 10_000, intervalMs: 200, what: 'an Unhealthy event naming exit code 3' },
+      { timeoutMs: seconds(10), intervalMs: 200, what: 'an Unhealthy event naming exit code 3' },
     );
     const replaced = await readyServers('crash', 2);
     expect(replaced.map((gs) => gs.metadata.name)).not.toContain(name);
     expect(alive(pid)).toBe(false);
-  }, 40_000);
+  });
 
   it('complete their pod when they exit 0 after Ready (restartPolicy left to Agones: Never): the GameServer shuts down and goes', async () => {
     serve = await startServe();
@@ -190,11 +192,11 @@ describe('real game-server processes', () => {
     writeFileSync(join(out, `done-${name}`), '');
     await waitFor(
       async () => (await eventsOf(name)).find((e) => e.reason === 'Shutdown' && /Pod is in Succeeded state/.test(e.message)),
-      { timeoutMs: 10_000, intervalMs: 200, what: 'a Shutdown event for the completed pod' },
+      { timeoutMs: seconds(10), intervalMs: 200, what: 'a Shutdown event for the completed pod' },
     );
     const replaced = await readyServers('done', 1);
     expect(replaced.map((gs) => gs.metadata.name)).not.toContain(name);
-  }, 40_000);
+  });
 
   it('get SIGTERM when scaled down, and SIGKILL at the end of the grace period if they ignore it', async () => {
     serve = await startServe();
@@ -224,9 +226,9 @@ describe('real game-server processes', () => {
     // A second delete of a terminating GameServer changes nothing.
     expect((await api('DELETE', `/apis/agones.dev/v1/namespaces/default/gameservers/${stubbornName}`)).status).toBe(200);
     expect(alive(stubbornPid)).toBe(true);
-    await waitFor(() => !alive(politePid), { timeoutMs: 5_000, what: 'the polite process to exit' });
+    await waitFor(() => !alive(politePid), { timeoutMs: seconds(5), what: 'the polite process to exit' });
     expect(entries(polite!.metadata.name).some((e) => e.signal === 'SIGTERM')).toBe(true);
-    await waitFor(() => !alive(stubbornPid), { timeoutMs: 8_000, what: 'the stubborn process to be killed' });
+    await waitFor(() => !alive(stubbornPid), { timeoutMs: seconds(8), what: 'the stubborn process to be killed' });
     expect(entries(stubborn!.metadata.name).some((e) => e.signal === 'SIGTERM' && 'ignored' in e)).toBe(true);
     // It outlived SIGTERM by its grace period (2 s), not less.
     expect(Date.now() - scaledAt).toBeGreaterThanOrEqual(1_900);
@@ -235,7 +237,7 @@ describe('real game-server processes', () => {
       what: 'the GameServer deleted once its process exited',
     });
     expect(await gameServers('stubborn')).toEqual([]);
-  }, 40_000);
+  });
 
   it('get SIGTERM when their GameServer is deleted while a finalizer holds it; the GameServer stays until the finalizer is removed', async () => {
     serve = await startServe();
@@ -248,7 +250,7 @@ describe('real game-server processes', () => {
       apiRequest(serve!.baseUrl, 'PATCH', path, { body: { metadata: { finalizers } }, headers: { 'content-type': 'application/merge-patch+json' } });
     expect((await patch(['agones.dev/controller', 'example.com/hold'])).status).toBe(200);
     expect((await api('DELETE', path)).status).toBe(200);
-    await waitFor(() => !alive(pid), { timeoutMs: 5_000, what: 'the process to exit after SIGTERM' });
+    await waitFor(() => !alive(pid), { timeoutMs: seconds(5), what: 'the process to exit after SIGTERM' });
     expect(entries(name).some((e) => e.signal === 'SIGTERM')).toBe(true);
     // Its pod gone, Agones's controller takes its own finalizer off; the other one keeps the GameServer.
     const kept = await waitFor(
@@ -262,7 +264,7 @@ describe('real game-server processes', () => {
     expect(kept.metadata.deletionTimestamp).toBeDefined();
     expect((await patch([])).status).toBe(200);
     expect((await api('GET', path)).status).toBe(404);
-  }, 40_000);
+  });
 
   it('restart before Ready, then give up as Unhealthy naming the exit code, when the command does not exist', async () => {
     serve = await startServe();
@@ -277,13 +279,13 @@ describe('real game-server processes', () => {
         const all = await eventsOf(name);
         return all.some((e) => e.reason === 'Unhealthy') && all;
       },
-      { timeoutMs: 30_000, intervalMs: 250, what: 'Unhealthy after repeated failed starts' },
+      { timeoutMs: seconds(30), intervalMs: 250, what: 'Unhealthy after repeated failed starts' },
     );
     const backOffs = events.filter((e) => e.reason === 'BackOff');
     expect(backOffs.length).toBeGreaterThanOrEqual(1);
     expect(backOffs[0]!.message).toMatch(/exited with code 127/);
     expect(events.find((e) => e.reason === 'Unhealthy')!.message).toMatch(/exited with code 127.*5 failed starts/);
-  }, 45_000);
+  });
 
   it('stop with fleetsim, leaving no process behind, and start again when it restarts on the same log', async () => {
     const db = join(out, 'restart.db');
@@ -292,16 +294,16 @@ describe('real game-server processes', () => {
     const before = await readyServers('restart', 2);
     const pids = await Promise.all(before.map((gs) => waitFor(() => pidOf(gs.metadata.name), { what: 'pid' })));
     expect(pids.every(alive)).toBe(true);
-    await serve.process.kill('SIGTERM', 10_000);
-    await waitFor(() => pids.filter(alive).length === 0, { timeoutMs: 2_000, what: 'no process left' });
+    await serve.process.kill('SIGTERM', seconds(10));
+    await waitFor(() => pids.filter(alive).length === 0, { timeoutMs: seconds(2), what: 'no process left' });
 
     serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2']);
     for (const gs of before) {
-      await waitFor(() => entries(gs.metadata.name).filter((e) => e.started).length === 2, { timeoutMs: 15_000, what: `${gs.metadata.name} started again` });
+      await waitFor(() => entries(gs.metadata.name).filter((e) => e.started).length === 2, { timeoutMs: seconds(15), what: `${gs.metadata.name} started again` });
     }
     const again = await readyServers('restart', 2);
     expect(again.map((gs) => gs.metadata.name).sort()).toEqual(before.map((gs) => gs.metadata.name).sort());
-  }, 60_000);
+  });
 
   it('end with serve even when it is SIGKILLed (its watchdog ends them), and a restart ends those whose watchdog was killed too', async () => {
     const db = join(out, 'orphans.db');
@@ -326,7 +328,7 @@ describe('real game-server processes', () => {
       const first = await running(1);
       expect(first.all.every(alive)).toBe(true);
       await serve.process.kill('SIGKILL');
-      await waitFor(() => first.all.every((pid) => !alive(pid)), { timeoutMs: 5_000, intervalMs: 100, what: "the SIGKILLed serve's processes to end" });
+      await waitFor(() => first.all.every((pid) => !alive(pid)), { timeoutMs: seconds(5), intervalMs: 100, what: "the SIGKILLed serve's processes to end" });
 
       serve = await startServe(args);
       const second = await running(2);
@@ -356,7 +358,7 @@ describe('real game-server processes', () => {
     } finally {
       for (const pid of seen) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
-  }, 90_000);
+  });
 
   it('print without pause (yes) while serve keeps answering and stops on SIGTERM; a line that never ends is shown in bounded pieces', async () => {
     serve = await startServe();
@@ -367,23 +369,23 @@ describe('real game-server processes', () => {
       const [gs] = await gameServers(fleetName);
       return gs && (await api('GET', `/api/v1/namespaces/default/pods/${gs.metadata.name}/log${query}`)).text;
     };
-    await waitFor(async () => (await podLog('chatty', '?tailLines=3')) === 'y\ny\ny\n', { timeoutMs: 20_000, intervalMs: 200, what: 'the output of yes' });
+    await waitFor(async () => (await podLog('chatty', '?tailLines=3')) === 'y\ny\ny\n', { timeoutMs: seconds(20), intervalMs: 200, what: 'the output of yes' });
     // While it prints, reads answer (each request gives up after 5 s).
     for (let i = 0; i < 5; i++) {
-      const r = await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/fleets', { timeoutMs: 5_000 });
+      const r = await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/fleets', { timeoutMs: seconds(5) });
       expect(r.status).toBe(200);
     }
     // Kept as partial pieces, the newest MiB at most, shown run on as the kubelet shows them.
     const endless = await waitFor(async () => ((await podLog('endless')) ?? '').length > 900_000 && (await podLog('endless'))!, {
-      timeoutMs: 20_000,
+      timeoutMs: seconds(20),
       intervalMs: 200,
       what: 'the unending line in the log',
     });
     expect(endless).toMatch(/^y+$/);
     expect(endless.length).toBeLessThanOrEqual(1024 * 1024);
-    const stopped = await serve.process.kill('SIGTERM', 10_000);
+    const stopped = await serve.process.kill('SIGTERM', seconds(10));
     expect(stopped).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  });
 
   it('run the worked example of the README: examples/local-game, allocated with kubectl and played over TCP', async () => {
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '-f', join(LOCAL_GAME, 'fleet.yaml')]);
@@ -399,5 +401,5 @@ describe('real game-server processes', () => {
     // The last player left: the server shut itself down and the fleet started a fresh one.
     const fresh = await readyServers('local-game', 3);
     expect(fresh.map((gs) => gs.metadata.name)).not.toContain(name);
-  }, 40_000);
+  });
 });

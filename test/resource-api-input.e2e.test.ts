@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,9 @@ import { killAll } from './helpers/process.js';
 import { type ApiResponse, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
-import { Kubectl } from './helpers/kubectl.js';
+import { KUBECTL, Kubectl } from './helpers/kubectl.js';
+import { seconds } from './helpers/time-scale.js';
+import { without } from './helpers/tools.js';
 
 /**
  * The resource API read as the Kubernetes API server reads a request: query parameters
@@ -17,7 +18,6 @@ import { Kubectl } from './helpers/kubectl.js';
  * no route takes. Every client mistake is a 4xx Status in JSON and changes nothing.
  */
 
-const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 const FLEETS = '/apis/agones.dev/v1/namespaces/default/fleets';
 const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
 const ALLOCATIONS = '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations';
@@ -67,7 +67,7 @@ function rawRequest(port: number, head: string): Promise<string> {
     socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     socket.on('end', () => resolve(text));
     socket.on('error', reject);
-    socket.setTimeout(5_000, () => {
+    socket.setTimeout(seconds(5), () => {
       socket.destroy();
       resolve(text);
     });
@@ -81,7 +81,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
   beforeAll(async () => {
     serve = await startServe();
     expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('paged', 5) })).status).toBe(201);
-    await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers' });
+    await waitFor(async () => (await names()).length === 5, { timeoutMs: seconds(15), what: 'five GameServers' });
   });
 
   afterAll(async () => {
@@ -147,13 +147,13 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('z-last', 0) })).status).toBe(201);
       const page = (await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1`)).json as ObjectList;
       expect(page.items.map((o) => o.metadata.name)).toEqual(['a-first']);
-      expect((await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/paged`, { timeoutMs: 10_000 })).status).toBe(200);
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/paged`, { timeoutMs: seconds(10) })).status).toBe(200);
       const rest = await apiRequest(serve.baseUrl, 'GET', `${FLEETS}?limit=1&continue=${encodeURIComponent(page.metadata.continue!)}`);
       expect((rest.json as ObjectList).items.map((o) => o.metadata.name)).toEqual(['z-last']);
       // Put the fleet back for the tests that follow.
       for (const name of ['a-first', 'z-last']) await apiRequest(serve.baseUrl, 'DELETE', `${FLEETS}/${name}`);
       expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('paged', 5) })).status).toBe(201);
-      await waitFor(async () => (await names()).length === 5, { timeoutMs: 15_000, what: 'five GameServers again' });
+      await waitFor(async () => (await names()).length === 5, { timeoutMs: seconds(15), what: 'five GameServers again' });
     });
 
     it.each([
@@ -176,27 +176,11 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect(status.message).toContain(query.split('=')[0]!);
     });
 
-    it('kubectl get --chunk-size=2 lists everything, page by page', async () => {
-      if (!existsSync(KUBECTL)) throw new Error(`kubectl not found at ${KUBECTL} (set KUBECTL to its path)`);
+    it('kubectl get --chunk-size=2 lists everything, page by page', async ({ skip }) => {
+      skip(...without(KUBECTL));
       const home = mkdtempSync(join(tmpdir(), 'fleetsim-chunks-'));
       try {
-        const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-          const child = spawn(
-            KUBECTL,
-            ['--kubeconfig', '/dev/null', '--server', serve.baseUrl, '--cache-dir', join(home, 'cache'), 'get', 'gameservers', '--chunk-size=2', '-o', 'name', '-v=6'],
-            { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
-          );
-          let stdout = '';
-          let stderr = '';
-          child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-          child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-          child.once('error', reject);
-          child.once('close', (code) => {
-            clearTimeout(timer);
-            resolve({ code, stdout, stderr });
-          });
-        });
+        const result = await new Kubectl(serve.baseUrl, home).run(['get', 'gameservers', '--chunk-size=2', '-o', 'name', '-v=6']);
         expect(result.code, result.stderr).toBe(0);
         const listed = result.stdout.split('\n').filter((l) => l !== '').map((l) => l.replace(/^gameserver\.agones\.dev\//, ''));
         expect(listed.sort()).toEqual((await names()).sort());
@@ -267,7 +251,7 @@ describe.sequential('resource API input, as the API server reads it', () => {
     });
 
     it('a watch with timeoutSeconds ends by itself', async () => {
-      const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?watch=true&timeoutSeconds=1`, { timeoutMs: 8_000 });
+      const r = await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}?watch=true&timeoutSeconds=1`, { timeoutMs: seconds(8) });
       expect(r.status).toBe(200);
       expect(r.text.split('\n').filter((l) => l !== '')).toHaveLength(5);
     });
@@ -472,10 +456,10 @@ describe.sequential('resource API input, as the API server reads it', () => {
       expect((await apiRequest(serve.baseUrl, 'POST', FLEETS, { body: fleetManifest('dated', 1) })).status).toBe(201);
       const autoscaler = { metadata: { name: 'dated' }, spec: { fleetName: 'dated', policy: { type: 'Buffer', buffer: { bufferSize: 1, maxReplicas: 3 } } } };
       expect((await apiRequest(serve.baseUrl, 'POST', AUTOSCALERS, { body: autoscaler })).status).toBe(201);
-      const gameServer = await waitFor(async () => (await names()).find((name) => name.startsWith('dated-')), { timeoutMs: 15_000, what: 'a GameServer of fleet dated' });
+      const gameServer = await waitFor(async () => (await names()).find((name) => name.startsWith('dated-')), { timeoutMs: seconds(15), what: 'a GameServer of fleet dated' });
       const now = async (path: string) => (await apiRequest(serve.baseUrl, 'GET', path)).json as { metadata: { resourceVersion: string }; status?: Record<string, unknown> };
       const times = async () => [(await now(`${AUTOSCALERS}/dated`)).status?.lastScaleTime, (await now(`${GAMESERVERS}/${gameServer}`)).status?.reservedUntil];
-      await waitFor(async () => (await now(`${AUTOSCALERS}/dated`)).status, { timeoutMs: 15_000, what: "the autoscaler's first status" });
+      await waitFor(async () => (await now(`${AUTOSCALERS}/dated`)).status, { timeoutMs: seconds(15), what: "the autoscaler's first status" });
       expect(await times()).toEqual([null, null]);
 
       for (const value of [PAYLOAD, '2024-05-01', '2024-02-30T10:00:00Z', '2024-05-01T10:00:00Zt<b>']) {
@@ -693,7 +677,7 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
 
   it('kubectl delete --cascade=orphan leaves the fleet\'s GameServerSet and GameServers, without the owner reference', async () => {
     const owner = await create('orphans', 2);
-    await waitFor(async () => (await list(GAMESERVERS)).length === 2, { timeoutMs: 15_000, what: 'two GameServers' });
+    await waitFor(async () => (await list(GAMESERVERS)).length === 2, { timeoutMs: seconds(15), what: 'two GameServers' });
     const setsOfFleet = `${SETS}?labelSelector=agones.dev%2Ffleet%3Dorphans`;
     const [set] = await list(setsOfFleet);
     expect(set!.metadata.ownerReferences?.map((r) => r.uid)).toEqual([owner.metadata.uid]);
@@ -711,7 +695,7 @@ describe.sequential('DeleteOptions, from the query or the body (kubectl sends th
 
     // Deleting the set as usual (Background) takes its GameServers with it.
     expect(await ctx.kubectl.ok(['delete', 'gameserverset', set!.metadata.name])).toMatch(/deleted/);
-    await waitFor(async () => (await list(GAMESERVERS)).length === 0, { timeoutMs: 15_000, what: 'the GameServers gone with their set' });
+    await waitFor(async () => (await list(GAMESERVERS)).length === 0, { timeoutMs: seconds(15), what: 'the GameServers gone with their set' });
   });
 });
 
@@ -738,7 +722,7 @@ describe.sequential('finalizers hold a deleted object, terminating, until they a
     const manifest = fleetManifest('held', 2);
     const created = await apiRequest(ctx.serve.baseUrl, 'POST', FLEETS, { body: { ...manifest, metadata: { name: 'held', finalizers: [HOLD] } } });
     expect(created.status, created.text).toBe(201);
-    await waitFor(async () => (await count(GAMESERVERS)) === 2, { timeoutMs: 15_000, what: 'two GameServers' });
+    await waitFor(async () => (await count(GAMESERVERS)) === 2, { timeoutMs: seconds(15), what: 'two GameServers' });
     const before = (await get(`${FLEETS}/held`))!;
 
     expect(await ctx.kubectl.ok(['delete', 'fleet', 'held', '--wait=false'])).toMatch(/fleet.agones.dev "held" deleted/);
@@ -767,7 +751,7 @@ describe.sequential('finalizers hold a deleted object, terminating, until they a
 
     await ctx.kubectl.ok(['patch', 'fleet', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
     expect(await get(`${FLEETS}/held`)).toBeUndefined();
-    await waitFor(async () => (await count(GAMESERVERS)) === 0, { timeoutMs: 15_000, what: 'the GameServers gone with the fleet' });
+    await waitFor(async () => (await count(GAMESERVERS)) === 0, { timeoutMs: seconds(15), what: 'the GameServers gone with the fleet' });
     expect(await count('/apis/agones.dev/v1/namespaces/default/gameserversets')).toBe(0);
   });
 

@@ -6,6 +6,7 @@ import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { eventsIn } from './helpers/log-file.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Resuming a log and starting over: serve says which it does, `--fresh` keeps the old log under
@@ -24,7 +25,7 @@ async function createFleet(serve: ServeProcess, name: string): Promise<void> {
 }
 
 async function stop(serve: ServeProcess): Promise<void> {
-  expect(await serve.process.kill('SIGTERM', 15_000), serve.process.describe()).toEqual({ code: 0, signal: null });
+  expect(await serve.process.kill('SIGTERM', seconds(15)), serve.process.describe()).toEqual({ code: 0, signal: null });
 }
 
 /** The line serve prints when it opens an existing log. */
@@ -36,7 +37,7 @@ function resumingLine(db: string): string {
 /** Starts serve on `db` with `flags` and expects it refused as a usage error, in one line, with nothing written. */
 async function expectRefused(db: string, flags: string[], message: RegExp): Promise<void> {
   const before = eventsIn(db);
-  const run = await runCli(['serve', '--port', '0', '--db', db, ...flags], 30_000);
+  const run = await runCli(['serve', '--port', '0', '--db', db, ...flags], seconds(30));
   expect(run.code, run.stdout + run.stderr).toBe(2);
   expect(run.stdout).toBe(resumingLine(db));
   expect(run.stderr.split('\n')).toHaveLength(2);

@@ -4,6 +4,7 @@ import type { GameServerObject, OfficialSdk } from './helpers/agones-sdk.js';
 import { type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
 import { COUNTS_AND_LISTS_TESTS, DEFAULT_CONFORMANCE_TESTS, VERDICT_OK } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Agones's Node.js conformance client (test/sdk/nodejs/testSDKClient.js, agones-sidecar.md
@@ -18,7 +19,8 @@ const require = createRequire(import.meta.url);
 const AgonesSDK = require('@google-cloud/agones-sdk') as new () => OfficialSdk;
 
 const EXPECTED = [...DEFAULT_CONFORMANCE_TESTS, ...COUNTS_AND_LISTS_TESTS];
-const TIMEOUT_SECONDS = 6;
+/** Seconds the sidecar runs before it stops and gives its verdict: room for the whole flow, as patient as the tests. */
+const TIMEOUT_SECONDS = Math.ceil(seconds(6) / 1000);
 
 function stateRuns(states: string[]): string[] {
   const runs: string[] = [];
@@ -157,7 +159,7 @@ describe('Node SDK conformance flow over gRPC (§13.2)', () => {
     closeSdk(client);
     sdk = undefined;
 
-    const status = await sidecar.process.waitForExit((TIMEOUT_SECONDS + 10) * 1000);
+    const status = await sidecar.process.waitForExit(TIMEOUT_SECONDS * 1000 + seconds(10));
     expect(status, sidecar.process.describe()).toEqual({ code: 0, signal: null });
     expect(sidecar.process.stdout).toContain(VERDICT_OK);
   });

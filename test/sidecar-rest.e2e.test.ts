@@ -13,6 +13,7 @@ import {
   getGameServer,
 } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Agones's REST conformance client (test/sdk/restapi/http-api-test.go, agones-sidecar.md §13.6)
@@ -23,8 +24,8 @@ import { waitFor } from './helpers/wait.js';
 
 const EXPECTED = [...DEFAULT_CONFORMANCE_TESTS, ...ALPHA_CONFORMANCE_TESTS, ...COUNTS_AND_LISTS_TESTS];
 const GATES = 'CountsAndLists=true&PlayerTracking=true';
-/** Seconds the sidecar runs before it stops and gives its verdict: room for the whole flow. */
-const TIMEOUT_SECONDS = 8;
+/** Seconds the sidecar runs before it stops and gives its verdict: room for the whole flow, as patient as the tests. */
+const TIMEOUT_SECONDS = Math.ceil(seconds(8) / 1000);
 
 const digits = expect.stringMatching(/^\d+$/);
 const rfc3339 = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -319,7 +320,7 @@ describe('REST conformance flow (§13.6) and WebSocket watch check (§13.7)', ()
   });
 
   it('exits 0 at --timeout with "Received requests match expected list", ending the watch cleanly', async () => {
-    const status = await sidecar.process.waitForExit((TIMEOUT_SECONDS + 10) * 1000);
+    const status = await sidecar.process.waitForExit(TIMEOUT_SECONDS * 1000 + seconds(10));
     expect(status, sidecar.process.describe()).toEqual({ code: 0, signal: null });
     expect(sidecar.process.stdout).toContain(VERDICT_OK);
     expect(sidecar.process.stderr).not.toContain('Testing Failed');
@@ -342,7 +343,7 @@ describe('conformance verdict mismatch', () => {
     await expectOk(sidecar.baseUrl, 'POST', '/ready', '{}', {});
     await getGameServer(sidecar.baseUrl);
     await expectOk(sidecar.baseUrl, 'POST', '/shutdown', '{}', {});
-    const status = await sidecar.process.waitForExit(12_000);
+    const status = await sidecar.process.waitForExit(2_000 + seconds(10));
     const output = sidecar.process.describe();
     expect(status, output).toEqual({ code: 1, signal: null });
     const text = sidecar.process.stdout + sidecar.process.stderr;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Simulated game servers whose image is Agones's example simple-game-server answer on their
@@ -58,7 +59,7 @@ function udp(port: number, text: string): Promise<string> {
     const timer = setTimeout(() => {
       socket.close();
       reject(new Error(`no UDP answer to ${text}`));
-    }, 5_000);
+    }, seconds(5));
     socket.once('message', (message) => {
       clearTimeout(timer);
       socket.close();
@@ -95,7 +96,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     waitFor(async () => {
       const gs = await get(name);
       return gs.status?.state === 'Ready' && gs;
-    }, { timeoutMs: 15_000, intervalMs: 100, what: `${name} Ready` });
+    }, { timeoutMs: seconds(15), intervalMs: 100, what: `${name} Ready` });
   const create = async (manifest: object) => {
     const r = await apiRequest(serve.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/gameservers', { body: manifest });
     expect(r.status, r.text).toBe(201);
@@ -106,7 +107,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES, '--port-range', '17000-17999']);
   });
   afterAll(async () => {
-    await serve?.process.kill('SIGTERM', 10_000);
+    await serve?.process.kill('SIGTERM', seconds(10));
     await killAll();
   });
 
@@ -133,7 +134,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
       const r = await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers/udp-1');
       return r.status === 404 && r;
     }, { what: 'udp-1 shut down and deleted' }) as unknown as GameServer;
-  }, 30_000);
+  });
 
   it('answers the player, counter and list commands through its sidecar', async () => {
     await create(gameServerManifest('udp-2', 'UDP'));
@@ -170,7 +171,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     expect(gs.status.players).toMatchObject({ count: 1, capacity: 3 });
     expect(gs.status.counters!.rooms).toEqual({ count: 3, capacity: 9 });
     expect(gs.status.lists!.players!.values).toEqual(['b']);
-  }, 30_000);
+  });
 
   it('answers over TCP, and on both protocols for a TCPUDP port', async () => {
     await create(gameServerManifest('tcp-1', 'TCP'));
@@ -189,20 +190,20 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     expect(ports[1]).toBe(ports[0]);
     expect(await udp(ports[0]!, 'ping')).toBe('ACK: ping\n');
     expect((await tcp(ports[0]!, ['ping']))[0]).toBe('ACK TCP: ping\n\n');
-  }, 30_000);
+  });
 
   it('stops health pings on UNHEALTHY, and dies on CRASH: both make the GameServer Unhealthy', async () => {
     await create(gameServerManifest('sick', 'UDP', { health: { periodSeconds: 1, failureThreshold: 1, initialDelaySeconds: 0 } }));
     await create(gameServerManifest('crash', 'UDP'));
     const sick = (await ready('sick')).status.ports[0]!.port;
     expect(await udp(sick, 'UNHEALTHY')).toBe('ACK: UNHEALTHY\n');
-    await waitFor(async () => (await get('sick')).status.state === 'Unhealthy', { timeoutMs: 10_000, intervalMs: 100, what: 'sick Unhealthy' });
+    await waitFor(async () => (await get('sick')).status.state === 'Unhealthy', { timeoutMs: seconds(10), intervalMs: 100, what: 'sick Unhealthy' });
     const crash = (await ready('crash')).status.ports[0]!.port;
     await expect(udp(crash, 'CRASH')).rejects.toThrow(/no UDP answer/);
     expect((await get('crash')).status.state).toBe('Unhealthy');
     const logs = await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/crash/log');
     expect(logs.text).toMatch(/Crashing\./);
-  }, 30_000);
+  });
 
   it('exits with the status CRASH names: 0 completes the pod, so the GameServer shuts down and goes; 3 fails it, Unhealthy', async () => {
     await create(gameServerManifest('done', 'UDP'));
@@ -219,7 +220,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
       status: { containerStatuses: Array<{ state: { terminated?: { exitCode: number } } }> };
     };
     expect(pod.status.containerStatuses[0]!.state.terminated?.exitCode).toBe(3);
-  }, 30_000);
+  });
 
   it('waits for READY when started with READY=false, and never shares a host port', async () => {
     await create(gameServerManifest('waits', 'UDP', { env: [{ name: 'READY', value: 'false' }] }));
@@ -235,7 +236,7 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     // The halves of a TCPUDP port share their host port: counted once per GameServer.
     const ports = list.items.flatMap((g) => [...new Set(g.status.ports.map((p) => p.port))]);
     expect(new Set(ports).size).toBe(ports.length);
-  }, 30_000);
+  });
 
   it('keeps serving after deletion for its -gracefulTerminationDelaySec, capped by the grace period, terminating meanwhile', async () => {
     await create(gameServerManifest('lingers', 'UDP', { args: ['-gracefulTerminationDelaySec', '3'], graceSeconds: 60 }));
@@ -250,13 +251,13 @@ describe.sequential('simulated simple-game-servers on their ports', () => {
     }
     expect(await udp(port, 'GAMESERVER')).toBe('NAME: lingers\n');
     const gone = (name: string) => async () => (await apiRequest(serve.baseUrl, 'GET', `/apis/agones.dev/v1/namespaces/default/gameservers/${name}`)).status === 404;
-    await waitFor(gone('capped'), { timeoutMs: 5_000, intervalMs: 50, what: 'capped gone after its 1 s grace' });
+    await waitFor(gone('capped'), { timeoutMs: seconds(5), intervalMs: 50, what: 'capped gone after its 1 s grace' });
     // The grace period cut the 30 s delay short: gone while the other still serves its 3 s.
     expect((await get('lingers')).metadata.name).toBe('lingers');
-    await waitFor(gone('lingers'), { timeoutMs: 8_000, intervalMs: 50, what: 'lingers gone after its 3 s delay' });
+    await waitFor(gone('lingers'), { timeoutMs: seconds(8), intervalMs: 50, what: 'lingers gone after its 3 s delay' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
     await expect(udp(port, 'GAMESERVER')).rejects.toThrow(/no UDP answer/);
-  }, 30_000);
+  });
 });
 
 describe('--no-listen', () => {
@@ -268,13 +269,13 @@ describe('--no-listen', () => {
       const gs = await waitFor(async () => {
         const g = (await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers/quiet')).json as GameServer;
         return g.status?.state === 'Ready' && g;
-      }, { timeoutMs: 15_000, what: 'quiet Ready' });
+      }, { timeoutMs: seconds(15), what: 'quiet Ready' });
       await expect(udp(gs.status.ports[0]!.port, 'hello')).rejects.toThrow(/no UDP answer/);
     } finally {
-      await serve.process.kill('SIGTERM', 10_000);
+      await serve.process.kill('SIGTERM', seconds(10));
       await killAll();
     }
-  }, 30_000);
+  });
 });
 
 /** A port free on this machine now (the OS's pick), for a one-port --port-range. */
@@ -304,10 +305,10 @@ describe('host ports of listening simulated servers', () => {
       for (const name of ['first', 'second']) {
         const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: gameServerManifest(name, 'UDP') });
         expect(r.status, r.text).toBe(201);
-        if (name === 'first') await waitFor(async () => (await state(serve, name)) === 'Ready', { timeoutMs: 15_000, what: 'first Ready' });
+        if (name === 'first') await waitFor(async () => (await state(serve, name)) === 'Ready', { timeoutMs: seconds(15), what: 'first Ready' });
       }
       const warning = await waitFor(async () => (await events(serve, 'second')).find((e) => e.type === 'Warning' && e.reason === 'PortAllocation'), {
-        timeoutMs: 10_000,
+        timeoutMs: seconds(10),
         what: 'a PortAllocation Warning on second',
       });
       expect(warning.message).toContain(`${port}-${port}`);
@@ -315,13 +316,13 @@ describe('host ports of listening simulated servers', () => {
       expect(await udp(port, 'GAMESERVER')).toBe('NAME: first\n');
 
       expect((await apiRequest(serve.baseUrl, 'DELETE', `${GAMESERVERS}/first`)).status).toBe(200);
-      await waitFor(async () => (await state(serve, 'second')) === 'Ready', { timeoutMs: 15_000, what: 'second Ready on the released port' });
+      await waitFor(async () => (await state(serve, 'second')) === 'Ready', { timeoutMs: seconds(15), what: 'second Ready on the released port' });
       expect(await udp(port, 'GAMESERVER')).toBe('NAME: second\n');
     } finally {
-      await serve.process.kill('SIGTERM', 10_000);
+      await serve.process.kill('SIGTERM', seconds(10));
       await killAll();
     }
-  }, 40_000);
+  });
 
   it('a host port busy on the machine: the simulated server dies as the example would, fleetsim keeps serving', async () => {
     const port = await freeUdpPort();
@@ -331,14 +332,14 @@ describe('host ports of listening simulated servers', () => {
     try {
       const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: gameServerManifest('blocked', 'UDP') });
       expect(r.status, r.text).toBe(201);
-      await waitFor(async () => (await state(serve, 'blocked')) === 'Unhealthy', { timeoutMs: 15_000, what: 'blocked Unhealthy' });
+      await waitFor(async () => (await state(serve, 'blocked')) === 'Unhealthy', { timeoutMs: seconds(15), what: 'blocked Unhealthy' });
       const logs = await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/blocked/log');
       expect(logs.text).toMatch(/Could not start server/);
       expect((await apiRequest(serve.baseUrl, 'GET', GAMESERVERS)).status).toBe(200);
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
-      await serve.process.kill('SIGTERM', 10_000);
+      await serve.process.kill('SIGTERM', seconds(10));
       await killAll();
     }
-  }, 40_000);
+  });
 });

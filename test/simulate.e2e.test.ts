@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killAll, runCli } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim simulate` as a user runs it: the real CLI on a scenario file, its report and log
@@ -79,7 +80,7 @@ afterAll(killAll);
 describe('fleetsim simulate', () => {
   it('runs a scenario and writes its report and a log that explains', async () => {
     const out = join(dir, 'run-1');
-    const run = await runCli(['simulate', scenarioFile, '--out', out], 120_000);
+    const run = await runCli(['simulate', scenarioFile, '--out', out], seconds(120));
     expect(run.code, run.stderr).toBe(0);
     for (const file of ['summary.json', 'summary.md', 'index.html', 'timing.json', 'fleetsim.db']) expect(existsSync(join(out, file)), file).toBe(true);
     const summary = summaryOf(out);
@@ -103,26 +104,26 @@ describe('fleetsim simulate', () => {
     expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('| gave up |');
 
     // The run's log explains like any other: the autoscaler's decisions, with the entry that ruled.
-    const explained = await runCli(['explain', 'fas/game', '--db', join(out, 'fleetsim.db')], 30_000);
+    const explained = await runCli(['explain', 'fas/game', '--db', join(out, 'fleetsim.db')], seconds(30));
     expect(explained.code, explained.stderr).toBe(0);
     expect(explained.stdout).toContain('happy-hour');
-    const allocation = await runCli(['explain', 'fleet/game', '--db', join(out, 'fleetsim.db')], 30_000);
+    const allocation = await runCli(['explain', 'fleet/game', '--db', join(out, 'fleetsim.db')], seconds(30));
     expect(allocation.code, allocation.stderr).toBe(0);
-    const replayed = await runCli(['replay', join(out, 'fleetsim.db')], 30_000);
+    const replayed = await runCli(['replay', join(out, 'fleetsim.db')], seconds(30));
     expect(replayed.code, replayed.stderr).toBe(0);
 
     // The same scenario and seed: the same log, byte for byte, and the same report.
     const again = join(dir, 'run-2');
-    const second = await runCli(['simulate', scenarioFile, '--out', again], 120_000);
+    const second = await runCli(['simulate', scenarioFile, '--out', again], seconds(120));
     expect(second.code, second.stderr).toBe(0);
     for (const file of ['fleetsim.db', 'summary.json', 'summary.md', 'index.html']) {
       expect(readFileSync(join(again, file)).equals(readFileSync(join(out, file))), file).toBe(true);
     }
-  }, 300_000);
+  }, seconds(300));
 
   it('--vary runs each value with the same players and compares them', async () => {
     const out = join(dir, 'vary');
-    const run = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20'], 120_000);
+    const run = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20'], seconds(120));
     expect(run.code, run.stderr).toBe(0);
     const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary[];
     expect(summaries.map((s) => s.variant)).toEqual(['bufferSize=1', 'bufferSize=20']);
@@ -136,13 +137,13 @@ describe('fleetsim simulate', () => {
     expect(page).toContain('The trade-off: cost against players who gave up');
     expect(readFileSync(join(out, 'summary.md'), 'utf8')).toMatch(/\| bufferSize=20 \|/);
     for (const variant of ['bufferSize-1', 'bufferSize-20']) expect(existsSync(join(out, variant, 'fleetsim.db'))).toBe(true);
-  }, 300_000);
+  }, seconds(300));
 
   it('puts several scenario files side by side', async () => {
     const other = join(dir, 'late.yaml');
     writeFileSync(other, SCENARIO.replace('name: evening', 'name: late').replace('seed: 21', 'seed: 22'));
     const out = join(dir, 'files');
-    const run = await runCli(['simulate', scenarioFile, other, '--out', out], 120_000);
+    const run = await runCli(['simulate', scenarioFile, other, '--out', out], seconds(120));
     expect(run.code, run.stderr).toBe(0);
     const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Array<Summary & { seed: number }>;
     expect(summaries.map((s) => [s.variant, s.seed])).toEqual([
@@ -152,21 +153,21 @@ describe('fleetsim simulate', () => {
     // Each file keeps its own seed, so its own players.
     expect(summaries[0]!.allocations.requests).not.toBe(summaries[1]!.allocations.requests);
     expect(readFileSync(join(out, 'index.html'), 'utf8')).toContain('href="late/index.html"');
-  }, 300_000);
+  }, seconds(300));
 
   it('refuses a bad scenario with the file, line and field, and runs nothing', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, SCENARIO.replace('retry: { interval: 2s, timeout: 30s }', 'retry: { every: 2s }'));
     const out = join(dir, 'bad-out');
-    const run = await runCli(['simulate', bad, '--out', out], 30_000);
+    const run = await runCli(['simulate', bad, '--out', out], seconds(30));
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`${bad}:41: spec.demand.retry.every: unknown field (known: interval, timeout)`);
     expect(existsSync(out)).toBe(false);
 
     // A policy Agones would refuse, in the second variant: the first does not run either.
-    const varied = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=5,0'], 30_000);
+    const varied = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=5,0'], seconds(30));
     expect(varied.code).toBe(2);
     expect(varied.stderr).toMatch(/FleetAutoscaler\.autoscaling\.agones\.dev "game" is invalid: spec\.policy\.chain\[1\]\.policy\.buffer\.bufferSize: Invalid value: 0/);
     expect(existsSync(out)).toBe(false);
-  }, 120_000);
+  }, seconds(120));
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll } from './helpers/process.js';
 import { apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The virtual clock runs the cluster: one scenario on two real `fleetsim serve` processes, one on
@@ -126,14 +127,14 @@ describe('the virtual clock runs the cluster', () => {
         const done = state.autoscaler.scalingLimited === true && state.fleet.status.allocatedReplicas === 4 && state.states.reserved === 'Ready' && state.states.silent === 'Unhealthy';
         return done && state;
       },
-      { timeoutMs: 120_000, intervalMs: 200, what: 'the scenario to play out on the real clock' },
+      { timeoutMs: seconds(120), intervalMs: 200, what: 'the scenario to play out on the real clock' },
     );
     await real.process.kill();
 
     const virtual = await startServe(serveArgs('virtual'));
     const before = await endState(virtual.baseUrl);
     expect(before.states).toMatchObject({ reserved: expect.not.stringMatching(/Ready|Reserved/), silent: expect.not.stringMatching(/Unhealthy/) });
-    const advance = await apiRequest(virtual.baseUrl, 'POST', '/fleetsim/v1/clock', { body: { advanceSeconds: 30 }, timeoutMs: 60_000 });
+    const advance = await apiRequest(virtual.baseUrl, 'POST', '/fleetsim/v1/clock', { body: { advanceSeconds: 30 }, timeoutMs: seconds(60) });
     expect(advance.status, advance.text).toBe(200);
     expect(advance.json).toMatchObject({ kind: 'virtual', now: '2026-01-01T00:00:30.000Z' });
     expect((advance.json as { timersFired: number }).timersFired).toBeGreaterThan(20);
@@ -151,7 +152,7 @@ describe('the virtual clock runs the cluster', () => {
 
   it('serializes advances asked for together, and refuses an advance that is not a finite number, changing nothing', async () => {
     const serve = await startServe(serveArgs('virtual'));
-    const advance = (body: unknown) => apiRequest(serve.baseUrl, 'POST', '/fleetsim/v1/clock', { body, timeoutMs: 60_000 });
+    const advance = (body: unknown) => apiRequest(serve.baseUrl, 'POST', '/fleetsim/v1/clock', { body, timeoutMs: seconds(60) });
     const answers = await Promise.all([advance({ advanceSeconds: 10 }), advance({ advanceSeconds: 10 }), advance({ advanceSeconds: 10 })]);
     expect(answers.map((a) => (a.json as { now: string }).now).sort()).toEqual(['2026-01-01T00:00:10.000Z', '2026-01-01T00:00:20.000Z', '2026-01-01T00:00:30.000Z']);
     for (const body of [{ advanceSeconds: -1 }, { advanceSeconds: '5' }, {}, '{"advanceSeconds": 1e999}']) {

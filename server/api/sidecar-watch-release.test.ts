@@ -6,6 +6,7 @@ import { findDefinition } from '../kinds/definitions.js';
 import { FleetsimServer } from '../serve.js';
 import { StandaloneSidecar } from '../standalone.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 /**
  * A sidecar watch (NDJSON `GET /watch/gameserver` or its WebSocket) whose client goes away must
@@ -46,13 +47,7 @@ function webSocketWatch(url: string, abrupt: boolean): Promise<void> {
   });
 }
 
-async function until(probe: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+const until = (probe: () => boolean, what: string) => waitFor(probe, { intervalMs: 5, what });
 
 interface Target {
   watchUrl: string;

@@ -14,6 +14,7 @@ import { Sidecar } from '../sidecar/sidecar.js';
 import type { PbMessage, PbMessageClass, sdk } from './agones-sdk.js';
 import { type SidecarGrpcServer, startSidecarGrpc } from './sidecar-grpc.js';
 import type { GameServerObject, OfficialSdk, PbMapEntries } from '../../test/helpers/agones-sdk.js';
+import { seconds } from '../../test/helpers/time-scale.js';
 
 // -- the official client, typed by test/helpers/agones-sdk.ts -------------------------------------
 
@@ -312,7 +313,7 @@ describe('sidecar gRPC with the official Node SDK', () => {
     const health = vi.spyOn(Sidecar.prototype, 'health');
     const errors: unknown[] = [];
     for (let i = 0; i < 3; i++) client.health((error) => errors.push(error));
-    await vi.waitFor(() => expect(health).toHaveBeenCalledTimes(3), { timeout: 2000, interval: 5 });
+    await vi.waitFor(() => expect(health).toHaveBeenCalledTimes(3), { timeout: seconds(10), interval: 5 });
     expect(health.mock.calls).toEqual([[1], [1], [1]]);
     expect(errors).toEqual([]);
   });

@@ -223,7 +223,7 @@ describe("a scenario's allocator", () => {
     // exact answers at once; a batch answers when its replica wakes.
     expect(exact.summary.waitSeconds!.p50).toBe(0);
     expect(first.summary.waitSeconds!.p50).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });
 
 describe('the example scenarios', () => {

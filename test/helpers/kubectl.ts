@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { seconds } from './time-scale.js';
+import { type Tool, findTool } from './tools.js';
 
 /**
  * The real kubectl against `fleetsim serve`, with an empty kubeconfig, its own HOME and cache
  * directory and --server, so nothing on the machine changes what it does.
  */
 
-export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+/** kubectl: the one the KUBECTL variable names, else the one on the PATH. Tests that need it skip without it (skipWithout). */
+export const KUBECTL: Tool = findTool('KUBECTL', ['kubectl'], 'Debian: apt-get install kubectl');
 
 export interface Run {
   code: number | null;
@@ -38,7 +41,7 @@ export class Kubectl {
 
   private spawn(args: readonly string[]): ChildProcess {
     const child = spawn(
-      KUBECTL,
+      KUBECTL.path ?? 'kubectl',
       ['--kubeconfig', '/dev/null', '--server', this.server, '--cache-dir', join(this.home, 'cache'), ...args],
       { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: this.home }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -48,7 +51,7 @@ export class Kubectl {
   }
 
   /** Runs kubectl to completion (killed after `timeoutMs`). */
-  run(args: readonly string[], timeoutMs = 20_000): Promise<Run> {
+  run(args: readonly string[], timeoutMs = seconds(60)): Promise<Run> {
     const child = this.spawn(args);
     const stream = new Streaming(child);
     return new Promise<Run>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { seconds } from './time-scale.js';
 
 /**
  * Running the real CLI (`node bin/fleetsim.js ...`) as a child process: output is collected as
@@ -115,7 +116,7 @@ export class CliProcess {
   }
 
   /** Resolves with the first match of `pattern` in stdout; rejects if the process exits first or time runs out. */
-  waitForStdout(pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+  waitForStdout(pattern: RegExp, timeoutMs = seconds(30)): Promise<RegExpMatchArray> {
     return new Promise<RegExpMatchArray>((resolve, reject) => {
       const check = () => {
         const match = pattern.exec(this.out);
@@ -152,7 +153,7 @@ export class CliProcess {
   }
 
   /** Sends `signal` (if still running) and waits for the exit; falls back to SIGKILL after `graceMs`. */
-  async kill(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5_000): Promise<ExitStatus> {
+  async kill(signal: NodeJS.Signals = 'SIGTERM', graceMs = seconds(10)): Promise<ExitStatus> {
     if (this.status) return this.status;
     this.child.kill(signal);
     if (signal === 'SIGKILL') return this.exited;
@@ -178,12 +179,13 @@ export function startCli(args: readonly string[], env?: NodeJS.ProcessEnv, fileL
   return new CliProcess(args, env, fileLimit);
 }
 
-/** Runs a CLI command to completion: its exit status and full output. */
+/** Runs a CLI command to completion: its exit status and full output. `env` replaces cleanEnv()'s. */
 export async function runCli(
   args: readonly string[],
-  timeoutMs = 15_000,
+  timeoutMs = seconds(30),
+  env?: NodeJS.ProcessEnv,
 ): Promise<ExitStatus & { stdout: string; stderr: string }> {
-  const p = startCli(args);
+  const p = startCli(args, env);
   try {
     const status = await p.waitForExit(timeoutMs);
     return { ...status, stdout: p.stdout, stderr: p.stderr };

@@ -1,5 +1,6 @@
 import { type CliProcess, cleanEnv, startCli } from './process.js';
 import { parseJsonOrUndefined } from './sidecar-http.js';
+import { seconds } from './time-scale.js';
 
 /**
  * Running `fleetsim serve` as a child process for end-to-end tests. It listens on port 0 (the
@@ -34,7 +35,7 @@ export const DEFAULT_SERVE_ARGS = ['--db', ':memory:', '--no-default-fleet', '--
  */
 export async function startServe(
   args: readonly string[] = DEFAULT_SERVE_ARGS,
-  timeoutMs = 20_000,
+  timeoutMs = seconds(60),
   launch: { env?: NodeJS.ProcessEnv; fileLimit?: number } = {},
 ): Promise<ServeProcess> {
   const env = cleanEnv(launch.env);
@@ -72,7 +73,7 @@ export async function apiRequest(
     body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? seconds(30)) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: parseJsonOrUndefined(text) };
 }

@@ -1,12 +1,15 @@
+import { seconds } from './time-scale.js';
+
 /**
  * Polls until a condition holds, instead of sleeping for a guessed time. `probe` returns the
  * value waited for, or `undefined`/`false` (or throws) while the condition does not hold yet.
+ * `timeoutMs` is the test's patience: give it as `seconds(n)` (time-scale.ts).
  */
 export async function waitFor<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
-  const { timeoutMs = 5_000, intervalMs = 10, what = 'condition' } = options;
+  const { timeoutMs = seconds(10), intervalMs = 10, what = 'condition' } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, createServer } from 'node:http';
 import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../clock.js';
@@ -8,6 +7,7 @@ import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import { Cluster } from '../cluster.js';
 import { ResourceService } from '../resources/service.js';
 import { resourceApi } from './resource-api.js';
+import { listenLocally } from '../../test/helpers/local-server.js';
 
 /**
  * The resource API reads only what is durable: while a group commit is in flight (a slow disk;
@@ -30,11 +30,8 @@ describe('resource API reads', () => {
   it('a GET issued while a write is being committed answers only once it is durable', async () => {
     cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
     const service = new ResourceService(cluster);
-    const app = express();
-    app.use(resourceApi(cluster, service));
-    server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = createServer(express().use(resourceApi(cluster, service)));
+    const base = await listenLocally(server);
 
     const flush = cluster.log.flush.bind(cluster.log);
     const hold = vi.spyOn(cluster.log, 'flush').mockImplementation(() => undefined);

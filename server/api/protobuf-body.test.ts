@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server, createServer } from 'node:http';
 import express from 'express';
 import protobuf from 'protobufjs/light.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { parseFeatureGates } from '../features.js';
 import { Cluster } from '../cluster.js';
 import fixtures from '../k8s/protobuf.fixtures.json' with { type: 'json' };
 import { resourceApi } from './resource-api.js';
+import { listenLocally } from '../../test/helpers/local-server.js';
 
 // client-go sends built-in kinds as Kubernetes protobuf; the resource API reads them as the JSON
 // a JSON client would have sent (the fixtures are client-go's own bytes).
@@ -27,11 +27,8 @@ let cluster: Cluster;
 let base: string;
 beforeEach(async () => {
   cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
-  const app = express();
-  app.use(resourceApi(cluster));
-  server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = createServer(express().use(resourceApi(cluster)));
+  base = await listenLocally(server);
 });
 afterEach(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -31,6 +31,7 @@ import { ensureNodes } from '../sim/nodes.js';
 import { SimulatedProcesses } from '../sim/processes.js';
 import type { Change } from './read-model.js';
 import { Store, WATCH_WINDOW } from './store.js';
+import { listenLocally } from '../../test/helpers/local-server.js';
 
 const START = Date.UTC(2026, 0, 1);
 const dirs: string[] = [];
@@ -228,12 +229,9 @@ describe('Store: the watch window', () => {
     expect(await heard(cluster.changesSince(cluster.resourceVersion, 'Secret'))).toEqual([]);
 
     // Over the resource API: the expired watch is a 410 Expired Status; one inside the window streams.
-    const app = express();
-    app.use(resourceApi(cluster));
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    const server = createServer(express().use(resourceApi(cluster)));
     cleanups.push(() => server.close());
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/namespaces/default/secrets?watch=true`;
+    const base = `${await listenLocally(server)}/api/v1/namespaces/default/secrets?watch=true`;
     const expired = await fetch(`${base}&resourceVersion=${beforeWindow}`);
     expect(expired.status).toBe(410);
     expect(await expired.json()).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { type Server, createServer } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
@@ -13,6 +12,7 @@ import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, acceptedTypes, negotia
 import { openApiV2Document, toV2Schema } from './v2.js';
 import { encodeOpenApiV2 } from './v2-protobuf.js';
 import { openApiV3Document } from './v3.js';
+import { listenLocally } from '../../../test/helpers/local-server.js';
 
 const obj = (value: Json | undefined): JsonObject => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`not an object: ${JSON.stringify(value)}`);
@@ -375,11 +375,8 @@ describe('the OpenAPI routes over HTTP', () => {
   let base: string;
 
   beforeAll(async () => {
-    const app = express();
-    app.use(openApiRouter());
-    server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = createServer(express().use(openApiRouter()));
+    base = await listenLocally(server);
   });
 
   afterAll(async () => {

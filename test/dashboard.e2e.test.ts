@@ -12,7 +12,7 @@ import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { seconds } from './helpers/time-scale.js';
-import { findTool } from './helpers/tools.js';
+import { findTool, skipWithout } from './helpers/tools.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
@@ -173,7 +173,8 @@ function shownFleets(page: Page): Promise<Record<string, ShownFleet>> {
   });
 }
 
-describe.skipIf(!CHROMIUM.path)('dashboard in headless Chromium', () => {
+describe('dashboard in headless Chromium', () => {
+  skipWithout(CHROMIUM);
   let serve: ServeProcess;
   let browser: Browser;
   let page: Page;
@@ -212,6 +213,7 @@ describe.skipIf(!CHROMIUM.path)('dashboard in headless Chromium', () => {
   const allReady = (fleet: ShownFleet | undefined, n: number) => fleet?.total === n && (fleet.states.Ready ?? 0) + (fleet.states.Allocated ?? 0) === n;
 
   beforeAll(async () => {
+    if (CHROMIUM.path === undefined) return;
     serve = await startServe();
     ({ browser, page } = await openBrowser());
   });
@@ -391,7 +393,8 @@ async function writeLogWithMarkup(path: string): Promise<{ fleetCreated: number;
   return { fleetCreated: records[0]!.seq, eventCreated: records[3]!.seq };
 }
 
-describe.skipIf(!CHROMIUM.path)('dashboard on a log whose objects hold markup', () => {
+describe('dashboard on a log whose objects hold markup', () => {
+  skipWithout(CHROMIUM);
   let serve: ServeProcess;
   let browser: Browser;
   let page: Page;
@@ -401,6 +404,7 @@ describe.skipIf(!CHROMIUM.path)('dashboard on a log whose objects hold markup', 
   const pageText = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
 
   beforeAll(async () => {
+    if (CHROMIUM.path === undefined) return;
     const db = join(tempDir('fleetsim-dashboard-'), 'old.db');
     seqs = await writeLogWithMarkup(db);
     serve = await startServe(['--db', db, '--no-default-fleet', '--nodes', '2', '--no-listen']);
@@ -517,4 +521,3 @@ describe.skipIf(!CHROMIUM.path)('dashboard on a log whose objects hold markup', 
   });
 });
 
-if (!CHROMIUM.path) console.warn(`dashboard.e2e: ${CHROMIUM.missing}: the browser tests are skipped`);

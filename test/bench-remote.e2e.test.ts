@@ -231,7 +231,7 @@ describe('fleetsim bench against a remote allocator', () => {
         );
       });
     const archive = join(dir, 'allocation.tar');
-    const settings = ['TARGET=remote', `ALLOCATOR_URL=${allocator}`, 'RESOURCE_API_SHARE=0', 'FLEET=operator', 'RATE=16', 'VUS=6', 'DURATION=2s', 'P99_MS=2000'];
+    const settings = ['TARGET=remote', `ALLOCATOR_URL=${allocator}`, 'RESOURCE_API_SHARE=0', 'FLEET=operator', 'RATE=4', 'VUS=6', 'DURATION=2s', 'P99_MS=2000'];
     const archived = await k6Run(['archive', join(REPO_ROOT, 'scenarios', 'allocation-throughput.ts'), '-O', archive, ...settings.flatMap((e) => ['-e', e])]);
     expect(archived.code, archived.output).toBe(0);
     expect(readFileSync(archive).includes('PRIVATE KEY')).toBe(false);
@@ -248,10 +248,11 @@ describe('fleetsim bench against a remote allocator', () => {
       return { requests: metrics.http_reqs?.count ?? 0, allocated: metrics.alloc_allocated?.count ?? 0, errors: metrics.alloc_error?.count ?? 0 };
     });
     for (const [i, r] of runners.entries()) expect(r.code, `runner ${i}: ${r.output}`).toBe(0);
-    // Each runner sent its half of the load, through mutual TLS, and the fleet's servers were allocated.
+    // Each runner sent its half of the load, through mutual TLS, and each request got a GameServer:
+    // at 4 a second for 2 s they ask for 8 at most, so one runner starting first cannot take all.
     for (const c of counts) expect(c.requests).toBeGreaterThan(0);
     expect(counts.reduce((sum, c) => sum + c.errors, 0)).toBe(0);
-    expect(counts.reduce((sum, c) => sum + c.allocated, 0)).toBe(8);
+    expect(counts.reduce((sum, c) => sum + c.allocated, 0)).toBe(counts.reduce((sum, c) => sum + c.requests, 0));
 
     // Without the k6 configuration file the runner presents no certificate, and the allocator refuses it.
     const bare = await runner('0:1/2', { SSL_CERT_FILE: certs.ca.certFile });

@@ -8,6 +8,7 @@ import { GameServerSetController } from './controllers/gameserverset-controller.
 import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
+import { NodeLoss } from './controllers/node-loss.js';
 import { ClusterMetrics } from './api/metrics.js';
 import { dashboardRoutes } from './api/dashboard.js';
 import { EventExpiry } from './controllers/k8s-events.js';
@@ -186,6 +187,7 @@ export class FleetsimServer {
       ...(this.commandsOff === undefined ? [this.processes] : []),
       new EventExpiry(this.cluster),
       new NamespaceController(this.cluster, this.service),
+      new NodeLoss(this.cluster),
     ];
     if (options.nodePools) this.controllers.push(new NodeAutoscaler(this.cluster, options.nodePools, gameServers));
   }

@@ -1,7 +1,7 @@
 import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
 import { bodySchema } from '../gameserver/rules.js';
 
-/** Simulated nodes: read-only through the API. */
+/** Simulated nodes: read through the API, and deleted as a lost node is (server/controllers/node-loss.ts). */
 export const NODE_DEFINITION: KindDefinition = {
   kind: 'Node',
   listKind: 'NodeList',
@@ -11,7 +11,7 @@ export const NODE_DEFINITION: KindDefinition = {
   singular: 'node',
   shortNames: ['no'],
   namespaced: false,
-  verbs: ['get', 'list', 'watch'],
+  verbs: ['delete', 'get', 'list', 'watch'],
   subresources: { status: false },
   printerColumns: [
     { name: 'Status', type: 'string', jsonPath: '.status.conditions[0].type' },

@@ -14,10 +14,12 @@ const floors = [
   [
     {
       name: 'the entry points',
-      files: ['server/serve.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts', 'server/sidecar-endpoints.ts'],
-      refs: ['**/serve.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js', '**/sidecar-endpoints.js'],
+      files: ['server/serve.ts', 'server/serve-read-only.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts', 'server/sidecar-endpoints.ts'],
+      refs: ['**/serve.js', '**/serve-read-only.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js', '**/sidecar-endpoints.js'],
     },
     { name: 'server/bench', files: ['server/bench/**/*.ts'], refs: ['**/bench/**'] },
+    // Recording a live cluster into a log, and serving a recording read-only.
+    { name: 'server/record', files: ['server/record/**/*.ts'], refs: ['**/record/**'] },
   ],
   [
     { name: 'server/api', files: ['server/api/**/*.ts'], refs: ['**/api/**'] },

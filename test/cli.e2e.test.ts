@@ -15,7 +15,7 @@ import { seconds } from './helpers/time-scale.js';
  */
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const COMMANDS = ['serve', 'sidecar', 'replay', 'explain', 'simulate', 'bench', 'report', 'conformance'];
+const COMMANDS = ['serve', 'sidecar', 'replay', 'explain', 'record', 'simulate', 'bench', 'report', 'conformance'];
 
 describe('fleetsim on the command line', () => {
   it('prints its version with --version, run as npx fleetsim from the repository', async () => {

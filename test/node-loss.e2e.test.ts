@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
@@ -19,12 +20,7 @@ describe('a Node deleted', () => {
 
   beforeAll(async () => {
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--max-pods', '3', '--no-listen']);
-    const fleet = {
-      apiVersion: 'agones.dev/v1',
-      kind: 'Fleet',
-      metadata: { name: 'game' },
-      spec: { replicas: 3, template: { spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } } } } },
-    };
+    const fleet = fleetManifest('game', 3);
     expect((await apiRequest(serve.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/fleets', { body: fleet })).status).toBe(201);
   });
   afterAll(() => killAll());

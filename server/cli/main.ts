@@ -26,6 +26,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "an object's history from the log, and why each change happened",
     load: async () => (await import('./explain-command.js')).explainCommand,
   },
+  record: {
+    summary: 'watch a live Agones cluster and write what it does into an event log, to replay, explain and simulate',
+    load: async () => (await import('./record-command.js')).recordCommand,
+  },
   simulate: {
     summary: 'a what-if day (or week) on the virtual clock: failures, waiting and cost of a scenario',
     load: async () => (await import('./simulate-command.js')).simulateCommand,

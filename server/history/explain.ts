@@ -1,7 +1,7 @@
 import { type Cause, causeAfter } from '../log/cause.js';
 import type { EventHeader, EventLog, StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
-import { type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
+import { type GameServerObserved, type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { EVENT_KIND } from '../kinds/event/event.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
@@ -215,6 +215,9 @@ function describeGameServerChange(event: StoredEvent, before: GameServer | undef
     }
     case 'GameServerSpecUpdated':
       return `updated${moved ? ` (${moved})` : ''}`;
+    case 'GameServerObserved':
+      if (!before) return `observed (${to ?? 'unknown state'})`;
+      return `observed${moved ? ` (${moved})` : ''}${(event.payload as GameServerObserved).allocation ? ': allocated' : ''}`;
     case 'GameServerMetadataPatched':
       return `metadata set: ${shortJson(event.payload)}`;
     case 'GameServerCounterSet':
@@ -273,6 +276,8 @@ export function describeCause(cause: Cause): string {
       return `the process of ${cause.object.kind} ${cause.object.namespace}/${cause.object.name}: ${cause.detail}`;
     case 'startup':
       return `start-up: ${cause.detail}`;
+    case 'observed':
+      return `seen on cluster ${cause.cluster} (context ${cause.context}) by a ${cause.via} at ${cause.observedAt}, resourceVersion ${cause.resourceVersion}${cause.said ? `: ${cause.said}` : ''}`;
   }
 }
 

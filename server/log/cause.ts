@@ -73,7 +73,29 @@ export interface StartupCause {
   detail: string;
 }
 
-export type Cause = RequestCause | SyncCause | TimerCause | AutoscalerCause | ProcessCause | StartupCause;
+/**
+ * A change seen on a live cluster by `fleetsim record`: the chain of causes ends here, with what
+ * the cluster said. Nothing of fleetsim decided it.
+ */
+export interface ObservedCause {
+  type: 'observed';
+  /** The kubeconfig's cluster and context recorded from. */
+  cluster: string;
+  context: string;
+  /** The object's resourceVersion on the cluster after the change (for a deletion, the last one known). */
+  resourceVersion: string;
+  /** When the recorder saw it (RFC 3339), by the cluster's clock when it has one to ask, else the recorder's. */
+  observedAt: string;
+  /**
+   * How it was seen: a watch event, or a list (at the start, after a 410 Gone, after a restart)
+   * that found the object new, changed or gone since the last one recorded.
+   */
+  via: 'watch' | 'list';
+  /** What the cluster said beyond the object itself (an allocation's labels and annotations), in words. */
+  said?: string;
+}
+
+export type Cause = RequestCause | SyncCause | TimerCause | AutoscalerCause | ProcessCause | StartupCause | ObservedCause;
 
 /** A controller (named by the kind it reconciles) reconciling one object of that kind, after event `after`. */
 export function syncCause(

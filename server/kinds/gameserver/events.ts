@@ -105,6 +105,16 @@ export interface GameServerAllocated {
   source: string;
 }
 
+/**
+ * A GameServer as `fleetsim record` saw it on a live cluster: the whole object, replacing what
+ * was known. `allocation` is set when it turned Allocated: the labels and annotations the
+ * allocation added or changed.
+ */
+export interface GameServerObserved {
+  object: GameServer;
+  allocation?: { labels: Record<string, string>; annotations: Record<string, string> };
+}
+
 export interface GameServerEventPayloads {
   GameServerCreated: GameServerCreated;
   /** The standalone sidecar's manifest was rewritten: the whole GameServer is replaced. */
@@ -120,6 +130,7 @@ export interface GameServerEventPayloads {
   /** Deleted while a process runs in its pod: it stays, with a deletionTimestamp, until the process has exited. */
   GameServerTerminating: { deletionTimestamp: string };
   GameServerDeleted: Record<string, never>;
+  GameServerObserved: GameServerObserved;
 }
 export type GameServerEventType = keyof GameServerEventPayloads;
 
@@ -300,6 +311,11 @@ export function evolveGameServer(gs: GameServer | undefined, event: StoredEvent)
     }
     case 'GameServerDeleted':
       return undefined;
+    case 'GameServerObserved': {
+      const { object } = event.payload as GameServerObserved;
+      const stamp = gs && gs.status.state === object.status.state ? stateEnteredAt(gs) : event.time;
+      return { ...object, metadata: { ...object.metadata, resourceVersion: String(event.seq) }, [STATE_ENTERED_AT]: stamp } as GameServer;
+    }
   }
   if (!gs) return gs;
   switch (event.type as GameServerEventType) {

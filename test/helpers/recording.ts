@@ -1,0 +1,137 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventLog } from '../../server/log/event-log.js';
+import { RecordedState } from '../../server/record/recorded-state.js';
+import { type CliProcess, startCli } from './process.js';
+import { apiRequest } from './serve.js';
+import { waitFor } from './wait.js';
+
+/**
+ * Recording a `fleetsim serve` that stands in for a live cluster: a kubeconfig that points at it
+ * (as kubectl's), `fleetsim record` started on it, and the checks the recording tests share —
+ * whether the recording has caught up with the cluster, and whether any change was recorded twice.
+ */
+
+/** A kubeconfig for `server` (cluster, user and context named fleetsim), written in `dir`. */
+export function writeKubeconfig(dir: string, server: string, name = 'kubeconfig'): string {
+  const file = join(dir, name);
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{ name: fleetsim, cluster: { server: "${server}" } }]`,
+      'users: [{ name: fleetsim, user: {} }]',
+      'contexts: [{ name: fleetsim, context: { cluster: fleetsim, user: fleetsim } }]',
+      'current-context: fleetsim',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+export const RECORDING_LINE = /^recording cluster (\S+) \(context (\S+), (\S+)\) into (\S+): (.*)$/m;
+
+/** Starts `fleetsim record --kubeconfig FILE --db DB …` and waits until it has listed and watches. */
+export async function startRecord(kubeconfig: string, db: string, extra: readonly string[] = []): Promise<CliProcess> {
+  const p = startCli(['record', '--kubeconfig', kubeconfig, '--db', db, ...extra]);
+  try {
+    await p.waitForStdout(RECORDING_LINE, 30_000);
+  } catch (error) {
+    await p.kill('SIGKILL');
+    throw error;
+  }
+  return p;
+}
+
+/** The kinds whose every object both sides are compared on (Events come and go with the TTL and the derived window). */
+export const COMPARED = [
+  { kind: 'Node', path: '/api/v1/nodes' },
+  { kind: 'Fleet', path: '/apis/agones.dev/v1/fleets' },
+  { kind: 'GameServerSet', path: '/apis/agones.dev/v1/gameserversets' },
+  { kind: 'GameServer', path: '/apis/agones.dev/v1/gameservers' },
+  { kind: 'FleetAutoscaler', path: '/apis/autoscaling.agones.dev/v1/fleetautoscalers' },
+];
+
+interface Listed {
+  items: Array<{ metadata: { namespace?: string; name: string; resourceVersion: string } }>;
+}
+
+/** `kind/namespace/name@resourceVersion` of every object the cluster lists now. */
+export async function clusterVersions(baseUrl: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const { kind, path } of COMPARED) {
+    const list = (await apiRequest(baseUrl, 'GET', path)).json as Listed;
+    for (const { metadata } of list.items) out.push(`${kind}/${metadata.namespace ?? ''}/${metadata.name}@${metadata.resourceVersion}`);
+  }
+  return out.sort();
+}
+
+/**
+ * What a recording holds, read as it grows: the log open read-only beside the recorder's writes,
+ * each look reading only the events written since the last.
+ */
+export class RecordingReader {
+  private readonly log: EventLog;
+  private readonly state = new RecordedState();
+  private lastSeq = 0;
+
+  constructor(db: string) {
+    this.log = new EventLog(db, { readonly: true });
+  }
+
+  /** `kind/namespace/name@resourceVersion` of every object of the compared kinds the recording holds now. */
+  versions(): string[] {
+    for (const event of this.log.read({ fromSeq: this.lastSeq + 1 })) {
+      this.state.apply(event);
+      this.lastSeq = event.seq;
+    }
+    const out: string[] = [];
+    for (const { kind } of COMPARED) {
+      for (const recorded of this.state.ofKind(kind)) out.push(`${kind}/${recorded.object.metadata.namespace}/${recorded.object.metadata.name}@${recorded.resourceVersion}`);
+    }
+    return out.sort();
+  }
+
+  close(): void {
+    this.log.close();
+  }
+}
+
+/** Waits until the recording holds every object the cluster lists, at the version it lists (nothing missed). */
+export async function caughtUp(recording: RecordingReader, baseUrl: string, timeoutMs = 15_000): Promise<void> {
+  let last: { cluster: string[]; recorded: string[] } | undefined;
+  try {
+    await waitFor(
+      async () => {
+        const cluster = await clusterVersions(baseUrl);
+        const recorded = recording.versions();
+        last = { cluster, recorded };
+        return cluster.join() === recorded.join();
+      },
+      { timeoutMs, intervalMs: 25, what: 'the recording to hold what the cluster lists' },
+    );
+  } catch (error) {
+    const missing = last ? last.cluster.filter((v) => !last!.recorded.includes(v)) : [];
+    const extra = last ? last.recorded.filter((v) => !last!.cluster.includes(v)) : [];
+    throw new Error(`${(error as Error).message}\nnot recorded: ${missing.join(', ')}\nrecorded, not listed: ${extra.join(', ')}`);
+  }
+}
+
+/** Changes recorded twice: the same object at the same cluster resourceVersion in two events (deletions apart). */
+export function doubled(db: string): string[] {
+  const log = new EventLog(db, { readonly: true });
+  try {
+    const seen = new Set<string>();
+    const twice: string[] = [];
+    for (const event of log.read()) {
+      if (event.cause?.type !== 'observed') continue;
+      const key = `${event.kind}/${event.namespace}/${event.name}@${event.cause.resourceVersion}${event.type.endsWith('Deleted') ? ' deleted' : ''}`;
+      if (seen.has(key)) twice.push(`#${event.seq} ${key}`);
+      seen.add(key);
+    }
+    return twice;
+  } finally {
+    log.close();
+  }
+}

@@ -1,11 +1,15 @@
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseFeatureGates } from '../features.js';
+import { EventLog } from '../log/event-log.js';
+import { recordingOf } from '../history/recording-log.js';
+import { ReadOnlyServer } from '../serve-read-only.js';
 import { FleetsimServer, type ServeOptions } from '../serve.js';
 import { WriterLock } from '../log/writer-lock.js';
 import { openServeLog, stopOnLogFailure } from './log-start.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { loadNodePools } from '../sim/node-pools.js';
-import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../flags.js';
+import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseDuration, parseFlags } from '../flags.js';
 import { parseAllowedHosts } from '../api/request-origin.js';
 
 /** Where serve keeps its log unless told otherwise (and where `explain` reads by default). */
@@ -25,6 +29,12 @@ const FLAGS: FlagSpec[] = [
   },
   { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: DEFAULT_DB, help: 'event log file (":memory:" for none): resumed when it exists, by one serve at a time' },
   { name: 'fresh', type: 'boolean', default: false, help: 'start a new log, keeping the old one beside it under a dated name' },
+  {
+    name: 'read-only',
+    type: 'boolean',
+    default: false,
+    help: 'serve the log as it ends (a recording, a stopped serve\'s log): API reads, dashboard, explain, metrics; nothing runs, writes are refused',
+  },
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'nodes', env: 'FLEETSIM_NODES', type: 'number', default: 4, help: 'simulated nodes' },
   { name: 'max-pods', type: 'number', default: 110, help: 'pods per simulated node (of --nodes)' },
@@ -80,6 +90,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     console.log(SERVE_USAGE);
     return 0;
   }
+  if (values['read-only']) return serveReadOnly(values, given);
   const clock = String(values.clock);
   if (clock !== 'real' && clock !== 'virtual') throw new FlagError(`--clock must be real or virtual, not "${clock}"`);
   const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
@@ -134,6 +145,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
   try {
     if (lock) {
+      refuseRecording(options.db);
       const nodeFlags = {
         nodePools,
         nodes: given.has('nodes') ? options.nodes : undefined,
@@ -145,6 +157,56 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } finally {
     lock?.release();
   }
+}
+
+/** A recording is a cluster fleetsim did not run: serve shows it (--read-only) but does not take it over. */
+function refuseRecording(db: string): void {
+  if (!existsSync(db)) return;
+  const log = new EventLog(db, { readonly: true });
+  try {
+    const recording = recordingOf(log);
+    if (recording) {
+      throw new FlagError(`${db} is a recording of cluster ${recording.cluster} (context ${recording.context}): serve it with --read-only, or run fleetsim simulate --from-recording ${db}`);
+    }
+  } finally {
+    log.close();
+  }
+}
+
+/** Flags --read-only goes with: where to listen and what to read. Any other would build or run a cluster. */
+const READ_ONLY_FLAGS = new Set(['port', 'host', 'allowed-hosts', 'db', 'feature-gates', 'event-ttl', 'read-only']);
+
+/** `serve --read-only`: the log served as it ends until a signal. */
+async function serveReadOnly(values: FlagValues, given: Set<string>): Promise<number> {
+  const stray = [...given].find((flag) => !READ_ONLY_FLAGS.has(flag));
+  if (stray) throw new FlagError(`--${stray}: serve --read-only runs nothing and changes nothing, so it takes no --${stray}`);
+  const db = String(values.db);
+  if (db === ':memory:' || !existsSync(db)) throw new Error(`no event log at ${db}: --read-only serves an existing log (--db FILE)`);
+  const eventTtlMs = parseDuration(String(values['event-ttl']), '--event-ttl');
+  let allowedHosts: string[];
+  try {
+    allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
+  } catch (error) {
+    throw new FlagError((error as Error).message);
+  }
+  const host = String(values.host) || undefined;
+  const server = new ReadOnlyServer({ port: Number(values.port), host, db, gates: parseFeatureGates(String(values['feature-gates'])), eventTtlMs, allowedHosts });
+  let port: number;
+  try {
+    ({ port } = await server.start());
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return new Promise<number>((resolve) => {
+    const stop = () => void server.close().then(() => resolve(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const last = server.lastTime === undefined ? 'empty' : `${server.events} events, the last at ${new Date(server.lastTime).toISOString()}`;
+    console.log(`read-only: ${db} as it ends (${last}); nothing runs, and writes are answered 405`);
+    console.log(`fleetsim serving on http://${host ?? '0.0.0.0'}:${port} (log ${db}, clock stopped)`);
+    console.log(`  kubectl --server http://${host ?? '0.0.0.0'}:${port} get fleets,gameservers`);
+  });
 }
 
 /** Starts the server and serves until a signal, or until a write to its log fails (exit 1). */

@@ -231,6 +231,7 @@ export class EventLog {
   private flushScheduled = false;
   private closed = false;
   private readonly flushWhenFull: boolean;
+  private readonly readonly: boolean;
   /** Write-behind: batches released but not yet written (see the constructor). */
   private readonly writeBehind: boolean;
   /** Write-behind: the rows released but not yet handed to the writer (`setRow`'s). */
@@ -264,6 +265,7 @@ export class EventLog {
   constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean } = {}) {
     this.path = path;
     this.flushWhenFull = options.flushWhenFull ?? true;
+    this.readonly = options.readonly ?? false;
     this.writeBehind = options.writeBehind ?? false;
     if (options.readonly) {
       if (!existsSync(path)) throw new Error(`no event log at ${path}`);
@@ -323,6 +325,7 @@ export class EventLog {
    */
   append(events: readonly NewEvent[], time: number, cause?: Cause): { records: StoredEvent[]; committed: Promise<void> } {
     if (this.closed) throw new Error('the event log is closed');
+    if (this.readonly) throw new Error(`the event log ${this.path} is open read-only`);
     if (this.failure) throw new Error(`the event log stopped at a failed write: ${this.failure.message}`);
     const records: StoredEvent[] = events.map((e) => ({
       seq: this.nextSeq++,

@@ -22,6 +22,8 @@ export interface StoreOptions {
   writeBehind?: boolean;
   /** How many committed changes a watch can resume from; default WATCH_WINDOW (a run with no API keeps few). */
   watchWindow?: number;
+  /** Opens the log read-only (`serve --read-only`): the store serves it as it is, and a commit throws. */
+  readonly?: boolean;
 }
 
 export type GameServerChange = ObjectChange<GameServer>;
@@ -92,7 +94,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind });
+    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly });
     this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });

@@ -4,6 +4,7 @@ import { KIND_DEFINITIONS } from './kinds/definitions.js';
 import { apiVersionOf } from './kinds/registry.js';
 import { ApiError } from './k8s/status.js';
 import type { ResourceService } from './resources/service.js';
+import type { Cause } from './log/cause.js';
 
 /** Reads every document of a YAML (or JSON) manifest file. */
 export function readManifests(path: string): unknown[] {
@@ -16,8 +17,8 @@ export function readManifests(path: string): unknown[] {
     .filter((d) => d !== null && d !== undefined);
 }
 
-/** `kubectl apply` in-process: creates each object, or replaces its spec if it exists. */
-export async function applyManifests(service: ResourceService, documents: unknown[], source: string): Promise<string[]> {
+/** `kubectl apply` in-process: creates each object, or replaces its spec if it exists; `cause` is recorded (default: applied at start). */
+export async function applyManifests(service: ResourceService, documents: unknown[], source: string, cause?: Cause): Promise<string[]> {
   const applied: string[] = [];
   for (const document of documents) {
     const object = document as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } };
@@ -25,7 +26,7 @@ export async function applyManifests(service: ResourceService, documents: unknow
     if (!definition) throw new Error(`${source}: no kind ${String(object.kind)} in ${String(object.apiVersion)}`);
     const namespace = object.metadata?.namespace ?? 'default';
     const name = object.metadata?.name ?? '';
-    const options = { cause: { type: 'startup', detail: `applied from ${source} at start` } as const };
+    const options = { cause: cause ?? ({ type: 'startup', detail: `applied from ${source} at start` } as const) };
     try {
       const existing = name ? safeGet(service, definition, namespace, name) : undefined;
       if (existing) {

@@ -1,5 +1,6 @@
 import { resolve, join, basename } from 'node:path';
-import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
+import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../flags.js';
+import { AS_RECORDED, comparisonLines, recordingScenario, reproductionChecks, writeComparison } from '../simulation/from-recording.js';
 import { runSimulations } from '../simulation/runs.js';
 import { ScenarioError } from '../simulation/fields.js';
 import { parseVary } from '../simulation/vary.js';
@@ -8,6 +9,12 @@ import { REPORTS_OUT } from '../../loadtest/paths.js';
 const FLAGS: FlagSpec[] = [
   { name: 'out', type: 'string', help: 'report folder (default reports/out/<timestamp>-simulate-<scenario>/)' },
   { name: 'vary', type: 'string', help: "one run per value, e.g. 'autoscaler.buffer.bufferSize=5,10,20,50%'" },
+  {
+    name: 'from-recording',
+    type: 'string',
+    help: 'a recording (fleetsim record) instead of a scenario file: its fleets, autoscalers, nodes, changes and demand, run as recorded, then per --vary value',
+  },
+  { name: 'node-hour-price', type: 'number', default: 0, help: 'with --from-recording: what a node-hour costs (a recording has no prices)' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
@@ -18,6 +25,10 @@ export const SIMULATE_USAGE = `fleetsim simulate <scenario.yaml> [more.yaml …]
   (fleetsim.db: replay it, or fleetsim explain --db it). With --vary or several files, each variant
   runs with the same seed and players, and a comparison page puts them side by side.
   Examples: examples/simulate/.
+
+  With --from-recording out.db (no scenario file), the run as recorded comes first and its figures
+  are checked against the recording's (allocations served, peak replicas: PASS or FAIL, exit 1 on a
+  FAIL), then every run is set beside the recorded reality. docs/record.md has the whole story.
 
 ${flagsHelp(FLAGS)}`;
 
@@ -31,6 +42,8 @@ export async function simulateCommand(argv: string[]): Promise<number> {
     console.log(SIMULATE_USAGE);
     return 0;
   }
+  if (values['from-recording'] !== undefined) return fromRecording(String(values['from-recording']), values, positional);
+  if (values['node-hour-price'] !== 0) throw new FlagError('--node-hour-price goes with --from-recording: a scenario file has its own prices');
   if (positional.length === 0) throw new FlagError('simulate needs a scenario file, e.g. fleetsim simulate examples/simulate/diurnal.yaml');
   const vary = values.vary === undefined ? undefined : parseVary(String(values.vary));
   if (vary && positional.length > 1) throw new FlagError('--vary varies one scenario: give one file, or several files and no --vary');
@@ -46,4 +59,31 @@ export async function simulateCommand(argv: string[]): Promise<number> {
     throw error;
   }
   return 0;
+}
+
+/** `simulate --from-recording DB [--vary …]`: as recorded, checked against the recording, then the variants beside it. */
+async function fromRecording(db: string, values: FlagValues, positional: string[]): Promise<number> {
+  if (positional.length > 0) throw new FlagError(`--from-recording takes no scenario file (got "${positional[0]}")`);
+  const price = Number(values['node-hour-price']);
+  if (!(price >= 0)) throw new FlagError('--node-hour-price must be a number >= 0');
+  const out = values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-simulate-recording-${basename(db).replace(/\.db$/, '')}`);
+  try {
+    const vary = values.vary === undefined ? undefined : parseVary(String(values.vary));
+    const recording = recordingScenario(db, { nodeHourPrice: price });
+    const summaries = await runSimulations({ files: [], source: { read: recording.read, label: AS_RECORDED }, vary, out, log: (line) => console.log(line) });
+    const checks = reproductionChecks(recording.history, summaries[0]!);
+    const lines = comparisonLines(recording.history, checks, summaries, price);
+    writeComparison(out, recording.history, checks, lines);
+    console.log('');
+    for (const line of lines) console.log(line);
+    if (checks.every((c) => c.pass)) return 0;
+    console.error('fleetsim simulate: the run as recorded does not reproduce the recording within tolerance (FAIL above): read the variants with care');
+    return 1;
+  } catch (error) {
+    if (error instanceof ScenarioError) {
+      console.error(`fleetsim simulate: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
 }

@@ -180,11 +180,13 @@ export function describeChange(event: StoredEvent, versions: Versions): string {
         const { replicas: _replicas, ...rest } = (o?.spec ?? {}) as Record<string, unknown>;
         return rest;
       };
-      if (!jsonEqual(spec(before), spec(after))) parts.push(templateChanged(before, after) ? 'template changed' : 'spec changed');
+      if (!jsonEqual(spec(before), spec(after))) parts.push(templateChanged(before, after) ? 'template changed' : `spec changed (${leafChanges(spec(before), spec(after))})`);
       const meta = (o: Record<string, unknown> | undefined) => (o?.metadata ?? {}) as Record<string, unknown>;
       if (meta(after).deletionTimestamp !== undefined && meta(before).deletionTimestamp === undefined) parts.push('terminating');
       if (!jsonEqual(meta(before).labels, meta(after).labels) || !jsonEqual(meta(before).annotations, meta(after).annotations)) parts.push('metadata changed');
-      return parts.length > 0 ? parts.join(', ') : 'updated';
+      // An object recorded from a cluster carries its status: say what moved.
+      if (!jsonEqual(before?.status, after?.status)) parts.push(`status: ${leafChanges(before?.status, after?.status)}`);
+      return parts.length > 0 ? parts.join(', ') : 'updated (no field changed)';
     }
     default:
       return event.type;
@@ -227,6 +229,25 @@ function describeGameServerChange(event: StoredEvent, before: GameServer | undef
     default:
       return event.type;
   }
+}
+
+/** The leaves that differ between two values, as `path a → b` (the first four, then how many more). */
+function leafChanges(before: unknown, after: unknown): string {
+  const changes: string[] = [];
+  const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (jsonEqual(a, b)) return;
+    // A map that appears or goes is walked as from (or to) an empty one: its leaves are the news.
+    if ((isMap(a) || a == null) && (isMap(b) || b == null)) {
+      const from = isMap(a) ? a : {};
+      const to = isMap(b) ? b : {};
+      for (const key of new Set([...Object.keys(from), ...Object.keys(to)])) walk(from[key], to[key], path ? `${path}.${key}` : key);
+      return;
+    }
+    changes.push(`${path || '(all)'} ${shortJson(a ?? null)} → ${shortJson(b ?? null)}`);
+  };
+  walk(before, after, '');
+  return changes.length > 4 ? `${changes.slice(0, 4).join(', ')} and ${changes.length - 4} more` : changes.join(', ');
 }
 
 function eventText(object: Record<string, unknown> | undefined): string {

@@ -3,6 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { SeededRandom } from '../clock.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
 import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, stringAt } from './fields.js';
+import { recordedDemand } from './recorded-demand.js';
 
 /**
  * When players ask for a game server: a rate curve (allocations per second over the run) turned
@@ -14,11 +15,23 @@ import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, lis
  *   { type: diurnal, min: 3, peak: 50, peakAt: 20h }            # a day's cosine, peak in the evening
  *   { type: spikes, base: 1, spikes: [{ at: 2h, rate: 80, rampUp: 10m, hold: 1h, decay: 3h }] }
  *   { type: csv, file: arrivals.csv, column: timestamp }        # one arrival per row
+ *   { type: recording, file: out.db }                            # the allocations a recorded cluster made
  */
 export interface Demand {
   /** The arrival times in ms after the start, in order, up to `durationMs`. */
   arrivals(rng: SeededRandom, durationMs: number): Iterator<number>;
   readonly text: string;
+  /** A recorded trace: what each arrival, in order, did (server/simulation/recorded-demand.ts). */
+  readonly trace?: DemandTrace;
+}
+
+/** For the i-th arrival of a recorded demand: where it was allocated from, how long it held its GameServer, and what the GameServer did then. */
+export interface DemandTrace {
+  /** `namespace/name` of the fleet. */
+  fleets: readonly string[];
+  /** Undefined: still held when the recording ended. */
+  holdMs: ReadonlyArray<number | undefined>;
+  ends: ReadonlyArray<'shutdown' | 'ready'>;
 }
 
 interface Curve {
@@ -195,7 +208,9 @@ export function parseDemand(value: unknown, path: FieldPath, context: DemandCont
       return curveDemand(spikesCurve(spec, path, context.durationMs));
     case 'csv':
       return csvDemand(spec, path, context);
+    case 'recording':
+      return recordedDemand(spec, path, context);
     default:
-      throw new FieldError([...path, 'type'], `"${type}" is not one of constant, steps, diurnal, spikes, csv`);
+      throw new FieldError([...path, 'type'], `"${type}" is not one of constant, steps, diurnal, spikes, csv, recording`);
   }
 }

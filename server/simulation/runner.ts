@@ -17,14 +17,18 @@ import type { RequestCause } from '../log/cause.js';
 import { applyManifests } from '../manifests.js';
 import { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { ensureNodes } from '../sim/nodes.js';
+import { ensureNodes, nodeCreation, nodeName } from '../sim/nodes.js';
+import { NodeLoss } from '../controllers/node-loss.js';
+import { definitionOfKind } from '../kinds/definitions.js';
+import { FLEET_KIND } from '../kinds/fleet/fleet.js';
+import { type TimedChange, changeText } from './changes.js';
 import { ensurePoolNodes } from '../sim/node-pools.js';
 import { NodeAutoscaler } from '../controllers/node-autoscaler.js';
 import { SimulatedProcesses } from '../sim/processes.js';
 import { advanceTo } from '../sim/virtual-time.js';
 import { SimulationRecorder, type SimulationResult } from './recorder.js';
 import { ScenarioError } from './fields.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario, SessionEnd } from './scenario.js';
 
 /**
  * Runs a scenario on the virtual clock, as fast as the machine allows: the real controllers,
@@ -47,8 +51,18 @@ export interface SimulateOptions {
 interface Request {
   id: number;
   arrivedAt: number;
+  /** Infinity: the session outlasts the run (a recorded one still going when the recording ended). */
   sessionMs: number;
   attempts: number;
+  /** What it asks for (per fleet, for a recorded demand), and what its game server does when the session ends. */
+  ask: Ask;
+  end: SessionEnd | { type: 'ready' };
+}
+
+/** A prepared GameServerAllocation and the resource API path a client would post it to. */
+interface Ask {
+  gsa: GameServerAllocation;
+  path: string;
 }
 
 /** The cluster of a scenario, its resources applied and its allocation request checked, time not yet run. */
@@ -56,9 +70,13 @@ interface SetUp {
   clock: VirtualClock;
   cluster: Cluster;
   controllers: Array<{ start(): void; stop(): void }>;
+  service: ResourceService;
   allocator: Allocator;
   allocations: AllocationService;
-  gsa: GameServerAllocation;
+  /** The allocation every arrival sends, or one per fleet (`namespace/name`) for a recorded demand. */
+  asks: Map<string | undefined, Ask>;
+  /** Nodes the scenario's changes have added: new ones are numbered after the first nodes and them, never reusing a lost one's name. */
+  nodesAdded: number;
 }
 
 async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
@@ -75,12 +93,13 @@ async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
     new FleetAutoscalerController(cluster, service, { resolveService: loopbackServiceResolver }),
     new SimulatedProcesses(cluster, scenario.profiles, { listen: false }),
     new EventExpiry(cluster),
+    new NodeLoss(cluster),
     ...(scenario.nodePools.length ? [new NodeAutoscaler(cluster, scenario.nodePools, gameServers)] : []),
   ];
   const allocator = new Allocator(cluster, scenario.allocator);
   try {
     if (scenario.nodePools.length) await ensurePoolNodes(cluster, scenario.nodePools);
-    else await ensureNodes(cluster, scenario.nodes);
+    else await ensureNodes(cluster, scenario.nodes, scenario.podsPerNode);
     for (const controller of controllers) controller.start();
     for (const resource of scenario.resources) {
       try {
@@ -90,14 +109,25 @@ async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
       }
     }
     const allocations = new AllocationService(cluster, allocator);
-    let gsa: GameServerAllocation;
-    try {
-      gsa = allocations.prepare(scenario.demand.namespace, scenario.demand.allocation);
-    } catch (error) {
-      const message = error instanceof ApiError ? error.status.message : (error as Error).message;
-      throw new ScenarioError(`${scenario.file}: spec.demand.allocation: ${message}`);
+    const asks = new Map<string | undefined, Ask>();
+    const prepare = (namespace: string, allocation: unknown, what: string) => {
+      try {
+        return { gsa: allocations.prepare(namespace, allocation), path: `/apis/allocation.agones.dev/v1/namespaces/${namespace}/gameserverallocations` };
+      } catch (error) {
+        const message = error instanceof ApiError ? error.status.message : (error as Error).message;
+        throw new ScenarioError(`${scenario.file}: ${what}: ${message}`);
+      }
+    };
+    const trace = scenario.demand.arrivals.trace;
+    if (scenario.demand.allocation !== undefined || !trace) {
+      asks.set(undefined, prepare(scenario.demand.namespace, scenario.demand.allocation, 'spec.demand.allocation'));
+    } else {
+      for (const fleet of new Set(trace.fleets)) {
+        const [namespace, name] = fleet.split('/') as [string, string];
+        asks.set(fleet, prepare(namespace, fleetAllocation(scenario, namespace, name), `the recorded allocations from fleet ${fleet}`));
+      }
     }
-    return { clock, cluster, controllers, allocator, allocations, gsa };
+    return { clock, cluster, controllers, service, allocator, allocations, asks, nodesAdded: 0 };
   } catch (error) {
     tearDown({ cluster, controllers, allocator });
     throw error;
@@ -110,9 +140,54 @@ function tearDown(run: Pick<SetUp, 'cluster' | 'controllers' | 'allocator'>): vo
   run.cluster.close();
 }
 
-/** Sets a scenario up in memory and throws what is wrong with it (a resource refused, a bad allocation), running nothing. */
+/**
+ * Sets a scenario up in memory and throws what is wrong with it (a resource refused, a bad
+ * allocation, a change the cluster would refuse: the changes are made at once, in order), running
+ * no time.
+ */
 export async function checkScenario(scenario: Scenario): Promise<void> {
-  tearDown(await setUp(scenario, ':memory:'));
+  const run = await setUp(scenario, ':memory:');
+  try {
+    for (const change of scenario.changes) await makeChange(run, scenario, change);
+  } finally {
+    tearDown(run);
+  }
+}
+
+/**
+ * Makes one of the scenario's changes, as a client of the resource API would (a deletion of
+ * what is already gone changes nothing); a change the cluster refuses is a ScenarioError naming it.
+ */
+async function makeChange(run: SetUp, scenario: Scenario, change: TimedChange): Promise<void> {
+  const cause: RequestCause = { type: 'request', method: change.type === 'delete' ? 'DELETE' : 'PATCH', path: changeText(change), client: 'the scenario', requestId: change.source };
+  try {
+    if (change.type === 'apply') {
+      await applyManifests(run.service, [change.object], change.source, cause);
+    } else if (change.type === 'delete') {
+      const definition = definitionOfKind(change.kind)!;
+      if (run.cluster.get(change.kind, change.namespace, change.name)) await run.service.delete(definition, change.namespace, change.name, { cause });
+    } else {
+      const events = [];
+      for (let n = 0; n < change.count; n++) {
+        const ordinal = scenario.nodes + run.nodesAdded++;
+        events.push(nodeCreation(run.cluster, { name: nodeName(ordinal), pods: scenario.podsPerNode, network: 0, ordinal }));
+      }
+      await run.cluster.commit(events, cause);
+    }
+  } catch (error) {
+    const message = error instanceof ApiError ? error.status.message : (error as Error).message;
+    throw new ScenarioError(`${change.source}: ${changeText(change)}: ${message}`);
+  }
+}
+
+/** The allocation a recorded arrival sends: its fleet, by the fleet's own scheduling (Packed unless it says Distributed). */
+function fleetAllocation(scenario: Scenario, namespace: string, name: string): unknown {
+  const declared = [...scenario.resources.map((r) => r.object), ...scenario.changes.flatMap((c) => (c.type === 'apply' ? [c.object] : []))].find((object) => {
+    const o = object as { kind?: string; metadata?: { name?: string; namespace?: string } };
+    return o.kind === FLEET_KIND && o.metadata?.name === name && (o.metadata.namespace ?? 'default') === namespace;
+  }) as { spec?: { scheduling?: string } } | undefined;
+  const scheduling = declared?.spec?.scheduling === 'Distributed' ? 'Distributed' : 'Packed';
+  return { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': name } }], scheduling } };
 }
 
 export async function simulate(scenario: Scenario, options: SimulateOptions): Promise<SimulationResult> {
@@ -121,13 +196,18 @@ export async function simulate(scenario: Scenario, options: SimulateOptions): Pr
   const { clock, cluster } = run;
   try {
     const recorder = new SimulationRecorder(cluster, scenario);
-    const players = new Players(cluster, scenario, run.allocations, run.gsa, recorder);
+    const players = new Players(cluster, scenario, run.allocations, run.asks, recorder);
     players.start();
+    let changeFailure: unknown;
+    for (const change of scenario.changes) {
+      clock.setTimeout(() => void makeChange(run, scenario, change).catch((error: unknown) => (changeFailure ??= error)), scenario.startMs + change.atMs - clock.now());
+    }
     const endMs = scenario.startMs + scenario.durationMs;
     let nextProgress = scenario.startMs + 3_600_000;
     while (clock.now() < endMs) {
       await advanceTo(clock, cluster.log, Math.min(clock.now() + scenario.stepMs, endMs), { stepMs: scenario.stepMs });
       if (players.failure !== undefined) throw players.failure;
+      if (changeFailure !== undefined) throw changeFailure;
       recorder.step(clock.now());
       if (clock.now() >= nextProgress) {
         options.onProgress?.(clock.now() - scenario.startMs, performance.now() - wallStart);
@@ -149,8 +229,6 @@ export async function simulate(scenario: Scenario, options: SimulateOptions): Pr
 class Players {
   private readonly arrivals: Iterator<number>;
   private readonly sessionRng: SeededRandom;
-  /** The resource API path every request names (in its cause). */
-  private readonly requestPath: string;
   private nextId = 1;
   private timer: number | undefined;
   private stopped = false;
@@ -161,12 +239,11 @@ class Players {
     private readonly cluster: Cluster,
     private readonly scenario: Scenario,
     private readonly allocations: AllocationService,
-    private readonly gsa: GameServerAllocation,
+    private readonly asks: Map<string | undefined, Ask>,
     private readonly recorder: SimulationRecorder,
   ) {
     this.sessionRng = new SeededRandom(scenario.seed, SESSION_STREAM);
     this.arrivals = scenario.demand.arrivals.arrivals(new SeededRandom(scenario.seed, ARRIVAL_STREAM), scenario.durationMs);
-    this.requestPath = `/apis/allocation.agones.dev/v1/namespaces/${scenario.demand.namespace}/gameserverallocations`;
   }
 
   start(): void {
@@ -194,8 +271,20 @@ class Players {
   }
 
   private arrive(): void {
-    // Drawn on arrival, whatever happens next, so every variant of a scenario gets the same sessions.
-    const request: Request = { id: this.nextId++, arrivedAt: this.cluster.clock.now(), sessionMs: this.scenario.sessions.length.draw(this.sessionRng), attempts: 0 };
+    const id = this.nextId++;
+    const trace = this.scenario.demand.arrivals.trace;
+    let request: Request;
+    if (trace) {
+      // A recorded arrival: its fleet, its hold and what its game server did then, as they were.
+      const i = id - 1;
+      const ask = this.asks.get(undefined) ?? this.asks.get(trace.fleets[i]!)!;
+      const end = trace.ends[i] === 'ready' ? ({ type: 'ready' } as const) : ({ type: 'shutdown' } as const);
+      request = { id, arrivedAt: this.cluster.clock.now(), sessionMs: trace.holdMs[i] ?? Infinity, attempts: 0, ask, end };
+    } else {
+      // Drawn on arrival, whatever happens next, so every variant of a scenario gets the same sessions.
+      const sessionMs = this.scenario.sessions.length.draw(this.sessionRng);
+      request = { id, arrivedAt: this.cluster.clock.now(), sessionMs, attempts: 0, ask: this.asks.get(undefined)!, end: this.scenario.sessions.end };
+    }
     this.recorder.arrived();
     this.attempt(request);
   }
@@ -207,12 +296,12 @@ class Players {
     const cause: RequestCause = {
       type: 'request',
       method: 'POST',
-      path: this.requestPath,
+      path: request.ask.path,
       client: 'simulated player',
       requestId: `player-${request.id}${request.attempts > 1 ? `-attempt-${request.attempts}` : ''}`,
     };
     // The player has its answer when the allocator decided: at once (exact), or at its replica's batch (agones-batch).
-    this.allocations.allocate(this.gsa, cause).then(
+    this.allocations.allocate(request.ask.gsa, cause).then(
       (result) => {
         const answeredAt = result.decidedAt ?? at;
         if (result.status.state === 'Allocated' && result.gameServer) return this.allocated(request, answeredAt, result.gameServer);
@@ -235,20 +324,22 @@ class Players {
 
   private allocated(request: Request, at: number, gs: GameServer): void {
     this.recorder.allocated(at - request.arrivedAt, request.attempts);
+    if (request.sessionMs === Infinity) return;
     const { namespace, name } = gs.metadata;
-    this.cluster.clock.setTimeout(() => void this.endSession(namespace, name, request.sessionMs), at + request.sessionMs - this.cluster.clock.now());
+    this.cluster.clock.setTimeout(() => void this.endSession(namespace, name, request), at + request.sessionMs - this.cluster.clock.now());
   }
 
   /** The game server's side of a session's end: what a real one calls on its sidecar. */
-  private async endSession(namespace: string, name: string, sessionMs: number): Promise<void> {
+  private async endSession(namespace: string, name: string, request: Request): Promise<void> {
     if (this.stopped) return;
     const gs = this.cluster.gameServers.get(namespace, name);
     if (!gs || gs.metadata.deletionTimestamp !== undefined) return;
-    const minutes = Math.round(sessionMs / 6000) / 10;
-    const end = this.scenario.sessions.end;
+    const minutes = Math.round(request.sessionMs / 6000) / 10;
+    const end = request.end;
     const sidecar = (detail: string) => new Sidecar(this.cluster, namespace, name, { cause: processCause(gs, detail) });
     try {
       if (end.type === 'shutdown') return await sidecar(`a player's session ended after ${minutes} min: the game server called Shutdown()`).shutdown();
+      if (end.type === 'ready') return await sidecar(`a session ended after ${minutes} min: the game server called Ready() to take another`).ready();
       const counter = await sidecar(`a session ended after ${minutes} min: the game server gave its room back (${end.counter} - 1)`).updateCounter({
         name: end.counter,
         countDiff: -1,

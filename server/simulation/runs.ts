@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { SimulationSummary, SimulationTiming } from '../../reports/simulation-data.js';
 import { comparisonMarkdown, comparisonPage, simulationMarkdown, simulationPage } from '../../reports/simulation-report.js';
-import { type Scenario, parseScenario, readScenario } from './scenario.js';
+import { type Scenario, type ScenarioSource, parseScenario, readScenario } from './scenario.js';
 import { checkScenario, simulate } from './runner.js';
 import { type Variation, applyVariation, variantLabel } from './vary.js';
 
@@ -14,6 +14,11 @@ import { type Variation, applyVariation, variantLabel } from './vary.js';
 
 export interface SimulateRequest {
   files: string[];
+  /**
+   * A scenario that is no file (a recording's): read afresh for each run. It runs first as it is,
+   * under `label`, then once per --vary value.
+   */
+  source?: { read: () => ScenarioSource; label: string };
   vary?: Variation;
   out: string;
   log: (line: string) => void;
@@ -31,15 +36,16 @@ function slug(label: string): string {
 }
 
 function plan(request: SimulateRequest): Variant[] {
-  const { files, vary, out } = request;
-  if (vary) {
-    return vary.values.map((value) => {
-      const source = readScenario(files[0]!);
-      applyVariation(source, vary, value);
-      const label = variantLabel(vary, value);
-      return { label, scenario: parseScenario(source), dir: join(out, slug(label)) };
-    });
-  }
+  const { files, vary, out, source: given } = request;
+  const read = given ? given.read : () => readScenario(files[0]!);
+  const varied = (vary?.values ?? []).map((value) => {
+    const source = read();
+    applyVariation(source, vary!, value);
+    const label = variantLabel(vary!, value);
+    return { label, scenario: parseScenario(source), dir: join(out, slug(label)) };
+  });
+  if (given) return [{ label: given.label, scenario: parseScenario(read()), dir: vary ? join(out, slug(given.label)) : out }, ...varied];
+  if (vary) return varied;
   if (files.length === 1) return [{ label: null, scenario: parseScenario(readScenario(files[0]!)), dir: out }];
   const seen = new Set<string>();
   return files.map((file) => {
@@ -58,6 +64,12 @@ function writeRun(dir: string, summary: SimulationSummary, timing: SimulationTim
   writeFileSync(join(dir, 'timing.json'), `${JSON.stringify(timing, null, 2)}\n`);
 }
 
+/** `24 h`, or `61.5 min` for a run not of whole hours (a recording's). */
+function durationText(ms: number): string {
+  const hours = ms / 3_600_000;
+  return Number.isInteger(hours) ? `${hours} h` : `${Math.round(ms / 6_000) / 10} min`;
+}
+
 /** The run's log file, new: a leftover from an earlier run in the same folder is removed. */
 function freshLog(dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -73,7 +85,7 @@ export async function runSimulations(request: SimulateRequest): Promise<Simulati
   const timings: SimulationTiming[] = [];
   for (const variant of variants) {
     const name = variant.label ? `${variant.scenario.name} (${variant.label})` : variant.scenario.name;
-    request.log(`simulating ${name}: ${variant.scenario.durationMs / 3_600_000} h …`);
+    request.log(`simulating ${name}: ${durationText(variant.scenario.durationMs)} …`);
     const db = freshLog(variant.dir);
     const result = await simulate(variant.scenario, {
       db,

@@ -94,7 +94,7 @@ describe('scenario files', () => {
       ['{ type: steps, steps: [{ at: 1h, rate: 2 }, { at: 30m, rate: 1 }] }', 'spec.demand.arrivals.steps[1].at: steps must be in increasing order of time'],
       ['{ type: steps, steps: [{ at: 3h, rate: 2 }] }', 'spec.demand.arrivals.steps[0].at: is at or after the end of the run'],
       ['{ type: spikes, base: 1, spikes: [] }', 'spec.demand.arrivals.spikes: needs at least one spike'],
-      ['{ type: sine }', 'spec.demand.arrivals.type: "sine" is not one of constant, steps, diurnal, spikes, csv'],
+      ['{ type: sine }', 'spec.demand.arrivals.type: "sine" is not one of constant, steps, diurnal, spikes, csv, recording'],
     ];
     for (const [arrivals, message] of cases) {
       const file = write('curve.yaml', scenarioText({ arrivals }));

@@ -9,6 +9,9 @@ import { type ProcessProfile, loadProfiles, parseProfile } from '../sim/profiles
 import { type NodePool, checkNodePools, loadNodePools, parseNodePool } from '../sim/node-pools.js';
 import { type Demand, parseDemand } from './demand.js';
 import { type Distribution, parseDistribution } from './distributions.js';
+import { type TimedChange, parseChanges } from './changes.js';
+import { recordedHolds } from './recorded-demand.js';
+import { MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, pathText, required, stringAt } from './fields.js';
 
 /**
@@ -66,15 +69,19 @@ export interface Scenario {
   gates: FeatureGates;
   featureGates: string;
   resources: ScenarioResource[];
-  /** Fixed nodes, when no node pools are given. */
+  /** Fixed nodes, when no node pools are given, each taking `podsPerNode` pods. */
   nodes: number;
+  podsPerNode: number;
   /** Node pools, grown and shrunk by the node autoscaler (none: `nodes` fixed nodes). */
   nodePools: NodePool[];
   profiles: ProcessProfile[];
   demand: {
     namespace: string;
     arrivals: Demand;
-    /** The GameServerAllocation each arrival sends (checked as the allocator checks a request). */
+    /**
+     * The GameServerAllocation each arrival sends (checked as the allocator checks a request);
+     * undefined for a recorded demand without one: each arrival asks for its own fleet.
+     */
     allocation: unknown;
     retryIntervalMs: number;
     /** A player who has waited this long gives up: a failed allocation. */
@@ -84,6 +91,8 @@ export interface Scenario {
   prices: { nodeHour: number; gameServerHour: number; currency: string };
   /** The allocator the players meet: `exact`, or `agones-batch` with its replicas, batch wait and watch lag. */
   allocator: AllocatorOptions;
+  /** What is done to the cluster during the run, in time order (server/simulation/changes.ts). */
+  changes: TimedChange[];
 }
 
 /** A scenario file read but not yet checked: its plain object, and where each field was written. */
@@ -106,11 +115,13 @@ const SPEC_FIELDS = [
   'resources',
   'nodes',
   'nodePools',
+  'podsPerNode',
   'processes',
   'demand',
   'sessions',
   'prices',
   'allocator',
+  'changes',
 ] as const;
 
 function lineOf(doc: Document, lines: LineCounter, path: FieldPath): number | undefined {
@@ -197,6 +208,8 @@ function buildScenario(source: ScenarioSource): Scenario {
   const resources = resourcesOf(spec.resources, [...path, 'resources'], source);
   if (spec.nodes !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'nodePools'], 'give nodes (fixed) or nodePools (autoscaled), not both');
   const nodes = spec.nodes === undefined ? 100 : numberAt(spec.nodes, [...path, 'nodes'], { integer: true, min: 1 });
+  if (spec.podsPerNode !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'podsPerNode'], 'goes with nodes: a node pool says its own podsPerNode');
+  const podsPerNode = spec.podsPerNode === undefined ? MAX_PODS_PER_NODE : numberAt(spec.podsPerNode, [...path, 'podsPerNode'], { integer: true, min: 1 });
   const nodePools = documentsOf(spec.nodePools, [...path, 'nodePools'], resolvePath, parseNodePool, loadNodePools);
   try {
     checkNodePools(nodePools);
@@ -209,17 +222,27 @@ function buildScenario(source: ScenarioSource): Scenario {
   const demand = objectAt(required(spec, 'demand', path), demandPath);
   onlyKnown(demand, ['namespace', 'arrivals', 'allocation', 'retry'], demandPath);
   const arrivals = parseDemand(required(demand, 'arrivals', demandPath), [...demandPath, 'arrivals'], { startMs, durationMs, resolve: resolvePath });
-  const allocation = objectAt(required(demand, 'allocation', demandPath), [...demandPath, 'allocation']);
+  // A recorded demand knows each arrival's fleet: it needs no allocation of its own.
+  const allocation = arrivals.trace && demand.allocation === undefined ? undefined : objectAt(required(demand, 'allocation', demandPath), [...demandPath, 'allocation']);
   const retry = objectAt(demand.retry ?? {}, [...demandPath, 'retry']);
   onlyKnown(retry, ['interval', 'timeout'], [...demandPath, 'retry']);
   const retryIntervalMs = retry.interval === undefined ? 1000 : durationAt(retry.interval, [...demandPath, 'retry', 'interval'], { positive: true });
   const retryTimeoutMs = retry.timeout === undefined ? 60_000 : durationAt(retry.timeout, [...demandPath, 'retry', 'timeout']);
 
   const sessionsPath = [...path, 'sessions'];
-  const sessions = objectAt(required(spec, 'sessions', path), sessionsPath);
-  onlyKnown(sessions, ['length', 'end'], sessionsPath);
-  const length = parseDistribution(required(sessions, 'length', sessionsPath), [...sessionsPath, 'length']);
-  const end = sessionEnd(sessions.end, [...sessionsPath, 'end'], allocation, [...demandPath, 'allocation']);
+  let length: Distribution;
+  let end: SessionEnd;
+  if (arrivals.trace) {
+    // Each recorded arrival holds its GameServer as long as it did.
+    if (spec.sessions !== undefined) throw new FieldError(sessionsPath, 'a recorded demand brings its own sessions: leave sessions out');
+    length = recordedHolds(arrivals.trace.holdMs);
+    end = { type: 'shutdown' };
+  } else {
+    const sessions = objectAt(required(spec, 'sessions', path), sessionsPath);
+    onlyKnown(sessions, ['length', 'end'], sessionsPath);
+    length = parseDistribution(required(sessions, 'length', sessionsPath), [...sessionsPath, 'length']);
+    end = sessionEnd(sessions.end, [...sessionsPath, 'end'], allocation!, [...demandPath, 'allocation']);
+  }
 
   const pricesPath = [...path, 'prices'];
   const prices = objectAt(spec.prices ?? {}, pricesPath);
@@ -237,6 +260,7 @@ function buildScenario(source: ScenarioSource): Scenario {
     featureGates,
     resources,
     nodes,
+    podsPerNode,
     nodePools,
     profiles,
     demand: {
@@ -253,6 +277,7 @@ function buildScenario(source: ScenarioSource): Scenario {
       currency: prices.currency === undefined ? 'USD' : stringAt(prices.currency, [...pricesPath, 'currency']),
     },
     allocator,
+    changes: parseChanges(spec.changes, [...path, 'changes'], durationMs, source.locate),
   };
 }
 

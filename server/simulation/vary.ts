@@ -7,6 +7,7 @@ import type { ScenarioSource } from './scenario.js';
  * The path's first part says where it points:
  *   autoscaler.<path>   the scenario's FleetAutoscaler, under spec.policy (`autoscaler/NAME.` when there are several)
  *   fleet.<path>        the scenario's Fleet, under spec (`fleet/NAME.` when there are several)
+ * Both are set wherever the object appears: in spec.resources, and in spec.changes that apply it later.
  *   <path>              the scenario's own spec (demand.arrivals.peak, nodes, prices.nodeHour …)
  * Each value is read as YAML reads a scalar: 5 is a number, 50% and 10m are strings.
  */
@@ -48,16 +49,19 @@ export function applyVariation(source: ScenarioSource, variation: Variation, val
   const setting = `set by --vary ${variation.path}=${String(value)}`;
   if (resource) {
     const spec = source.raw.spec as Fields | undefined;
-    const candidates = ((spec?.resources ?? []) as Fields[]).filter(
+    // The object as the run starts with it, and as the scenario's changes apply it later (a recording's edits).
+    const applied = ((spec?.changes ?? []) as Fields[]).flatMap((c) => (c?.apply !== undefined ? [c.apply as Fields] : []));
+    const matching = [...((spec?.resources ?? []) as Fields[]), ...applied].filter(
       (r) => r?.kind === resource.kind && (name === undefined || (r.metadata as Fields | undefined)?.name === name),
     );
-    if (candidates.length !== 1) {
+    const names = [...new Set(matching.map((r) => String((r.metadata as Fields | undefined)?.name)))];
+    if (names.length !== 1) {
       const which = name === undefined ? resource.kind : `${resource.kind} named ${name}`;
       const problem =
-        candidates.length === 0 ? `the scenario has no ${which}` : `the scenario has ${candidates.length} of kind ${resource.kind}: name one, as ${target}/NAME.${parts.slice(1).join('.')}`;
+        names.length === 0 ? `the scenario has no ${which}` : `the scenario has ${names.length} of kind ${resource.kind}: name one, as ${target}/NAME.${parts.slice(1).join('.')}`;
       throw new ScenarioError(`--vary ${variation.path}: ${problem}`);
     }
-    setIn(candidates[0]!, [...resource.under, ...parts.slice(1)], value, variation.path);
+    for (const object of matching) setIn(object, [...resource.under, ...parts.slice(1)], value, variation.path);
     return;
   }
   setIn(source.raw, ['spec', ...parts], value, variation.path);

@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventLog } from '../../server/log/event-log.js';
 import { RecordedState } from '../../server/record/recorded-state.js';
+import { listedVersions, recordedVersions } from '../../server/record/compare.js';
+import { KubeClient } from '../../server/record/kube-client.js';
 import { type CliProcess, startCli } from './process.js';
-import { apiRequest } from './serve.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -44,29 +45,6 @@ export async function startRecord(kubeconfig: string, db: string, extra: readonl
   return p;
 }
 
-/** The kinds whose every object both sides are compared on (Events come and go with the TTL and the derived window). */
-export const COMPARED = [
-  { kind: 'Node', path: '/api/v1/nodes' },
-  { kind: 'Fleet', path: '/apis/agones.dev/v1/fleets' },
-  { kind: 'GameServerSet', path: '/apis/agones.dev/v1/gameserversets' },
-  { kind: 'GameServer', path: '/apis/agones.dev/v1/gameservers' },
-  { kind: 'FleetAutoscaler', path: '/apis/autoscaling.agones.dev/v1/fleetautoscalers' },
-];
-
-interface Listed {
-  items: Array<{ metadata: { namespace?: string; name: string; resourceVersion: string } }>;
-}
-
-/** `kind/namespace/name@resourceVersion` of every object the cluster lists now. */
-export async function clusterVersions(baseUrl: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const { kind, path } of COMPARED) {
-    const list = (await apiRequest(baseUrl, 'GET', path)).json as Listed;
-    for (const { metadata } of list.items) out.push(`${kind}/${metadata.namespace ?? ''}/${metadata.name}@${metadata.resourceVersion}`);
-  }
-  return out.sort();
-}
-
 /**
  * What a recording holds, read as it grows: the log open read-only beside the recorder's writes,
  * each look reading only the events written since the last.
@@ -80,22 +58,22 @@ export class RecordingReader {
     this.log = new EventLog(db, { readonly: true });
   }
 
-  /** `kind/namespace/name@resourceVersion` of every object of the compared kinds the recording holds now. */
   versions(): string[] {
     for (const event of this.log.read({ fromSeq: this.lastSeq + 1 })) {
       this.state.apply(event);
       this.lastSeq = event.seq;
     }
-    const out: string[] = [];
-    for (const { kind } of COMPARED) {
-      for (const recorded of this.state.ofKind(kind)) out.push(`${kind}/${recorded.object.metadata.namespace}/${recorded.object.metadata.name}@${recorded.resourceVersion}`);
-    }
-    return out.sort();
+    return recordedVersions(this.state);
   }
 
   close(): void {
     this.log.close();
   }
+}
+
+/** What the cluster at `baseUrl` lists now (see server/record/compare.ts). */
+export function clusterVersions(baseUrl: string): Promise<string[]> {
+  return listedVersions(new KubeClient({ source: '', cluster: 'test', context: 'test', server: baseUrl, insecureSkipTlsVerify: false }));
 }
 
 /** Waits until the recording holds every object the cluster lists, at the version it lists (nothing missed). */

@@ -253,11 +253,20 @@ if (args.screenshot) {
   const { default: puppeteer } = await import('puppeteer-core');
   const shown = fleetsim(['serve', '--db', db, '--read-only', '--port', '0']);
   const page_url = (await line(shown, /serving on (http:\/\/\S+)/))[1];
-  const browser = await puppeteer.launch({ executablePath: chromium, args: ['--no-sandbox'] });
+  const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
     const page = await browser.newPage();
     await page.setViewport({ width: 1400, height: 1000 });
-    await page.goto(page_url.replace('0.0.0.0', '127.0.0.1'), { waitUntil: 'networkidle0' });
+    await page.goto(page_url.replace('0.0.0.0', '127.0.0.1'), { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('body[data-loaded=true]');
+    // The explanation of a recorded GameServer change: its cause is the cluster.
+    const events = await page.$$('#event-list li[data-seq]');
+    const texts = await Promise.all(events.map((li) => li.evaluate((node) => node.textContent ?? '')));
+    const event = events[texts.findIndex((text) => text.includes('GameServerObserved'))] ?? events[0];
+    if (event) {
+      await event.click();
+      await page.waitForSelector('#explanation [data-explanation]');
+    }
     await page.screenshot({ path: join(out, 'dashboard.png'), fullPage: true });
     say(`dashboard of the recording: ${join(out, 'dashboard.png')}`);
   } finally {

@@ -63,7 +63,11 @@ export interface RecordingHistory {
   /** Changes of Fleets (their spec), FleetAutoscalers and Nodes after the start, in order. */
   changes: RecordedChange[];
   allocations: RecordedAllocation[];
-  /** How long GameServers took from Scheduled to Ready (ms), as seen. */
+  /**
+   * How long GameServers took from Scheduled (their pod on a node) to Ready (ms), as seen: the
+   * image pulled and the game started. The wait for a node is the cluster's capacity, which a
+   * simulation models itself.
+   */
   startupMs: number[];
   figures: RecordedFigures;
   /** What the recording holds that a what-if run leaves out, in words. */
@@ -119,7 +123,7 @@ class RecordingReader {
   private readonly changes: RecordedChange[] = [];
   private readonly allocations: RecordedAllocation[] = [];
   private readonly startupMs: number[] = [];
-  /** Per GameServer: its state, fleet, open allocation, when it was Scheduled. */
+  /** Per GameServer: its state, fleet, open allocation, when it was seen Scheduled. */
   private readonly gameServers = new Map<string, { state: string; fleet?: string; allocation?: RecordedAllocation & { at: number }; scheduledAt?: number }>();
   private readonly fleetStatus = new Map<string, Figures>();
   private nodes = 0;
@@ -276,8 +280,8 @@ class RecordingReader {
       if (fleet) gs.allocation = { fleet, atMs: event.time - this.startMs!, holdMs: undefined, end: 'shutdown', initial: !allocation, at: event.time };
       else this.unowned++;
     }
-    if (state === 'Scheduled' && gs.scheduledAt === undefined) gs.scheduledAt = event.time;
-    if ((state === 'RequestReady' || state === 'Ready') && gs.scheduledAt !== undefined && gs.state !== 'Ready' && gs.state !== 'RequestReady') {
+    if (state === 'Scheduled' && gs.state !== 'Scheduled') gs.scheduledAt = event.time;
+    if ((state === 'RequestReady' || state === 'Ready') && gs.scheduledAt !== undefined) {
       this.startupMs.push(event.time - gs.scheduledAt);
       gs.scheduledAt = undefined;
     }

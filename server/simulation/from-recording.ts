@@ -14,7 +14,7 @@ import { SCENARIO_API_VERSION, SCENARIO_KIND, type ScenarioSource } from './scen
  * autoscalers as the recording began, its nodes (count and pods), its demand (each allocation at
  * its time, from its fleet, held as long as it was), the changes people made during it (a fleet
  * scaled or edited by hand, an autoscaler created, edited or deleted, a node added or lost) at
- * their times, and a startup delay of its GameServers as measured. Run first as it is, its figures
+ * their times, and how long its GameServers took to become Ready, as measured. Run first as it is, its figures
  * are checked against the recording's own; `--vary` then asks what another buffer, policy,
  * scheduling or node count would have done with the same traffic.
  */
@@ -29,7 +29,7 @@ export const TOLERANCE = {
 
 export const AS_RECORDED = 'as recorded';
 
-/** The profile recorded GameServers start with: Scheduled to Ready as long as they took. */
+/** The profile recorded GameServers start with: from Scheduled to Ready as long as they took. */
 const STARTUP_PROFILE = 'recorded-startup';
 
 export interface RecordingScenario {
@@ -51,7 +51,8 @@ export function recordingScenario(db: string, options: FromRecordingOptions): Re
   } catch (error) {
     throw new ScenarioError(`--from-recording ${db}: ${(error as Error).message}`);
   }
-  const durationMs = Math.max(1000, Math.ceil((history.endMs - history.startMs) / 1000) * 1000);
+  // Whole seconds past the last instant recorded: an allocation made then is served too.
+  const durationMs = Math.floor((history.endMs - history.startMs) / 1000) * 1000 + 1000;
   if (!history.initial.some((o) => o.kind === FLEET_KIND) && !history.changes.some((c) => 'apply' in c && c.apply.kind === FLEET_KIND)) {
     throw new ScenarioError(`--from-recording ${db}: the recording holds no Fleet to allocate from`);
   }

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventLog } from '../server/log/event-log.js';
@@ -148,6 +148,25 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
     const notRecording = await runCli(['record', '--kubeconfig', kubeconfig, '--db', served]);
     expect(notRecording.code).toBe(1);
     expect(notRecording.stderr).toMatch(/served\.db is an event log of fleetsim, not a recording: record into another file/);
+  });
+
+  it('says what is wrong with its flags, its kubeconfig or a log that is not a recording, and changes nothing', async () => {
+    const cases: Array<[string[], number, RegExp]> = [
+      [['record', '--kubeconfig', kubeconfig, '--db', join(dir, 'x.db'), '--duration', 'soon'], 2, /^fleetsim record: --duration: "soon" is not a duration/],
+      [['record', '--kubeconfig', kubeconfig, '--db', join(dir, 'x.db'), '--namespace', 'Bad_Name'], 2, /^fleetsim record: --namespace: "Bad_Name" is not a comma-separated list of namespace names/],
+      [['record', '--kubeconfig', kubeconfig, '--db', ':memory:'], 2, /^fleetsim record: --db: a recording is a file/],
+      [['record', '--kubeconfig', join(dir, 'none'), '--db', join(dir, 'x.db')], 1, /^fleetsim record: cannot read the kubeconfig .*none: ENOENT/],
+      [['record', '--kubeconfig', kubeconfig, '--context', 'prod', '--db', join(dir, 'x.db')], 1, /^fleetsim record: .*kubeconfig: no context "prod" \(it has fleetsim\)/],
+      [['record', '--kubeconfig', writeKubeconfig(dir, 'http://127.0.0.1:1', 'closed'), '--db', join(dir, 'x.db')], 1, /^fleetsim record: cannot reach cluster fleetsim at http:\/\/127\.0\.0\.1:1: ECONNREFUSED$/m],
+      [['simulate', '--from-recording', join(dir, 'served.db')], 2, /^fleetsim simulate: --from-recording .*served\.db: .*served\.db is not a recording \(fleetsim record writes one\)/],
+      [['simulate', 'examples/simulate/diurnal.yaml', '--node-hour-price', '1'], 2, /^fleetsim simulate: --node-hour-price goes with --from-recording/],
+    ];
+    for (const [args, code, message] of cases) {
+      const run = await runCli(args);
+      expect(run.code, args.join(' ')).toBe(code);
+      expect(run.stderr, args.join(' ')).toMatch(message);
+    }
+    expect(existsSync(join(dir, 'x.db'))).toBe(false);
   });
 
   /** Stops the recorder (Ctrl-C), runs `meanwhile`, starts it again on the same log; returns its first output. */

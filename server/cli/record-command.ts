@@ -3,7 +3,7 @@ import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '
 import { EventLog } from '../log/event-log.js';
 import { WriterLock } from '../log/writer-lock.js';
 import { recordingOf, recordingStarted, recordingStopped } from '../history/recording-log.js';
-import { clusterTimeOf } from '../record/cluster-time.js';
+import { type ClusterTime, clusterTimeOf } from '../record/cluster-time.js';
 import { KubeClient } from '../record/kube-client.js';
 import { kubeconfigFiles, loadClusterAccess } from '../record/kubeconfig.js';
 import { WATCHED_KINDS } from '../record/observe.js';
@@ -58,6 +58,14 @@ export async function recordCommand(argv: string[]): Promise<number> {
 }
 
 async function record(db: string, access: ReturnType<typeof loadClusterAccess>, namespaces: string[] | undefined, durationMs: number | undefined): Promise<number> {
+  // The cluster first: one it cannot reach leaves no file behind.
+  const client = new KubeClient(access);
+  let time: ClusterTime;
+  try {
+    time = await clusterTimeOf(client);
+  } catch (error) {
+    throw new Error(`cannot reach cluster ${access.cluster} at ${access.server}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
   const existed = existsSync(db);
   const log = new EventLog(db);
   try {
@@ -72,8 +80,6 @@ async function record(db: string, access: ReturnType<typeof loadClusterAccess>, 
     } else if (existed) {
       console.log(`recording into ${db} (empty)`);
     }
-    const client = new KubeClient(access);
-    const time = await clusterTimeOf(client);
     const recorder = new ClusterRecorder({
       client,
       log,

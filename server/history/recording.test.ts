@@ -1,13 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/temp-dir.js';
-import { EventLog } from '../log/event-log.js';
-import type { ObservedCause } from '../log/cause.js';
-import type { KubeObject } from '../record/kube-client.js';
-import { WATCHED_KINDS, observationEvents } from '../record/observe.js';
-import { RecordedState } from '../record/recorded-state.js';
+import { WrittenRecording } from '../../test/helpers/written-recording.js';
 import { readRecording } from './recording.js';
-import { recordingStarted, recordingStopped } from './recording-log.js';
 
 /**
  * A recording written as `fleetsim record` writes one (the same observation events, the same
@@ -17,32 +12,6 @@ import { recordingStarted, recordingStopped } from './recording-log.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 0, 1);
-
-class Recording {
-  readonly log: EventLog;
-  private readonly state = new RecordedState();
-  private rv = 0;
-
-  constructor(readonly path: string) {
-    this.log = new EventLog(path);
-    this.log.append([recordingStarted({ cluster: 'prod', context: 'prod', server: 'https://x', namespaces: null, kinds: [], clock: 'local' })], T0, { type: 'startup', detail: 'test' });
-  }
-
-  /** Records `object` of `kind` as seen at `minute` (undefined object: `name` deleted); `appeared`: came up while recording. */
-  see(minute: number, kind: string, name: string, object: KubeObject | undefined, appeared = minute > 0): void {
-    const watched = WATCHED_KINDS.find((k) => k.kind === kind)!;
-    const namespace = watched.namespaced ? 'default' : '';
-    const previous = this.state.get(kind, namespace, name)?.object;
-    const { events } = observationEvents(watched, previous, object, appeared);
-    const cause: ObservedCause = { type: 'observed', cluster: 'prod', context: 'prod', resourceVersion: String(++this.rv), observedAt: '', via: 'watch' };
-    for (const record of this.log.append(events, T0 + minute * MIN, cause).records) this.state.apply(record);
-  }
-
-  close(minute: number): void {
-    this.log.append([recordingStopped('prod', 'duration')], T0 + minute * MIN, { type: 'startup', detail: 'test' });
-    this.log.close();
-  }
-}
 
 const meta = (name: string, labels: Record<string, string> = {}) => ({ name, namespace: 'default', labels, annotations: {} });
 const fleet = (replicas: number, status: { replicas: number; readyReplicas: number; allocatedReplicas: number }, image = 'game:1') => ({
@@ -70,7 +39,7 @@ const fas = (bufferSize: number) => ({
 describe('readRecording', () => {
   const dir = tempDir('fleetsim-recording-');
   const path = join(dir, 'recording.db');
-  const r = new Recording(path);
+  const r = new WrittenRecording(path, T0);
   // The first list: two nodes, the fleet, one GameServer Allocated already and one Ready.
   r.see(0, 'Node', 'n10', node('n10'));
   r.see(0, 'Node', 'n2', node('n2'));

@@ -217,9 +217,14 @@ function describeGameServerChange(event: StoredEvent, before: GameServer | undef
     }
     case 'GameServerSpecUpdated':
       return `updated${moved ? ` (${moved})` : ''}`;
-    case 'GameServerObserved':
+    case 'GameServerObserved': {
       if (!before) return `observed (${to ?? 'unknown state'})`;
-      return `observed${moved ? ` (${moved})` : ''}${(event.payload as GameServerObserved).allocation ? ': allocated' : ''}`;
+      const what = [
+        ...((event.payload as GameServerObserved).allocation ? ['allocated'] : []),
+        ...(after?.metadata.deletionTimestamp !== undefined && before.metadata.deletionTimestamp === undefined ? ['terminating'] : []),
+      ];
+      return `observed${moved ? ` (${moved})` : ''}${what.length ? `: ${what.join(', ')}` : ''}`;
+    }
     case 'GameServerMetadataPatched':
       return `metadata set: ${shortJson(event.payload)}`;
     case 'GameServerCounterSet':

@@ -42,12 +42,14 @@ const gs = (name: string, state: string) => ({
   status: { state },
 });
 
-function recording(name: string, withFleet = true): string {
+/** A recording of two nodes, the fleet (from the start, `later` after it began, or never), an allocation, an autoscaler, a node lost. */
+function recording(name: string, withFleet: 'start' | 'later' | 'never' = 'start'): string {
   const path = join(dir, name);
   const r = new WrittenRecording(path, T0);
   r.see(0, 'Node', 'n10', node('n10'));
   r.see(0, 'Node', 'n2', node('n2'));
-  if (withFleet) r.see(0, 'Fleet', 'game', fleet);
+  if (withFleet === 'start') r.see(0, 'Fleet', 'game', fleet);
+  if (withFleet === 'later') r.see(0.5, 'Fleet', 'game', fleet);
   r.see(1, 'GameServer', 'g1', gs('g1', 'Scheduled'));
   r.see(1.5, 'GameServer', 'g1', gs('g1', 'Ready'));
   r.see(2, 'GameServer', 'g1', gs('g1', 'Allocated'));
@@ -98,8 +100,14 @@ describe('recordingScenario', () => {
     expect(sizes).toEqual([9, 9]);
   });
 
+  it('takes a fleet created after the recording began as a change, at its time', () => {
+    const later = parseScenario(recordingScenario(recording('later.db', 'later'), { nodeHourPrice: 0 }).read());
+    expect(later.resources).toEqual([]);
+    expect(later.changes[0]).toMatchObject({ atMs: 30_000, type: 'apply', object: { kind: 'Fleet', metadata: { name: 'game' } } });
+  });
+
   it('refuses a recording without a fleet, and a file that is no recording', () => {
-    expect(() => recordingScenario(recording('no-fleet.db', false), { nodeHourPrice: 0 })).toThrow(new ScenarioError(`--from-recording ${join(dir, 'no-fleet.db')}: the recording holds no Fleet to allocate from`));
+    expect(() => recordingScenario(recording('no-fleet.db', 'never'), { nodeHourPrice: 0 })).toThrow(new ScenarioError(`--from-recording ${join(dir, 'no-fleet.db')}: the recording holds no Fleet to allocate from`));
     expect(() => recordingScenario(join(dir, 'none.db'), { nodeHourPrice: 0 })).toThrow(/--from-recording .*none\.db: no event log at/);
   });
 });

@@ -205,7 +205,10 @@ function buildScenario(source: ScenarioSource): Scenario {
     throw new FieldError([...path, 'featureGates'], (error as Error).message);
   }
 
-  const resources = resourcesOf(spec.resources, [...path, 'resources'], source);
+  const changes = parseChanges(spec.changes, [...path, 'changes'], durationMs, source.locate);
+  // A Fleet a change creates later (a recording's, made after it began) is one to allocate from too.
+  const laterFleet = changes.some((change) => change.type === 'apply' && change.object.kind === 'Fleet');
+  const resources = resourcesOf(spec.resources, [...path, 'resources'], source, laterFleet);
   if (spec.nodes !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'nodePools'], 'give nodes (fixed) or nodePools (autoscaled), not both');
   const nodes = spec.nodes === undefined ? 100 : numberAt(spec.nodes, [...path, 'nodes'], { integer: true, min: 1 });
   if (spec.podsPerNode !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'podsPerNode'], 'goes with nodes: a node pool says its own podsPerNode');
@@ -277,7 +280,7 @@ function buildScenario(source: ScenarioSource): Scenario {
       currency: prices.currency === undefined ? 'USD' : stringAt(prices.currency, [...pricesPath, 'currency']),
     },
     allocator,
-    changes: parseChanges(spec.changes, [...path, 'changes'], durationMs, source.locate),
+    changes,
   };
 }
 
@@ -304,9 +307,9 @@ function allocatorOf(value: unknown, path: FieldPath): AllocatorOptions {
 }
 
 /** The resources, their files already read into objects by readResources. */
-function resourcesOf(value: unknown, path: FieldPath, source: ScenarioSource): ScenarioResource[] {
+function resourcesOf(value: unknown, path: FieldPath, source: ScenarioSource, laterFleet: boolean): ScenarioResource[] {
   const list = listAt(value ?? [], path);
-  if (list.length === 0) throw new FieldError(path, 'needs at least one resource (a Fleet to allocate from)');
+  if (list.length === 0 && !laterFleet) throw new FieldError(path, 'needs at least one resource (a Fleet to allocate from)');
   return list.map((item, i) => {
     const entry = objectAt(item, [...path, i]);
     const from = (entry as { [RESOURCE_FILE]?: string })[RESOURCE_FILE];

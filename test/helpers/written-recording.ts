@@ -32,9 +32,18 @@ export class WrittenRecording {
     const watched = WATCHED_KINDS.find((k) => k.kind === kind)!;
     const namespace = watched.namespaced ? 'default' : '';
     const previous = this.state.get(kind, namespace, name)?.object;
-    const { events } = observationEvents(watched, previous, object, appeared);
-    const cause: ObservedCause = { type: 'observed', cluster: 'prod', context: 'prod', resourceVersion: String(++this.resourceVersion), observedAt: '', via: 'watch' };
-    for (const record of this.log.append(events, this.startMs + minute * MINUTE, cause).records) this.state.apply(record);
+    const { events, said } = observationEvents(watched, previous, object, appeared);
+    const time = this.startMs + minute * MINUTE;
+    const cause: ObservedCause = {
+      type: 'observed',
+      cluster: 'prod',
+      context: 'prod',
+      resourceVersion: String(++this.resourceVersion),
+      observedAt: new Date(time).toISOString(),
+      via: 'watch',
+      ...(said !== undefined && { said }),
+    };
+    for (const record of this.log.append(events, time, cause).records) this.state.apply(record);
   }
 
   close(minute: number): void {

@@ -3,7 +3,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import type { SeededRandom } from '../clock.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
 import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, stringAt } from './fields.js';
-import { recordedDemand } from './recorded-demand.js';
+import { type DemandTrace, recordedDemand } from './recorded-demand.js';
 
 /**
  * When players ask for a game server: a rate curve (allocations per second over the run) turned
@@ -23,15 +23,6 @@ export interface Demand {
   readonly text: string;
   /** A recorded trace: what each arrival, in order, did (server/simulation/recorded-demand.ts). */
   readonly trace?: DemandTrace;
-}
-
-/** For the i-th arrival of a recorded demand: where it was allocated from, how long it held its GameServer, and what the GameServer did then. */
-export interface DemandTrace {
-  /** `namespace/name` of the fleet. */
-  fleets: readonly string[];
-  /** Undefined: still held when the recording ended. */
-  holdMs: ReadonlyArray<number | undefined>;
-  ends: ReadonlyArray<'shutdown' | 'ready'>;
 }
 
 interface Curve {

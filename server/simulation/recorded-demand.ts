@@ -1,7 +1,22 @@
 import { readRecording } from '../history/recording.js';
-import type { Demand, DemandContext } from './demand.js';
 import type { Distribution } from './distributions.js';
 import { type FieldPath, type Fields, FieldError, onlyKnown, stringAt } from './fields.js';
+
+/** For the i-th arrival of a recorded demand: where it was allocated from, how long it held its GameServer, and what the GameServer did then. */
+export interface DemandTrace {
+  /** `namespace/name` of the fleet. */
+  fleets: readonly string[];
+  /** Undefined: still held when the recording ended. */
+  holdMs: ReadonlyArray<number | undefined>;
+  ends: ReadonlyArray<'shutdown' | 'ready'>;
+}
+
+/** A Demand (server/simulation/demand.ts) with its trace. */
+export interface RecordedDemand {
+  arrivals(): Iterator<number>;
+  readonly text: string;
+  readonly trace: DemandTrace;
+}
 
 /**
  * `{ type: recording, file: out.db }`: the demand a recorded cluster served (`fleetsim record`),
@@ -10,7 +25,7 @@ import { type FieldPath, type Fields, FieldError, onlyKnown, stringAt } from './
  * (Ready) as it did. A cluster keeps no trace of allocations it refused, so the demand is what was
  * served. Allocations still held when the recording ended hold to the run's end.
  */
-export function recordedDemand(spec: Fields, path: FieldPath, context: DemandContext): Demand {
+export function recordedDemand(spec: Fields, path: FieldPath, context: { durationMs: number; resolve(path: string): string }): RecordedDemand {
   onlyKnown(spec, ['type', 'file'], path);
   const file = context.resolve(stringAt(spec.file, [...path, 'file']));
   let allocations;

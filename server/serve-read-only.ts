@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import express from 'express';
 import { VirtualClock } from './clock.js';
 import type { FeatureGates } from './features.js';
@@ -11,6 +11,7 @@ import { RequestOriginGuard } from './api/request-origin.js';
 import { sendError } from './api/responses.js';
 import { apiErrors } from './k8s/status.js';
 import { EventLog } from './log/event-log.js';
+import { ConnectionGuard } from './connections.js';
 
 export interface ReadOnlyServeOptions {
   port: number;
@@ -73,7 +74,8 @@ export class ReadOnlyServer {
     app.use(resourceApi(this.cluster));
     app.use(apiErrorHandler);
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat: () => 'status' });
-    this.httpServer = createServer(guard.requests((req, res) => app(req, res)));
+    // As every port of serve: clients that connect and say nothing do not pile up.
+    this.httpServer = new ConnectionGuard().createHttpServer(guard.requests((req, res) => app(req, res)));
     guard.upgrades(this.httpServer);
     await new Promise<void>((resolve, reject) => {
       this.httpServer!.once('error', reject);

@@ -150,6 +150,23 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
     expect(notRecording.stderr).toMatch(/served\.db is an event log of fleetsim, not a recording: record into another file/);
   });
 
+  it('stops by itself after --duration, saying its progress meanwhile, and leaves a complete recording', async () => {
+    // Progress is a line every ten seconds when stdout is no terminal: a run of 11 s says it once.
+    const timed = join(dir, 'timed.db');
+    const run = await runCli(['record', '--kubeconfig', kubeconfig, '--db', timed, '--duration', '11s'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/; stopping after 11 s$/m);
+    expect(run.stdout).toMatch(/^ {2}\d+ objects, \d+ changes written \(\d+\.\d events\/s\), 7 watches open$/m);
+    expect(run.stdout).toMatch(/^recorded \d+ changes \(\d+ objects now\) into .*timed\.db; stopped: duration$/m);
+    const log = new EventLog(timed, { readonly: true });
+    try {
+      const last = [...log.read({})].at(-1);
+      expect(last).toMatchObject({ type: 'RecordingStopped', payload: { reason: 'duration' } });
+    } finally {
+      log.close();
+    }
+  });
+
   it('says what is wrong with its flags, its kubeconfig or a log that is not a recording, and changes nothing', async () => {
     const cases: Array<[string[], number, RegExp]> = [
       [['record', '--kubeconfig', kubeconfig, '--db', join(dir, 'x.db'), '--duration', 'soon'], 2, /^fleetsim record: --duration: "soon" is not a duration/],

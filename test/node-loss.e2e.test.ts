@@ -3,6 +3,7 @@ import { fleetManifest } from './helpers/manifests.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * A Node lost with GameServers on it, as `kubectl delete node` does it: its pods go with it, so
@@ -29,7 +30,7 @@ describe('a Node deleted', () => {
     const ready = await waitFor(async () => {
       const list = await gameServers();
       return list.length === 3 && list.every((gs) => gs.status.state === 'Ready') && list;
-    }, { timeoutMs: 20_000, what: 'three Ready GameServers' });
+    }, { timeoutMs: seconds(20), what: 'three Ready GameServers' });
     // Packed: the first node is filled first.
     const lost = ready.filter((gs) => gs.status.nodeName === 'node-1').map((gs) => gs.metadata.name);
     expect(lost.length).toBeGreaterThan(0);
@@ -41,7 +42,7 @@ describe('a Node deleted', () => {
     await waitFor(async () => {
       const list = await gameServers();
       return list.length === 3 && list.every((gs) => gs.status.state === 'Ready' && gs.status.nodeName === 'node-2' && !lost.includes(gs.metadata.name));
-    }, { timeoutMs: 20_000, what: 'three Ready GameServers on node-2, none of those lost' });
+    }, { timeoutMs: seconds(20), what: 'three Ready GameServers on node-2, none of those lost' });
     const events = (await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/events')).json as { items: Array<{ involvedObject: { name: string }; message: string }> };
     expect(events.items.some((e) => e.involvedObject.name === lost[0] && e.message.includes('its node node-1 was deleted'))).toBe(true);
   });

@@ -10,6 +10,7 @@ import { RecordingReader, caughtUp, doubled, startRecord, writeKubeconfig } from
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim record` against a `fleetsim serve` standing in for a cluster, through a proxy that
@@ -33,7 +34,7 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
 
   const gameServers = async () => ((await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers')).json as GameServerList).items;
   const readyCount = async (n: number) =>
-    waitFor(async () => (await gameServers()).filter((gs) => gs.status.state === 'Ready').length >= n, { timeoutMs: 20_000, what: `${n} Ready GameServers` });
+    waitFor(async () => (await gameServers()).filter((gs) => gs.status.state === 'Ready').length >= n, { timeoutMs: seconds(20), what: `${n} Ready GameServers` });
   const allocate = async (mode: string) => {
     await readyCount(1);
     const answer = await apiRequest(serve.baseUrl, 'POST', '/apis/allocation.agones.dev/v1/namespaces/default/gameserverallocations', {
@@ -135,7 +136,7 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
   });
 
   it('refuses to continue a recording from another cluster, or a log fleetsim serve wrote', async () => {
-    expect((await recorder.kill('SIGINT', 15_000)).code).toBe(0);
+    expect((await recorder.kill('SIGINT', seconds(15))).code).toBe(0);
     const other = writeKubeconfig(dir, proxy.url, 'other-kubeconfig');
     writeFileSync(other, readFileSync(other, 'utf8').replaceAll('fleetsim', 'staging'));
     const refused = await runCli(['record', '--kubeconfig', other, '--db', db]);
@@ -153,7 +154,7 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
   it('stops by itself after --duration, saying its progress meanwhile, and leaves a complete recording', async () => {
     // Progress is a line every ten seconds when stdout is no terminal: a run of 11 s says it once.
     const timed = join(dir, 'timed.db');
-    const run = await runCli(['record', '--kubeconfig', kubeconfig, '--db', timed, '--duration', '11s'], 60_000);
+    const run = await runCli(['record', '--kubeconfig', kubeconfig, '--db', timed, '--duration', '11s'], seconds(60));
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/; stopping after 11 s$/m);
     expect(run.stdout).toMatch(/^ {2}\d+ objects, \d+ changes written \(\d+\.\d events\/s\), 7 watches open$/m);
@@ -189,7 +190,7 @@ describe.sequential('recording a cluster across cut watches, 410 Gone and restar
   /** Stops the recorder (Ctrl-C), runs `meanwhile`, starts it again on the same log; returns its first output. */
   async function startRecordAgainAfter(meanwhile: () => Promise<void>): Promise<string> {
     recorder.child.kill('SIGINT');
-    const status = await recorder.waitForExit(15_000);
+    const status = await recorder.waitForExit(seconds(15));
     expect(status.code).toBe(0);
     expect(recorder.stdout).toMatch(/^recorded \d+ changes \(\d+ objects now\) into .*; stopped: interrupted$/m);
     await meanwhile();

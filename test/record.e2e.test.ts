@@ -8,6 +8,7 @@ import { REPO_ROOT, killAll, runCli } from './helpers/process.js';
 import { RecordingReader, doubled } from './helpers/recording.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Issue 39 end to end, as the README's task tells it: scripts/record-scripted-hour.mjs drives a
@@ -36,14 +37,14 @@ describe.sequential('a scripted stretch of a cluster, recorded, then replayed, e
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (driver += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (driver += chunk));
     const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), seconds(150));
       child.once('close', (status) => {
         clearTimeout(timer);
         resolve(status);
       });
     });
     if (code !== 0) throw new Error(`the scripted run exited ${code}:\n${driver}`);
-  }, 180_000);
+  }, seconds(180));
   afterAll(() => killAll());
 
   it('records the cluster while it plays: nothing missed, nothing twice', () => {
@@ -106,7 +107,7 @@ describe.sequential('a scripted stretch of a cluster, recorded, then replayed, e
   });
 
   it('simulates from the recording: as recorded within tolerance, then three buffers beside it', async () => {
-    const simulate = await runCli(['simulate', '--from-recording', db, '--vary', 'autoscaler.buffer.bufferSize=2,4,8', '--out', join(out, 'simulate')], 120_000);
+    const simulate = await runCli(['simulate', '--from-recording', db, '--vary', 'autoscaler.buffer.bufferSize=2,4,8', '--out', join(out, 'simulate')], seconds(120));
     expect(simulate.stderr).toBe('');
     expect(simulate.code).toBe(0);
     expect(simulate.stdout).toMatch(/^ {2}allocations served +\d+ +\d+ +±\d+ +PASS$/m);
@@ -117,5 +118,5 @@ describe.sequential('a scripted stretch of a cluster, recorded, then replayed, e
     expect(hours('bufferSize-2')).toBeLessThan(hours('bufferSize-8'));
     const checks = (JSON.parse(readFileSync(join(out, 'simulate', 'recording.json'), 'utf8')) as { checks: Array<{ pass: boolean }> }).checks;
     expect(checks.map((c) => c.pass)).toEqual([true, true]);
-  }, 120_000);
+  });
 });

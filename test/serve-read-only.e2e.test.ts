@@ -6,6 +6,7 @@ import { killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { waitFor } from './helpers/wait.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * `fleetsim serve --db LOG --read-only`: a log (here a stopped serve's) served as it ends —
@@ -32,7 +33,7 @@ describe.sequential('serve --read-only', () => {
     const fleet = fleetManifest('game', 2);
     expect((await apiRequest(live.baseUrl, 'POST', '/apis/agones.dev/v1/namespaces/default/fleets', { body: fleet })).status).toBe(201);
     await waitFor(async () => ((await apiRequest(live.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/gameservers')).json as List).items.filter((gs) => gs.status.state === 'Ready').length === 2, {
-      timeoutMs: 20_000,
+      timeoutMs: seconds(20),
       what: 'two Ready GameServers',
     });
     expect((await live.process.kill('SIGTERM')).code).toBe(0);

@@ -6,6 +6,7 @@ import { listedVersions, recordedVersions } from '../../server/record/compare.js
 import { KubeClient } from '../../server/record/kube-client.js';
 import { type CliProcess, startCli } from './process.js';
 import { waitFor } from './wait.js';
+import { seconds } from './time-scale.js';
 
 /**
  * Recording a `fleetsim serve` that stands in for a live cluster: a kubeconfig that points at it
@@ -37,7 +38,7 @@ export const RECORDING_LINE = /^recording cluster (\S+) \(context (\S+), (\S+)\)
 export async function startRecord(kubeconfig: string, db: string, extra: readonly string[] = []): Promise<CliProcess> {
   const p = startCli(['record', '--kubeconfig', kubeconfig, '--db', db, ...extra]);
   try {
-    await p.waitForStdout(RECORDING_LINE, 30_000);
+    await p.waitForStdout(RECORDING_LINE, seconds(30));
   } catch (error) {
     await p.kill('SIGKILL');
     throw error;
@@ -77,7 +78,7 @@ export function clusterVersions(baseUrl: string): Promise<string[]> {
 }
 
 /** Waits until the recording holds every object the cluster lists, at the version it lists (nothing missed). */
-export async function caughtUp(recording: RecordingReader, baseUrl: string, timeoutMs = 15_000): Promise<void> {
+export async function caughtUp(recording: RecordingReader, baseUrl: string, timeoutMs = seconds(15)): Promise<void> {
   let last: { cluster: string[]; recorded: string[] } | undefined;
   try {
     await waitFor(

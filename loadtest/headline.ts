@@ -3,6 +3,8 @@ import { runBench } from './bench.js';
 import { benchSettings } from './bench-command.js';
 import { readMachineBusySeconds } from './proc-stats.js';
 import type { RunData } from '../reports/run-data.js';
+import { BenchRun } from '../server/bench/record.js';
+import { type MachineLoad, describeMachineLoad, watchMachineLoad } from '../server/bench/machine-load.js';
 
 /**
  * `npm run bench`: the headline load tests, each with its baseline in the same run, and the
@@ -15,11 +17,12 @@ import type { RunData } from '../reports/run-data.js';
  *    compares capacities; at most 64 requests in flight: enough that fleetsim is measured at its
  *    capacity (with 40, its thread idled ~8% of the run waiting on k6's round trips; the baseline
  *    is bound by k6 either way), few enough that a saturated server's p99 stays bounded.
- *    Target (issue 17): fleetsim >= 0.8 x the baseline's rate, with p99 < 25 ms;
+ *    Target (issue 17): p99 < 25 ms. The ratio to the baseline's rate is told: issue 40 withdrew
+ *    its target of 0.8 (a durable commit per allocation, and k6 on the same two cores);
  *  - the same allocations over gRPC (allocation.AllocationService/Allocate, mutual TLS with the
  *    certificates of --allocator-tls auto): the same fleet, offered rate and calls in flight,
  *    against a canned gRPC allocator (HTTP/2 with the same certificates, answering fleetsim's
- *    recorded AllocationResponse). Target: >= 0.8 x its rate, with p99 < 25 ms;
+ *    recorded AllocationResponse). Target: p99 < 25 ms, the ratio told;
  *  - watch fan-out: 5,000 WebSocket watchers on 1,000 GameServers, 500 changes/s (2,500
  *    deliveries/s), target p99 delivery latency < 10 ms; and 19,000 watchers (9,500
  *    deliveries/s; 20,000 do not fit under this machine's limit of open files), target p99 < 50 ms.
@@ -28,36 +31,37 @@ import type { RunData } from '../reports/run-data.js';
 interface Headline {
   title: string;
   args: string[];
-  target: string;
-  met(data: RunData): boolean;
+  /** The p99 latency (ms) fleetsim must stay under: of requests, or of watch deliveries. */
+  p99Ms: number;
+  basis: string;
 }
 
 const HEADLINES: Headline[] = [
   {
     title: 'allocation-throughput, 10,000 GameServers',
     args: ['allocation-throughput', '--fleet-size', '10000', '--rate', '12000', '--vus', '64', '--session', '3', '--duration', '30s', '--baseline'],
-    target: 'ratio >= 0.8 and p99 < 25 ms',
-    met: (d) => (d.baselineRatio ?? 0) >= 0.8 && d.fleetsim.latency.p99 < 25,
+    p99Ms: 25,
+    basis: 'issue 17',
   },
   {
     title: 'allocation over gRPC (mutual TLS), 10,000 GameServers',
     args: ['allocation-grpc', '--fleet-size', '10000', '--rate', '12000', '--vus', '64', '--session', '3', '--duration', '30s', '--baseline'],
-    target: 'ratio >= 0.8 and p99 < 25 ms',
-    met: (d) => (d.baselineRatio ?? 0) >= 0.8 && d.fleetsim.latency.p99 < 25,
+    p99Ms: 25,
+    basis: 'issue 17',
   },
   {
     title: 'watch-fanout, 5,000 watchers',
     args: ['watch-fanout', '--vus', '5000', '--fleet-size', '1000', '--rate', '500', '--duration', '30s', '--baseline', '--p99-ms', '10'],
-    target: 'p99 delivery < 10 ms',
-    met: (d) => d.ok && d.fleetsim.latency.count > 0 && d.fleetsim.latency.p99 < 10,
+    p99Ms: 10,
+    basis: 'issue 17',
   },
   {
     // Issue 17 names 20,000; a process here may hold 20,000 open files (hard limit), and k6 and
     // the server each need one per socket besides their own, so 19,000 is what fits.
     title: 'watch-fanout, 19,000 watchers',
     args: ['watch-fanout', '--vus', '19000', '--fleet-size', '1000', '--rate', '500', '--duration', '30s', '--baseline', '--p99-ms', '50'],
-    target: 'p99 delivery < 50 ms',
-    met: (d) => d.ok && d.fleetsim.latency.count > 0 && d.fleetsim.latency.p99 < 50,
+    p99Ms: 50,
+    basis: 'issue 17 (20,000 watchers; 19,000 fit under the open-file limit)',
   },
 ];
 
@@ -80,46 +84,47 @@ async function waitForQuiet(maxMs = 120_000): Promise<void> {
   }
 }
 
-function row(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-}
-
 async function main(extra: string[]): Promise<number> {
-  const results: Array<{ headline: Headline; data?: RunData; error?: string; dir?: string }> = [];
+  const bench = BenchRun.start('bench');
   for (const headline of HEADLINES) {
     try {
       await waitForQuiet();
       const parsed = benchSettings([...headline.args, ...extra]);
       if (parsed === 'help') throw new FlagError('--help is not for npm run bench');
+      const machine = watchMachineLoad();
       const result = await runBench(parsed.settings, parsed.out, (line) => console.log(line));
+      const load = machine();
       for (const line of result.report) console.log(line);
-      console.log(`  report: ${result.dir}/index.html\n`);
-      results.push({ headline, data: result.data, dir: result.dir });
+      console.log(`  report: ${result.dir}/index.html; ${describeMachineLoad(load)}\n`);
+      record(bench, headline, result.data, load);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       console.error(`${headline.title}: ${message}\n`);
-      results.push({ headline, error: message });
+      bench.fail(`${headline.title}: ${message}`);
     }
   }
+  return bench.finish().record.pass ? 0 : 1;
+}
 
-  const header = ['headline', 'fleetsim', 'baseline', 'ratio', 'p99 fleetsim / baseline', 'target', 'met'];
-  const rows = results.map(({ headline, data, error }) => {
-    if (!data) return [headline.title, 'error', '', '', '', headline.target, `no (${error ?? 'failed'})`];
-    const unit = data.scenario === 'watch-fanout' ? 'deliveries/s' : 'req/s';
-    return [
-      headline.title,
-      `${data.fleetsim.requestRate.toFixed(0)} ${unit}`,
-      data.baseline ? `${data.baseline.requestRate.toFixed(0)} ${unit}` : '-',
-      data.baselineRatio !== undefined ? data.baselineRatio.toFixed(3) : '-',
-      `${data.fleetsim.latency.p99.toFixed(1)} / ${data.baseline ? data.baseline.latency.p99.toFixed(1) : '-'} ms`,
-      headline.target,
-      headline.met(data) ? 'yes' : 'no',
-    ];
+/** A headline's figures: each side's rate and p99, their ratio (the baseline ran in the same run), and the verdict on p99. */
+function record(bench: BenchRun, headline: Headline, data: RunData, load: MachineLoad): void {
+  const unit = data.scenario === 'watch-fanout' ? 'deliveries/s' : 'req/s';
+  if (!data.ok) bench.fail(`${headline.title}: the run did not complete as asked (k6's thresholds or checks failed)`);
+  bench.figure({ name: `${headline.title}: fleetsim rate`, value: data.fleetsim.requestRate, unit, machine: load });
+  if (data.baseline) {
+    bench.figure({ name: `${headline.title}: baseline rate`, value: data.baseline.requestRate, unit, machine: load });
+    bench.figure({ name: `${headline.title}: fleetsim / baseline rate`, value: data.baselineRatio ?? 0, unit: '×', machine: load });
+    bench.figure({ name: `${headline.title}: baseline p99`, value: data.baseline.latency.p99, unit: 'ms', machine: load });
+  }
+  const delivered = data.fleetsim.latency.count > 0;
+  if (!delivered) bench.fail(`${headline.title}: fleetsim delivered nothing`);
+  bench.figure({
+    name: `${headline.title}: fleetsim p99`,
+    value: data.fleetsim.latency.p99,
+    unit: 'ms',
+    machine: load,
+    target: { bound: 'max', value: headline.p99Ms, basis: headline.basis },
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  console.log(row(header, widths));
-  for (const r of rows) console.log(row(r, widths));
-  return results.every((r) => r.data && r.data.ok && r.headline.met(r.data)) ? 0 : 1;
 }
 
 process.exitCode = await main(process.argv.slice(2));

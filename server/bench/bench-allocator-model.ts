@@ -1,5 +1,6 @@
 import type { AllocatorOptions } from '../allocation/allocator.js';
 import { DEFAULT_BATCH_WAIT_MS, DEFAULT_INFORMER_LAG_MS } from '../allocation/allocator.js';
+import { BenchRun } from './record.js';
 import { BURST_SCENARIOS, type BurstFigures, type BurstScenario, READY_BURST, runBursts } from './allocator-scenarios.js';
 
 /**
@@ -51,12 +52,8 @@ function table(heading: string, rows: Row[]): string {
 }
 
 async function main(): Promise<void> {
+  const bench = BenchRun.start('bench:allocator-model');
   console.log(`agones-batch: batch wait ${DEFAULT_BATCH_WAIT_MS} ms, watch lag ${DEFAULT_INFORMER_LAG_MS} ms; times are virtual; servers used: mean per run`);
-  let ok = true;
-  const check = (what: string, holds: boolean) => {
-    console.log(`${what}: ${holds ? 'PASS' : 'FAIL'}`);
-    ok &&= holds;
-  };
   for (const scenario of BURST_SCENARIOS) {
     const started = performance.now();
     const exact = await runBursts(scenario, { model: 'exact' }, SEEDS);
@@ -68,11 +65,35 @@ async function main(): Promise<void> {
     const rows = [{ label: 'exact', figures: exact }, ...REPLICAS.map((r) => ({ label: `agones-batch, ${r} replica${r > 1 ? 's' : ''}`, figures: batch.get(r)! }))];
     console.log(`\n${table(title(scenario), rows)}`);
     console.log(`(${((performance.now() - started) / 1000).toFixed(1)} s of wall time)`);
+    for (const { label, figures: f } of rows) {
+      bench.figure({
+        name: `${scenario.name}, ${label}: conflicts per request`,
+        value: f.conflicts / f.requests,
+        unit: '',
+        note: `refused with room ${percent(f.failedWithRoom, f)}, UnAllocated ${f.unallocated}, errors ${f.failed}, p99 ${Math.round(f.p99Ms)} ms (virtual)`,
+      });
+    }
     const one = batch.get(1)!;
     const four = batch.get(REPLICAS[REPLICAS.length - 1]!)!;
-    check(`${scenario.name}: exact has no conflicts and refuses nothing while servers have room`, exact.conflicts === 0 && exact.failedWithRoom === 0);
-    check(`${scenario.name}: agones-batch, conflicts with 4 replicas > with 1`, four.conflicts / four.requests > one.conflicts / one.requests);
-    check(`${scenario.name}: agones-batch with 4 replicas refuses requests while servers have room`, four.failedWithRoom > 0);
+    // The shapes the model must show (#1856, #4142), and exact must not.
+    bench.figure({
+      name: `${scenario.name}, exact: conflicts and requests refused while servers had room`,
+      value: exact.conflicts + exact.failedWithRoom,
+      unit: '',
+      target: { bound: 'max', value: 0, basis: 'exact never loses a race nor refuses with room' },
+    });
+    bench.figure({
+      name: `${scenario.name}, agones-batch: conflicts per request, 4 replicas less 1`,
+      value: four.conflicts / four.requests - one.conflicts / one.requests,
+      unit: '',
+      target: { bound: 'above', value: 0, basis: "Agones's #1856: contention rises with replicas" },
+    });
+    bench.figure({
+      name: `${scenario.name}, agones-batch with 4 replicas: requests refused while servers had room`,
+      value: four.failedWithRoom,
+      unit: '',
+      target: { bound: 'above', value: 0, basis: "Agones's #4142: requests refused while servers have room" },
+    });
   }
   // The watch's lag is an assumption (README): how much the figures lean on it.
   const lags = [0, 50, DEFAULT_INFORMER_LAG_MS, 250];
@@ -82,8 +103,15 @@ async function main(): Promise<void> {
     rows.push({ label: `watch lag ${lag} ms`, figures: await runBursts(READY_BURST, { model: 'agones-batch', replicas, informerLagMs: lag }, SEEDS) });
   }
   console.log(`\n${table(title(READY_BURST, `, agones-batch with ${replicas} replicas, by watch lag`), rows)}`);
-  console.log(ok ? 'result: PASS' : 'result: FAIL');
-  if (!ok) process.exitCode = 1;
+  for (const { label, figures: f } of rows) {
+    bench.figure({
+      name: `${READY_BURST.name}, agones-batch with ${replicas} replicas, ${label}: conflicts per request`,
+      value: f.conflicts / f.requests,
+      unit: '',
+      note: `refused with room ${percent(f.failedWithRoom, f)}`,
+    });
+  }
+  if (!bench.finish().record.pass) process.exitCode = 1;
 }
 
 await main();

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { describeMachineLoad, watchMachineLoad } from './machine-load.js';
+import { BenchRun } from './record.js';
 
 /**
  * `npm run bench:processes`: a fleet whose GameServers are real processes — a trivial program on
@@ -127,17 +129,27 @@ async function run(size: number): Promise<{ perSecond: number; bytesPerGameServe
 }
 
 async function main(): Promise<void> {
+  const bench = BenchRun.start('bench:processes');
   await run(2); // warm-up: the JIT, the SDK's files in the page cache
   for (const size of SIZES) {
+    const machine = watchMachineLoad();
     const bare = await baseline(size);
     const fleet = await run(size);
+    const load = machine();
     console.log(
       `${size} GameServers with real processes: ${fleet.perSecond.toFixed(1)} GameServers/s to Ready ` +
         `(bare Node processes loading the SDK: ${bare.toFixed(1)}/s; ratio ${(fleet.perSecond / bare).toFixed(2)}); ` +
         `${(fleet.bytesPerGameServer / 2 ** 20).toFixed(1)} MiB resident per GameServer with its process, ` +
-        `of which fleetsim's own growth ${(fleet.fleetsimBytesPerGameServer / 2 ** 20).toFixed(2)} MiB (the sidecar and the pod's state)`,
+        `of which fleetsim's own growth ${(fleet.fleetsimBytesPerGameServer / 2 ** 20).toFixed(2)} MiB (the sidecar and the pod's state); ` +
+        describeMachineLoad(load),
     );
+    bench.figure({ name: `${size} GameServers with real processes: GameServers/s to Ready`, value: fleet.perSecond, unit: '/s', machine: load });
+    bench.figure({ name: `${size} bare Node processes loading the SDK: starts/s`, value: bare, unit: '/s', machine: load });
+    bench.figure({ name: `${size} GameServers: rate to Ready / bare starts`, value: fleet.perSecond / bare, unit: '×', machine: load });
+    bench.figure({ name: `${size} GameServers: resident memory per GameServer with its process`, value: fleet.bytesPerGameServer / 2 ** 20, unit: 'MiB', machine: load });
+    bench.figure({ name: `${size} GameServers: fleetsim's own growth per GameServer`, value: fleet.fleetsimBytesPerGameServer / 2 ** 20, unit: 'MiB', machine: load });
   }
+  bench.finish();
 }
 
 await main();

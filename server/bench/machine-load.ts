@@ -64,12 +64,20 @@ function ownSeconds(): number {
   return (usage.user + usage.system) / 1e6 + cpuSecondsFromStat(readFileSync('/proc/self/stat', 'utf8'), clockTicksPerSecond(), true);
 }
 
+/** The machine's load over a stretch of a benchmark. */
+export interface MachineLoad {
+  /** Cores other programs kept busy on average: the machine's busy time less this process's and its waited-for children's. */
+  otherCores: number;
+  /** The one-minute load average at the start and at the end. */
+  loadAverage: [number, number];
+  wallSeconds: number;
+}
+
 /**
  * The machine's load while a benchmark runs, told beside its figures: call at the start, then
- * call what it returns at the end for a line such as "other programs used 0.12 cores; load
- * average 0.80 → 1.10".
+ * call what it returns at the end.
  */
-export function watchMachineLoad(): () => string {
+export function watchMachineLoad(): () => MachineLoad {
   const started = performance.now();
   const busy = readMachineBusySeconds();
   const own = ownSeconds();
@@ -77,6 +85,11 @@ export function watchMachineLoad(): () => string {
   return () => {
     const wall = (performance.now() - started) / 1000;
     const others = Math.max(0, readMachineBusySeconds() - busy - (ownSeconds() - own));
-    return `other programs used ${(others / Math.max(wall, 0.001)).toFixed(2)} cores; load average ${load.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`;
+    return { otherCores: others / Math.max(wall, 0.001), loadAverage: [load, loadavg()[0]!], wallSeconds: wall };
   };
+}
+
+/** "other programs used 0.12 cores; load average 0.80 → 1.10" */
+export function describeMachineLoad(load: MachineLoad): string {
+  return `other programs used ${load.otherCores.toFixed(2)} cores; load average ${load.loadAverage[0].toFixed(2)} → ${load.loadAverage[1].toFixed(2)}`;
 }

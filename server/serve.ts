@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import express from 'express';
-import type { WebSocketServer } from 'ws';
 import { type Clock, VirtualClock, WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
@@ -16,6 +15,7 @@ import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/resource-api.js';
 import {
   type SidecarResolver,
+  type SidecarWebSockets,
   attachSidecarWebSocket,
   decodePathSegment,
   sidecarHttpHandler,
@@ -124,7 +124,7 @@ export class FleetsimServer {
   }
 
   private httpServer: Server | undefined;
-  private wss: WebSocketServer | undefined;
+  private webSockets: SidecarWebSockets | undefined;
   /** The clock's advance under way (or done): the next one starts after it. */
   private advancing: Promise<unknown> = Promise.resolve();
   private readonly closing = new AbortController();
@@ -243,7 +243,7 @@ export class FleetsimServer {
     );
     // An upgrade outside /sdk is addressed to the resource API, which serves no WebSocket.
     const notFound = apiErrors.pathNotFound();
-    this.wss = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams, () => ({ status: notFound.code, body: notFound.status }));
+    this.webSockets = attachSidecarWebSocket(this.httpServer, resolveSidecar, this.streams, () => ({ status: notFound.code, body: notFound.status }));
     // After the WebSocket listener: the guard wraps the upgrade listeners already on the server.
     guard.upgrades(this.httpServer);
     await new Promise<void>((resolve, reject) => {
@@ -313,7 +313,7 @@ export class FleetsimServer {
     this.watchdog.close();
     await this.simulated.close();
     await this.allocation.close();
-    for (const client of this.wss?.clients ?? []) client.terminate();
+    this.webSockets?.terminateAll();
     this.httpServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
     this.metrics.close();

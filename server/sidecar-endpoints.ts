@@ -1,8 +1,7 @@
 import type { Server } from 'node:http';
-import type { WebSocketServer } from 'ws';
-import { attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
 import { RequestOriginGuard } from './api/request-origin.js';
-import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc.js';
+import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc-port.js';
 import type { RequestCause } from './log/cause.js';
 import type { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
@@ -29,7 +28,7 @@ export interface SidecarEndpointsOptions {
 export class SidecarEndpoints {
   private readonly streams = new StreamRegistry();
   private httpServer: Server | undefined;
-  private wss: WebSocketServer | undefined;
+  private webSockets: SidecarWebSockets | undefined;
   private grpc: SidecarGrpcServer | undefined;
   httpPort = 0;
   grpcPort = 0;
@@ -50,7 +49,7 @@ export class SidecarEndpoints {
     const connections = options.connections ?? new ConnectionGuard();
     // Every path is some sidecar path: the resolver never passes one on.
     this.httpServer = connections.createHttpServer(guard.requests((req, res) => handler(req, res, () => undefined)));
-    this.wss = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
+    this.webSockets = attachSidecarWebSocket(this.httpServer, resolve, this.streams);
     guard.upgrades(this.httpServer);
     const host = options.address === '' ? undefined : options.address;
     try {
@@ -73,7 +72,7 @@ export class SidecarEndpoints {
   async close(): Promise<void> {
     this.streams.endAll();
     await this.grpc?.close();
-    for (const client of this.wss?.clients ?? []) client.terminate();
+    this.webSockets?.terminateAll();
     const server = this.httpServer;
     if (!server?.listening) return;
     server.closeAllConnections();

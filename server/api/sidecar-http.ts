@@ -1,6 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { createRequire } from 'node:module';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import type { StreamRegistry } from '../sidecar/stream-registry.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
@@ -163,25 +164,41 @@ export function attachSidecarWebSocket(
   resolve: SidecarResolver,
   streams: StreamRegistry,
   unmatched: UnmatchedUpgrade = () => ({ status: NOT_FOUND.httpStatus, body: NOT_FOUND.toJSON() }),
-): WebSocketServer {
-  const wss = new WebSocketServer({ noServer: true });
-  // A handshake ws refuses (bad headers) is answered in the gateway's format, not ws's HTML.
-  wss.on('wsClientError', (error: Error & { code?: string }, socket: Duplex) => {
-    refuseUpgrade(socket, 400, new GrpcError(GrpcCode.INVALID_ARGUMENT, error.message).toJSON());
-  });
+): SidecarWebSockets {
+  // ws (with the TLS, HTTPS and zlib modules it loads) is loaded at the first upgrade: a sidecar
+  // whose game server never opens a WebSocket does not hold it.
+  let wss: WebSocketServer | undefined;
+  const webSockets = (): WebSocketServer => {
+    if (wss) return wss;
+    const { WebSocketServer: Server } = requireCjs('ws') as typeof import('ws');
+    wss = new Server({ noServer: true });
+    // A handshake ws refuses (bad headers) is answered in the gateway's format, not ws's HTML.
+    wss.on('wsClientError', (error: Error & { code?: string }, socket: Duplex) => {
+      refuseUpgrade(socket, 400, new GrpcError(GrpcCode.INVALID_ARGUMENT, error.message).toJSON());
+    });
+    return wss;
+  };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Node leaves an upgraded socket without an error listener: a reset would crash the process.
     socket.on('error', () => socket.destroy());
     try {
-      upgrade(wss, req, socket, head, resolve, streams, unmatched);
+      upgrade(webSockets, req, socket, head, resolve, streams, unmatched);
     } catch (error) {
       // Whatever a request does, the process answers it and goes on.
       const refused = errorBody(error);
       refuseUpgrade(socket, refused.httpStatus, refused.toJSON());
     }
   });
-  return wss;
+  return { terminateAll: () => wss?.clients.forEach((client) => client.terminate()) };
 }
+
+/** The WebSockets a server's sidecar paths accepted. */
+export interface SidecarWebSockets {
+  /** Ends every open one at once (the server is closing). */
+  terminateAll(): void;
+}
+
+const requireCjs = createRequire(import.meta.url);
 
 /** What an upgrade to a path no sidecar serves is answered (serve: the resource API's 404). */
 export type UnmatchedUpgrade = (path: string) => { status: number; body: unknown };
@@ -203,7 +220,7 @@ function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
 }
 
 function upgrade(
-  wss: WebSocketServer,
+  webSockets: () => WebSocketServer,
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
@@ -218,7 +235,7 @@ function upgrade(
     refuseUpgrade(socket, answer.status, answer.body);
     return;
   }
-  wss.handleUpgrade(req, socket, head, (ws) => {
+  webSockets().handleUpgrade(req, socket, head, (ws) => {
     const method = (query.get('method') ?? req.method ?? 'GET').toUpperCase();
     // Read from the upgrade request here, once: a watch's closures live as long as its connection,
     // and made in this scope they kept the request (its headers and stream state) alive with it:

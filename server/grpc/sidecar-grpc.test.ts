@@ -12,7 +12,7 @@ import { sdkErrors } from '../sidecar/errors.js';
 import { defaultLocalGameServer } from '../sidecar/local-gameserver.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import type { PbMessage, PbMessageClass, sdk } from './agones-sdk.js';
-import { type SidecarGrpcServer, startSidecarGrpc } from './sidecar-grpc.js';
+import { type SidecarGrpcServer, startSidecarGrpc } from './sidecar-grpc-port.js';
 import type { GameServerObject, OfficialSdk, PbMapEntries } from '../../test/helpers/agones-sdk.js';
 import { seconds } from '../../test/helpers/time-scale.js';
 

@@ -1,6 +1,5 @@
-import { lookup } from 'node:dns/promises';
 import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
+import type { Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call.js';
 import type { Subscription } from 'rxjs';
@@ -10,7 +9,7 @@ import { type Int64, toInt64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
 import type { Counter, CounterUpdate, List, Sidecar } from '../sidecar/sidecar.js';
 import { StreamRegistry } from '../sidecar/stream-registry.js';
-import { ConnectionGuard, TcpPort } from '../connections.js';
+import type { ConnectionGuard } from '../connections.js';
 import type { PbMap, PbMessage, PbMessageClass, PbServiceDefinition, alpha, beta, sdk } from './agones-sdk.js';
 
 /**
@@ -20,20 +19,10 @@ import type { PbMap, PbMessage, PbMessageClass, PbServiceDefinition, alpha, beta
  * must be built from those very classes). Every RPC is a thin adapter over a `Sidecar` method.
  */
 
-export interface SidecarGrpcOptions {
-  /** Interface to bind; '' means all interfaces. */
-  address: string;
-  /** 0 picks an ephemeral port, reported back in `SidecarGrpcServer.port`. */
-  port: number;
-  /** The sidecar to answer with, resolved per call; may throw an GrpcError (e.g. the GameServer is gone). */
-  sidecar: (cause: () => RequestCause) => Sidecar;
-  /** The process's connection guard, which this port's connections join; default: one of its own. */
-  connections?: ConnectionGuard;
-}
-
-export interface SidecarGrpcServer {
-  /** The bound port. */
-  port: number;
+/** The gRPC services, on connections handed in (sidecar-grpc-port.ts listens, and loads this module at the first connection). */
+export interface SidecarGrpcConnections {
+  /** Serves gRPC on an accepted connection, given what it has sent so far. */
+  inject(socket: Socket): void;
   /** Ends open watch streams cleanly, then shuts down (forcibly if calls linger). */
   close(): Promise<void>;
 }
@@ -400,16 +389,6 @@ function betaService(resolve: Resolve): Record<beta.Methods, grpc.UntypedHandleC
 
 // -- server --------------------------------------------------------------------------------------
 
-/** HTTP/2's connection preface, which a client sends first. */
-const HTTP2_PREFACE_LENGTH = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'.length;
-
-/** The addresses to listen on, as grpc-js binds them: '' is every IPv4 interface, a name every address it resolves to. */
-async function listenAddresses(address: string): Promise<string[]> {
-  const host = address === '' ? '0.0.0.0' : address.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host)) return [host];
-  return [...new Set((await lookup(host, { all: true })).map((a) => a.address))];
-}
-
 /** A call holds its connection busy (so the guard never takes it for an idle one) until its status is sent or it is cancelled. */
 function busyWhileCalled(connections: ConnectionGuard): grpc.ServerInterceptor {
   return (_method, call) => {
@@ -424,42 +403,20 @@ function busyWhileCalled(connections: ConnectionGuard): grpc.ServerInterceptor {
   };
 }
 
-export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<SidecarGrpcServer> {
-  const connections = options.connections ?? new ConnectionGuard();
+/**
+ * The services answering with `sidecar`, resolved per call (it may throw a GrpcError: the
+ * GameServer is gone); their calls keep their connections busy in `connections`.
+ */
+export function sidecarGrpcConnections(sidecar: (cause: () => RequestCause) => Sidecar, connections: ConnectionGuard): SidecarGrpcConnections {
   // A connection with no call open is closed after http2IdleMs, as any HTTP/2 connection of the process.
   const server = new grpc.Server({ 'grpc.max_connection_idle_ms': connections.timeouts.http2IdleMs, interceptors: [busyWhileCalled(connections)] });
   const watches = new StreamRegistry();
-  const resolve: Resolve = (call) => options.sidecar(() => grpcCallCause(call));
+  const resolve: Resolve = (call) => sidecar(() => grpcCallCause(call));
 
   server.addService(exactRequests(sdkGrpc['agones.dev.sdk.SDK']), sdkService(resolve, watches));
   server.addService(exactRequests(alphaGrpc['agones.dev.sdk.alpha.SDK']), alphaService(resolve));
   server.addService(exactRequests(betaGrpc['agones.dev.sdk.beta.SDK']), betaService(resolve));
-
-  // The port is fleetsim's, its connections handed to grpc-js once their preface has come: grpc-js
-  // itself gives a client all the time it likes to start, and keeps no count of connections.
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  const accept = connections.firstBytes((socket, first) => {
-    socket.unshift(first);
-    injector.injectConnection(socket);
-  }, HTTP2_PREFACE_LENGTH);
-  const ports: TcpPort[] = [];
-  let port = options.port;
-  try {
-    for (const [index, host] of (await listenAddresses(options.address)).entries()) {
-      const tcp = new TcpPort(accept);
-      try {
-        port = await tcp.listen(port, host);
-        ports.push(tcp);
-      } catch (error) {
-        // As grpc-js: the first address must be bound, the others (::1 where IPv6 is off) may fail.
-        if (index === 0) throw error;
-      }
-    }
-  } catch (error) {
-    await Promise.all(ports.map((tcp) => tcp.close()));
-    server.forceShutdown();
-    throw error;
-  }
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -473,12 +430,9 @@ export async function startSidecarGrpc(options: SidecarGrpcOptions): Promise<Sid
         clearTimeout(fallback);
         done();
       });
-    }).then(async () => {
-      // grpc-js has closed what it was handed; the port closes what it had not been.
-      await Promise.all(ports.map((tcp) => tcp.close()));
     });
     return closing;
   };
 
-  return { port, close };
+  return { inject: (socket) => injector.injectConnection(socket), close };
 }

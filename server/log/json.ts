@@ -1,6 +1,17 @@
-import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { toInt64 } from '../int64.js';
+
+// lossless-json and yaml are loaded when first needed: most texts hold no integer past 2^53, and
+// a process that reads no YAML (a sidecar without a manifest) does not hold the parser.
+const requireCjs = createRequire(import.meta.url);
+let losslessModule: typeof import('lossless-json') | undefined;
+let yamlModule: typeof import('yaml') | undefined;
+const lossless = () => (losslessModule ??= requireCjs('lossless-json') as typeof import('lossless-json'));
+
+/** The yaml package, loaded at its first use. */
+export function yaml(): typeof import('yaml') {
+  return (yamlModule ??= requireCjs('yaml') as typeof import('yaml'));
+}
 
 /**
  * JSON text that keeps int64 values exact (see `server/kinds/int64.ts`). Only a text holding a
@@ -21,7 +32,7 @@ function parseNumber(text: string): number | bigint {
 export function parseJsonExact(text: string): unknown {
   if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text) as unknown;
   // As JSON.parse: a key given twice keeps its last value.
-  return parseLossless(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue });
+  return lossless().parse(text, null, { parseNumber, onDuplicateKey: ({ newValue }) => newValue });
 }
 
 export function stringifyJsonExact(value: unknown, space?: number): string {
@@ -29,12 +40,12 @@ export function stringifyJsonExact(value: unknown, space?: number): string {
     return JSON.stringify(value, null, space);
   } catch (error) {
     if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error;
-    return stringifyLossless(value, null, space) ?? 'null';
+    return lossless().stringify(value, null, space) ?? 'null';
   }
 }
 
 /** YAML, integers kept exact in the same form. */
 export function parseYamlExact(text: string): unknown {
-  if (!LONG_DIGIT_RUN.test(text)) return parseYaml(text) as unknown;
-  return parseYaml(text, (_key, value) => (typeof value === 'bigint' ? toInt64(value) : value), { intAsBigInt: true }) as unknown;
+  if (!LONG_DIGIT_RUN.test(text)) return yaml().parse(text) as unknown;
+  return yaml().parse(text, (_key, value) => (typeof value === 'bigint' ? toInt64(value) : value), { intAsBigInt: true }) as unknown;
 }

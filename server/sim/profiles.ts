@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gameserver.js';
 import { parseGoDuration } from '../k8s/duration.js';
+import { yaml } from '../log/json.js';
 
 /**
  * Lifecycle profiles of simulated game-server processes, declared in YAML in the spirit of
@@ -127,7 +127,8 @@ export function loadProfiles(path: string): ProcessProfile[] {
 /** Reads every YAML document of a file with `parse`; an error names the file and the document (1-based). */
 export function loadDocuments<T>(path: string, parse: (document: unknown) => T): T[] {
   const text = readFileSync(path, 'utf8');
-  return parseAllDocuments(text)
+  return yaml()
+    .parseAllDocuments(text)
     .map((d) => d.toJSON() as unknown)
     .filter((d) => d !== null)
     .map((d, i) => {

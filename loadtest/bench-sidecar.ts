@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI } from './paths.js';
+import { CLI, REPO_ROOT } from './paths.js';
 import { ServerProcess, request, startBaselineProcess } from './servers.js';
 import { readCpuSeconds, readMachineBusySeconds, readPeakRssBytes, readRssBytes, resetPeakRss } from './proc-stats.js';
 import type { BaselineConfig } from './baseline-server.js';
@@ -18,7 +18,9 @@ import { BenchRun, formatNumber } from '../server/bench/record.js';
  * measured. Routes are taken in turn, fleetsim and the other back to back, three pairs each; the
  * best pair's ratio is not picked: the median of the three is. CPU per request and resident memory
  * are read from /proc from the outside: the peak is the kernel's (VmHWM, started over for each
- * run); idle memory is read once both have idled IDLE_SECONDS after start-up.
+ * run). Idle memory is read once both have answered a REST request and idled IDLE_SECONDS, then
+ * again once an SDK has called each over gRPC (which fleetsim loads at the first call) and they
+ * have idled as long again.
  *
  * The other server is, by default, a raw `node:http` server answering with fleetsim's own answers
  * (loadtest/baseline-server.ts): what HTTP alone costs. Targets (issue 17): ratio >= 0.8 on the
@@ -26,7 +28,7 @@ import { BenchRun, formatNumber } from '../server/bench/record.js';
  *
  * With `--against PATH` it is Agones's own `sdk-server` at PATH (built from Agones's source), run
  * `--local`: the sidecar fleetsim stands in for. Targets (issue 40): >= 2x its requests per second
- * on every route, p99 no higher than its, idle RSS <= 1.5x its.
+ * on every route, p99 no higher than its, idle RSS <= 1.5x its (both idle figures).
  */
 
 interface Route {
@@ -51,7 +53,7 @@ const RSS_UNDER_LOAD_MIB: Target = { bound: 'max', value: 100, basis: 'issue 17'
 const AGONES_RATIO: Target = { bound: 'min', value: 2, basis: "issue 40: twice Agones's sdk-server --local" };
 const AGONES_P99: Target = { bound: 'max', value: 1, basis: "issue 40: p99 no higher than Agones's" };
 const AGONES_IDLE_RSS: Target = { bound: 'max', value: 1.5, basis: "issue 40: idle RSS at most 1.5x Agones's (load only what the command uses)" };
-const IDLE_SECONDS = 15;
+const IDLE_SECONDS = 30;
 
 export interface WrkResult {
   requestsPerSecond: number;
@@ -190,6 +192,8 @@ interface Contender {
   name: string;
   url: string;
   process: ServerProcess;
+  /** Where it serves the SDK over gRPC (the baseline does not). */
+  grpcPort?: number;
 }
 
 /** Agones's sdk-server in local mode on free ports, once it answers GET /gameserver. */
@@ -201,7 +205,7 @@ async function startAgones(path: string, out: string): Promise<Contender> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      if ((await request(url, 'GET', '/gameserver', undefined, 1000)).status === 200) return { name: 'Agones', url, process: agones };
+      if ((await request(url, 'GET', '/gameserver', undefined, 1000)).status === 200) return { name: 'Agones', url, process: agones, grpcPort: grpc };
     } catch {
       // not listening yet
     }
@@ -226,9 +230,35 @@ async function startBaseline(sidecarUrl: string, out: string): Promise<Contender
   return { name: 'baseline', url: baseline.baseUrl, process: baseline.process };
 }
 
-/** Resident memory of each once all have answered a request and then idled for `seconds`. */
+/** Resident memory of each once all have answered a REST request and then idled for `seconds`. */
 async function idleRss(contenders: Contender[], seconds: number): Promise<number[]> {
   for (const c of contenders) await request(c.url, 'GET', '/gameserver');
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return contenders.map((c) => readRssBytes(c.process.pid));
+}
+
+/** A game server's first gRPC call: the official Node SDK connects and reads the GameServer, in a process of its own. */
+const SDK_CALL =
+  'const A = require("@google-cloud/agones-sdk"); const sdk = new A(); ' +
+  'sdk.connect().then(() => sdk.getGameServer()).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });';
+
+function grpcCall(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', SDK_CALL], { cwd: REPO_ROOT, env: { ...process.env, AGONES_SDK_GRPC_PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let error = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (error += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`an SDK call over gRPC to port ${port} failed (exit ${code}): ${error.trim()}`));
+    });
+  });
+}
+
+/** Resident memory of each once an SDK has called it over gRPC and it has idled for `seconds`. */
+async function idleRssAfterGrpc(contenders: Contender[], seconds: number): Promise<number[]> {
+  for (const c of contenders) if (c.grpcPort !== undefined) await grpcCall(c.grpcPort);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   return contenders.map((c) => readRssBytes(c.process.pid));
 }
@@ -255,16 +285,23 @@ async function main(argv: string[]): Promise<number> {
   let other: Contender | undefined;
   const rows: string[] = [];
   try {
-    const listening = await sidecar.waitForLine(/fleetsim sidecar listening: http=\S+:(\d+) /, 30_000);
-    const fleetsim: Contender = { name: 'fleetsim', url: `http://127.0.0.1:${listening[1]}`, process: sidecar };
+    const listening = await sidecar.waitForLine(/fleetsim sidecar listening: http=\S+:(\d+) grpc=\S+:(\d+) /, 30_000);
+    const fleetsim: Contender = { name: 'fleetsim', url: `http://127.0.0.1:${listening[1]}`, process: sidecar, grpcPort: Number(listening[2]) };
     other = against ? await startAgones(against, out) : await startBaseline(fleetsim.url, out);
     const vs = other.name;
 
     const [fleetsimIdle, otherIdle] = await idleRss([fleetsim, other], IDLE_SECONDS);
-    console.log(`idle ${IDLE_SECONDS} s after start-up: fleetsim ${(fleetsimIdle! / MiB).toFixed(1)} MiB resident, ${vs} ${(otherIdle! / MiB).toFixed(1)} MiB`);
-    bench.figure({ name: 'fleetsim idle RSS', value: fleetsimIdle! / MiB, unit: 'MiB' });
-    bench.figure({ name: `${vs} idle RSS`, value: otherIdle! / MiB, unit: 'MiB' });
-    if (against) bench.figure({ name: "idle RSS, fleetsim / Agones's", value: fleetsimIdle! / otherIdle!, unit: '×', target: AGONES_IDLE_RSS });
+    console.log(`idle ${IDLE_SECONDS} s after a REST request: fleetsim ${(fleetsimIdle! / MiB).toFixed(1)} MiB resident, ${vs} ${(otherIdle! / MiB).toFixed(1)} MiB`);
+    bench.figure({ name: `fleetsim idle RSS, ${IDLE_SECONDS} s after a REST request`, value: fleetsimIdle! / MiB, unit: 'MiB' });
+    bench.figure({ name: `${vs} idle RSS, ${IDLE_SECONDS} s after a REST request`, value: otherIdle! / MiB, unit: 'MiB' });
+    if (against) bench.figure({ name: "idle RSS after a REST request, fleetsim / Agones's", value: fleetsimIdle! / otherIdle!, unit: '×', target: AGONES_IDLE_RSS });
+    const [fleetsimGrpcIdle, otherGrpcIdle] = await idleRssAfterGrpc([fleetsim, other], IDLE_SECONDS);
+    console.log(`idle ${IDLE_SECONDS} s after an SDK call over gRPC: fleetsim ${(fleetsimGrpcIdle! / MiB).toFixed(1)} MiB resident${against ? `, Agones ${(otherGrpcIdle! / MiB).toFixed(1)} MiB` : ''}`);
+    bench.figure({ name: `fleetsim idle RSS, ${IDLE_SECONDS} s after an SDK call over gRPC`, value: fleetsimGrpcIdle! / MiB, unit: 'MiB' });
+    if (against) {
+      bench.figure({ name: `Agones idle RSS, ${IDLE_SECONDS} s after an SDK call over gRPC`, value: otherGrpcIdle! / MiB, unit: 'MiB' });
+      bench.figure({ name: "idle RSS after an SDK call over gRPC, fleetsim / Agones's", value: fleetsimGrpcIdle! / otherGrpcIdle!, unit: '×', target: AGONES_IDLE_RSS });
+    }
 
     console.log(`bench:sidecar: fleetsim against ${against || 'the raw node:http baseline'}; wrk -t1 -c32, ${seconds} s a run, ${pairs} pairs per route (logs in ${out})`);
     for (const route of ROUTES) {

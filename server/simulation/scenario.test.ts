@@ -231,7 +231,7 @@ describe('the example scenarios', () => {
   const files = readdirSync(examples).filter((f) => f.endsWith('.yaml') && readFileSync(join(examples, f), 'utf8').includes('kind: Scenario'));
 
   it('are all here', () => {
-    expect(files.sort()).toEqual(['bench-day-rooms.yaml', 'bench-day.yaml', 'diurnal.yaml', 'launch-spike.yaml', 'rooms.yaml']);
+    expect(files.sort()).toEqual(['bench-day-rooms.yaml', 'bench-day.yaml', 'diurnal.yaml', 'evening-peak.yaml', 'launch-spike.yaml', 'rooms.yaml']);
   });
 
   it.each(files)('%s reads and sets up (its resources and allocation accepted)', async (file) => {

@@ -1,0 +1,175 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type DocBlock, parseDocBlocks } from './helpers/doc-blocks.js';
+import { KUBECTL } from './helpers/kubectl.js';
+import { CLI, REPO_ROOT, cleanEnv } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dir.js';
+
+/**
+ * Every command the README and docs/ show runs as written. Each page's `doc-test` blocks run in
+ * order with bash, in a fresh folder where `npx fleetsim` is the checkout's and `examples/` is
+ * the repository's; a `doc-test server` block starts `npx fleetsim serve` in the background on a
+ * free port (FLEETSIM_PORT=0), and the blocks after it find it as a user's second terminal does:
+ * `$FLEETSIM` is its URL and `KUBECONFIG` the kubeconfig it wrote. A block that exits non-zero
+ * fails the page. Blocks that use kubectl are skipped, and counted, when kubectl is absent.
+ */
+
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+  ...readdirSync(join(REPO_ROOT, 'examples'), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(REPO_ROOT, 'examples', d.name, 'README.md')))
+    .map((d) => `examples/${d.name}/README.md`),
+  'examples/README.md',
+  'loadtest/README.md',
+];
+
+/** Folders of the checkout the commands name by relative path. */
+const LINKED = ['examples', 'conformance', 'scenarios'];
+const SERVING = /fleetsim serving on (http:\/\/\S+)/;
+const KUBECONFIG_LINE = /export KUBECONFIG=(\S+)/;
+const BLOCK_TIMEOUT_MS = 90_000;
+
+const hasKubectl = existsSync(KUBECTL);
+const parsed = PAGES.map((page) => parseDocBlocks(page, readFileSync(join(REPO_ROOT, page), 'utf8')));
+const tally = { ran: 0, skipped: 0, illustrations: 0 };
+
+interface Server {
+  child: ChildProcess;
+  output: () => string;
+  closed: Promise<void>;
+}
+
+function pageFolder(): string {
+  const dir = tempDir('fleetsim-docs-');
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(CLI, join(dir, 'node_modules', '.bin', 'fleetsim'));
+  for (const name of LINKED) symlinkSync(join(REPO_ROOT, name), join(dir, name));
+  return dir;
+}
+
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = cleanEnv();
+  for (const name of Object.keys(env)) if (name.startsWith('FLEETSIM') || name === 'KUBECONFIG') delete env[name];
+  return env;
+}
+
+function where(block: DocBlock): string {
+  return `${block.page}:${block.line}\n${block.body}`;
+}
+
+async function startServer(block: DocBlock, cwd: string): Promise<{ server: Server; url: string; kubeconfig: string }> {
+  const child = spawn('bash', ['-c', `exec ${block.body.trim()}`], { cwd, env: { ...baseEnv(), FLEETSIM_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const server: Server = { child, output: () => out, closed };
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no serving line within ${BLOCK_TIMEOUT_MS} ms: ${where(block)}\n${out}`)), BLOCK_TIMEOUT_MS);
+    const check = () => {
+      const m = SERVING.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    void closed.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`the server block exited: ${where(block)}\n${out}`));
+    });
+  });
+  let kubeconfig = KUBECONFIG_LINE.exec(out)?.[1];
+  if (kubeconfig === undefined) {
+    kubeconfig = join(cwd, 'data', 'fleetsim.kubeconfig');
+    mkdirSync(join(cwd, 'data'), { recursive: true });
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: fleetsim, cluster: {server: "${url}"}}]\nusers: [{name: fleetsim, user: {}}]\n` +
+        `contexts: [{name: fleetsim, context: {cluster: fleetsim, user: fleetsim, namespace: default}}]\ncurrent-context: fleetsim\n`,
+    );
+  }
+  return { server, url, kubeconfig };
+}
+
+/** Ends the server as Ctrl-C in its terminal does: SIGINT to its process group. */
+async function stopServer(server: Server): Promise<void> {
+  const group = -server.child.pid!;
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(group, name);
+    } catch {
+      // already gone
+    }
+  };
+  signal('SIGINT');
+  const timer = setTimeout(() => signal('SIGKILL'), 20_000);
+  await server.closed;
+  clearTimeout(timer);
+}
+
+function runBlock(block: DocBlock, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', block.body], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[killed after ${BLOCK_TIMEOUT_MS} ms]`;
+      process.kill(-child.pid!, 'SIGKILL');
+    }, BLOCK_TIMEOUT_MS);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+let running: Server | undefined;
+afterEach(async () => {
+  if (running) await stopServer(running);
+  running = undefined;
+});
+
+afterAll(() => {
+  console.log(`docs: ${tally.ran} blocks ran, ${tally.skipped} skipped (kubectl absent), ${tally.illustrations} illustrations, over ${PAGES.length} pages`);
+});
+
+describe('the documentation', () => {
+  it('marks every shell block as doc-test or illustration', () => {
+    expect(parsed.flatMap((p) => p.unmarked)).toEqual([]);
+  });
+
+  for (const { blocks } of parsed) {
+    tally.illustrations += blocks.filter((b) => b.kind === 'illustration').length;
+    const runnable = blocks.filter((b) => b.kind !== 'illustration');
+    if (runnable.length === 0) continue;
+    it(`${runnable[0].page}: every doc-test block runs as written`, { timeout: 600_000 }, async () => {
+      const cwd = pageFolder();
+      let env = baseEnv();
+      for (const block of runnable) {
+        if (!hasKubectl && /\bkubectl\b/.test(block.body)) {
+          tally.skipped++;
+          continue;
+        }
+        if (block.kind === 'server') {
+          if (running) await stopServer(running);
+          const started = await startServer(block, cwd);
+          running = started.server;
+          env = { ...baseEnv(), FLEETSIM: started.url, KUBECONFIG: started.kubeconfig };
+        } else {
+          const { code, output } = await runBlock(block, cwd, env);
+          const serverOutput = running ? `\n--- server ---\n${running.output().slice(-4000)}` : '';
+          expect(code, `${where(block)}\n--- output ---\n${output}${serverOutput}`).toBe(0);
+        }
+        tally.ran++;
+      }
+    });
+  }
+});

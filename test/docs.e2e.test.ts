@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type DocBlock, parseDocBlocks } from './helpers/doc-blocks.js';
 import { KUBECTL } from './helpers/kubectl.js';
 import { CLI, REPO_ROOT, cleanEnv } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Every command the README and docs/ show runs as written. Each page's `doc-test` blocks run in
@@ -14,6 +15,7 @@ import { tempDir } from './helpers/temp-dir.js';
  * free port (FLEETSIM_PORT=0), and the blocks after it find it as a user's second terminal does:
  * `$FLEETSIM` is its URL and `KUBECONFIG` the kubeconfig it wrote. A block that exits non-zero
  * fails the page. Blocks that use kubectl are skipped, and counted, when kubectl is absent.
+ * docs/design.md, "How the docs are tested", is the convention.
  */
 
 const PAGES = [
@@ -33,9 +35,9 @@ const PAGES = [
 const LINKED = ['examples', 'conformance', 'scenarios'];
 const SERVING = /fleetsim serving on (http:\/\/\S+)/;
 const KUBECONFIG_LINE = /export KUBECONFIG=(\S+)/;
-const BLOCK_TIMEOUT_MS = 90_000;
+const BLOCK_TIMEOUT_MS = seconds(90);
 
-const hasKubectl = existsSync(KUBECTL);
+const hasKubectl = KUBECTL.path !== undefined;
 const parsed = PAGES.map((page) => parseDocBlocks(page, readFileSync(join(REPO_ROOT, page), 'utf8')));
 const tally = { ran: 0, skipped: 0, illustrations: 0 };
 
@@ -56,6 +58,8 @@ function pageFolder(): string {
 function baseEnv(): NodeJS.ProcessEnv {
   const env = cleanEnv();
   for (const name of Object.keys(env)) if (name.startsWith('FLEETSIM') || name === 'KUBECONFIG') delete env[name];
+  // The kubectl the tests use (KUBECTL may name one off the PATH) is the blocks' kubectl.
+  if (KUBECTL.path) env.PATH = `${dirname(KUBECTL.path)}${delimiter}${env.PATH ?? ''}`;
   return env;
 }
 
@@ -109,7 +113,7 @@ async function stopServer(server: Server): Promise<void> {
     }
   };
   signal('SIGINT');
-  const timer = setTimeout(() => signal('SIGKILL'), 20_000);
+  const timer = setTimeout(() => signal('SIGKILL'), seconds(20));
   await server.closed;
   clearTimeout(timer);
 }
@@ -138,7 +142,8 @@ afterEach(async () => {
 });
 
 afterAll(() => {
-  console.log(`docs: ${tally.ran} blocks ran, ${tally.skipped} skipped (kubectl absent), ${tally.illustrations} illustrations, over ${PAGES.length} pages`);
+  const why = tally.skipped > 0 ? ` (they use kubectl: ${KUBECTL.missing})` : '';
+  console.log(`docs: ${tally.ran} blocks ran, ${tally.skipped} skipped${why}, ${tally.illustrations} illustrations, over ${PAGES.length} pages`);
 });
 
 describe('the documentation', () => {
@@ -150,7 +155,7 @@ describe('the documentation', () => {
     tally.illustrations += blocks.filter((b) => b.kind === 'illustration').length;
     const runnable = blocks.filter((b) => b.kind !== 'illustration');
     if (runnable.length === 0) continue;
-    it(`${runnable[0].page}: every doc-test block runs as written`, { timeout: 600_000 }, async () => {
+    it(`${runnable[0].page}: every doc-test block runs as written`, { timeout: seconds(600) }, async () => {
       const cwd = pageFolder();
       let env = baseEnv();
       for (const block of runnable) {

@@ -1,7 +1,7 @@
 /**
  * A realistic `RunData` built from a seed: an allocation burst against fleetsim and the baseline,
  * with per-second series, outcomes, thresholds, server figures, fleet samples and watch delivery.
- * The report tests render it, and so does the README's example screenshot.
+ * The report tests render it.
  */
 import type { LatencySummary, RunData, Series, TargetResult } from './run-data.js';
 

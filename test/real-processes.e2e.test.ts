@@ -387,7 +387,7 @@ describe('real game-server processes', () => {
     expect(stopped).toEqual({ code: 0, signal: null });
   });
 
-  it('run the worked example of the README: examples/local-game, allocated with kubectl and played over TCP', async () => {
+  it('run the worked example: examples/local-game, allocated with kubectl and played over TCP', async () => {
     serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '-f', join(LOCAL_GAME, 'fleet.yaml')]);
     await readyServers('local-game', 3);
     const home = mkdtempSync(join(tmpdir(), 'fleetsim-kubectl-'));

@@ -32,7 +32,7 @@ export const DEFAULT_ALLOCATOR_REPLICAS = 3;
 export const MAX_ALLOCATOR_REPLICAS = 64;
 /**
  * How late a replica's watch delivers a committed change (client-go informer): an assumption,
- * as Kubernetes publishes no target for watch latency; see the README's allocator model.
+ * as Kubernetes publishes no target for watch latency; see docs/allocation.md, the allocator model.
  */
 export const DEFAULT_INFORMER_LAG_MS = 100;
 

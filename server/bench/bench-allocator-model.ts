@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       target: { bound: 'above', value: 0, basis: "Agones's #4142: requests refused while servers have room" },
     });
   }
-  // The watch's lag is an assumption (README): how much the figures lean on it.
+  // The watch's lag is an assumption (docs/allocation.md): how much the figures lean on it.
   const lags = [0, 50, DEFAULT_INFORMER_LAG_MS, 250];
   const replicas = REPLICAS[REPLICAS.length - 1]!;
   const rows: Row[] = [];

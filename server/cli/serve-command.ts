@@ -79,7 +79,7 @@ const SECURITY_NOTE = [
   'writes and WebSocket upgrades a web page of another origin sends (Origin, Sec-Fetch-Site).',
   'A GameServer created with fleetsim.dev/command runs that command as this user. On loopback anyone on this',
   'machine can do that; with any other --host commands are refused unless --allow-commands is given, and then',
-  'anyone who can reach the port can run any command here. See the README, Security.',
+  'anyone who can reach the port can run any command here. See docs/security.md.',
 ].join('\n');
 
 export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;

@@ -37,7 +37,7 @@ export const SIDECAR_USAGE =
   "fleetsim sidecar: a drop-in for Agones's sdk-server --local that behaves like a real cluster\n\n" +
   'The HTTP port has no authentication: it answers only requests whose Host is an IP address, localhost, this\n' +
   "machine's name, --address or in --allowed-hosts, and refuses writes and WebSocket upgrades from web pages of\n" +
-  `another origin. See the README, Security.\n\n${flagsHelp(FLAGS)}`;
+  `another origin. See docs/security.md.\n\n${flagsHelp(FLAGS)}`;
 
 export async function sidecarCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, FLAGS);
@@ -48,7 +48,7 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   // One GameServer's sidecar: V8's young generation, which grows under load to 32 MB (two 16 MB
   // semi-spaces), was a third of its resident memory. Stopped growing here, it keeps the size
   // loading left it (8-16 MB), and the sidecar stays under 100 MiB under load for a few per cent
-  // of its request rate (README, bench:sidecar). V8 reads this flag at each growth, so setting it
+  // of its request rate (bench:sidecar measures it). V8 reads this flag at each growth, so setting it
   // now takes effect (--max-semi-space-size is read only at start-up).
   setFlagsFromString('--semi-space-growth-factor=1');
   // Its old generation likewise: V8 let it grow to several times what a full collection left

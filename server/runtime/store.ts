@@ -7,7 +7,9 @@ import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import { ChangeSubject } from './change-subject.js';
+import { NodeCounter } from './node-counter.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
+import type { Projection, ProjectionDefinition } from './projection.js';
 import { type ApplySink, type Change, ReadModel } from './read-model.js';
 
 export interface StoreOptions {
@@ -46,7 +48,8 @@ export const WATCH_WINDOW = 100_000;
  * feeds. It decides nothing; everything mutating goes through `commit`.
  *
  *   command -> actor/controller decides -> commit(events) -> log (group commit)
- *           -> projections (pure reducers) -> read model -> resourceApplied$, gameServerApplied$
+ *           -> reducers (pure) -> read model -> registered projections (indexes, the node counter)
+ *           -> resourceApplied$, gameServerApplied$
  *           -> (after the transaction commits) changesOf(kind) -> watches, responses
  */
 export class Store {
@@ -55,6 +58,8 @@ export class Store {
   readonly gates: FeatureGates;
   readonly readModel: ReadModel;
   readonly gameServers: ObjectStore<GameServer>;
+  /** GameServers per node: the first registered projection, so every index after it reads it current. */
+  readonly nodes: NodeCounter;
 
   /**
    * Every event of a kind other than GameServer, in sequence order, as it is applied (before it
@@ -67,6 +72,10 @@ export class Store {
   readonly gameServerChanges$: Observable<GameServerChange>;
 
   private readonly committedGameServers = new ChangeSubject<GameServerChange>();
+  /** The registered projections, in the order they hear each change (see `register`). */
+  private readonly projections: Projection[] = [];
+  private gameServerProjections: Projection[] = [];
+  private eventProjections: Projection[] = [];
   /** Committed changes by kind: a controller or a watch hears only the kind it follows. */
   private readonly committedByKind = new Map<string, Subject<Change>>();
   private readonly watchers = new Map<string, Subject<GameServerChange>>();
@@ -107,6 +116,35 @@ export class Store {
       if (event.kind !== GAMESERVER_KIND) this.resourceApplied$.next(event);
     }
     this.committedSeq = this.log.lastSeq;
+    this.nodes = this.register(new NodeCounter(this.gameServers));
+  }
+
+  /**
+   * Registers a projection under its name: it is built from the read model now, then hears every
+   * change as it is applied, after those registered before it and before any subscriber of the
+   * change feeds. Released when the store closes.
+   */
+  register<P extends Projection>(projection: P): P {
+    if (this.projection(projection.name)) throw new Error(`a projection named ${projection.name} is registered already`);
+    projection.rebuild(this.readModel);
+    this.projections.push(projection);
+    if (projection.gameServerApplied) this.gameServerProjections.push(projection);
+    if (projection.eventApplied) this.eventProjections.push(projection);
+    return projection;
+  }
+
+  /** The projection a definition names, registered the first time it is asked for: one per store, shared by its readers. */
+  use<P extends Projection>(definition: ProjectionDefinition<P, Store>): P {
+    return (this.projection(definition.name) as P | undefined) ?? this.register(definition.create(this));
+  }
+
+  projection(name: string): Projection | undefined {
+    return this.projections.find((projection) => projection.name === name);
+  }
+
+  /** The registered projections, in the order they hear a change. */
+  get registered(): readonly Projection[] {
+    return this.projections;
   }
 
   /**
@@ -124,7 +162,10 @@ export class Store {
     try {
       for (const record of records) {
         this.readModel.apply(record, batch.sink);
-        if (record.kind !== GAMESERVER_KIND) this.resourceApplied$.next(record);
+        if (record.kind !== GAMESERVER_KIND) {
+          for (const projection of this.eventProjections) projection.eventApplied!(record);
+          this.resourceApplied$.next(record);
+        }
       }
     } finally {
       this.committing--;
@@ -185,6 +226,8 @@ export class Store {
     batch.sink = {
       gameServer: (change) => {
         batch.gameServerChanges.push(change);
+        const projections = this.gameServerProjections;
+        for (let i = 0; i < projections.length; i++) projections[i]!.gameServerApplied!(change);
         this.gameServerApplied$.next(change);
       },
       change: (change) => batch.changes.push(change),
@@ -290,8 +333,12 @@ export class Store {
     return this.readModel.get(kind, namespace, name);
   }
 
-  /** Flushes what is queued and closes the log. */
+  /** Releases the projections, flushes what is queued and closes the log. */
   close(): void {
+    for (const projection of this.projections) projection.close?.();
+    this.projections.length = 0;
+    this.gameServerProjections = [];
+    this.eventProjections = [];
     this.log.close();
   }
 }

@@ -7,8 +7,9 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
 import type { Priority } from '../kinds/priorities.js';
-import { ObjectStore } from '../runtime/object-store.js';
+import { type ObjectChange, ObjectStore } from '../runtime/object-store.js';
 import { gameServer as buildGameServer } from '../../test/helpers/gameservers.js';
+import { withNodeCounter } from '../../test/helpers/node-counter.js';
 import { AllocationIndex } from './allocation-index.js';
 import { pickForSelector } from './allocator.js';
 import {
@@ -177,7 +178,19 @@ function generate(seed: number): Case | undefined {
 }
 
 /** What the index answers, and what the reference accepts: one server, or (random) a set of them. */
-function compare(c: Case, index = new AllocationIndex(storeOf(c.servers))): { index: string; reference: string[] } {
+/** An allocation index over `store`, and how it hears a change (its node counter first, as in the store). */
+function indexOf(store: ObjectStore<GameServer>): { index: AllocationIndex; update: (change: ObjectChange<GameServer>) => void } {
+  const { index, count } = withNodeCounter(store, (nodes) => new AllocationIndex(store, nodes));
+  return {
+    index,
+    update: ({ previous, object, key }) => {
+      count(previous, object);
+      index.update(previous, object, key);
+    },
+  };
+}
+
+function compare(c: Case, index = indexOf(storeOf(c.servers)).index): { index: string; reference: string[] } {
   const { candidates, nodeCounts } = candidatesOf(c.servers);
   const namespace = c.gsa.metadata.namespace ?? 'default';
   const rng = new SeededRandom(c.seed);
@@ -201,11 +214,10 @@ function compare(c: Case, index = new AllocationIndex(storeOf(c.servers))): { in
 }
 
 /** A random change of the kind a running fleet sees: counters, lists, players, states, nodes, labels, deletions, new servers. */
-function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, fresh: () => GameServer): void {
+function change(g: Gen, store: ObjectStore<GameServer>, update: (change: ObjectChange<GameServer>) => void, fresh: () => GameServer): void {
   const servers = [...store.values()];
   if (servers.length === 0 || g.chance(0.1)) {
-    const created = put(store, fresh());
-    index.update(created.previous, created.object, created.key);
+    update(put(store, fresh()));
     return;
   }
   const gs = g.pick(servers);
@@ -213,8 +225,7 @@ function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, 
   const metadata = { ...gs.metadata };
   switch (g.int(0, 7)) {
     case 0: {
-      const removed = put(store, gs, 'GameServerDeleted');
-      index.update(removed.previous, removed.object, removed.key);
+      update(put(store, gs, 'GameServerDeleted'));
       return;
     }
     case 1:
@@ -243,8 +254,7 @@ function change(g: Gen, store: ObjectStore<GameServer>, index: AllocationIndex, 
     default:
       metadata.deletionTimestamp = '2026-01-01T00:02:00Z';
   }
-  const updated = put(store, { ...gs, metadata, status });
-  index.update(updated.previous, updated.object, updated.key);
+  update(put(store, { ...gs, metadata, status }));
 }
 
 describe('the allocation index and the reference order in machines/ agree', () => {
@@ -276,9 +286,9 @@ describe('the allocation index and the reference order in machines/ agree', () =
       let created = 0;
       const fresh = () => gameServer(g, created++, featureGates.PlayerTracking);
       const store = storeOf(Array.from({ length: g.int(0, 24) }, fresh));
-      const index = new AllocationIndex(store);
+      const { index, update } = indexOf(store);
       for (let step = 0; step < 40; step++) {
-        change(g, store, index, fresh);
+        change(g, store, update, fresh);
         const gsa = g.pick(requests);
         const { index: picked, reference } = compare({ seed: seed * 1000 + step, servers: [...store.values()], gsa, gates: featureGates }, index);
         checks++;

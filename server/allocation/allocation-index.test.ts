@@ -6,6 +6,7 @@ import { evolveGameServer } from '../kinds/gameserver/events.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';
 import { gameServer } from '../../test/helpers/gameservers.js';
+import { withNodeCounter } from '../../test/helpers/node-counter.js';
 
 let seq = 0;
 function gs(name: string, node: string, state: GameServerState, labels: Record<string, string> = { 'agones.dev/fleet': 'f' }): GameServer {
@@ -16,10 +17,12 @@ function setup(servers: GameServer[]) {
   const store = new ObjectStore<GameServer>('GameServer', evolveGameServer);
   const put = (object: GameServer) => store.apply({ seq: ++seq, time: 0, type: 'GameServerCreated', kind: 'GameServer', namespace: 'default', name: object.metadata.name, payload: { object }, schemaVersion: 1 } as StoredEvent);
   for (const s of servers) put(s);
-  const index = new AllocationIndex(store);
+  const { index, count } = withNodeCounter(store, (nodes) => new AllocationIndex(store, nodes));
   const change = (next: GameServer) => {
     const previous = store.get('default', next.metadata.name);
-    index.update(previous, next, put(next).key);
+    const { key } = put(next);
+    count(previous, next);
+    index.update(previous, next, key);
   };
   return { store, index, change };
 }

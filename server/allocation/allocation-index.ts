@@ -1,8 +1,11 @@
 import type { SeededRandom } from '../clock.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import type { ObjectStore } from '../runtime/object-store.js';
-import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
+import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
+import type { NodeCounter } from '../runtime/node-counter.js';
+import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
+import type { Store } from '../runtime/store.js';
+import type { NodeCount } from '../../machines/scale-down-order.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
 export type Pool = 'Ready' | 'Allocated';
@@ -10,7 +13,7 @@ export type Pool = 'Ready' | 'Allocated';
 /** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
 interface NodeSlot {
   node: string;
-  /** The node's counts (shared by every bucket), read when ordering. */
+  /** The node's allocatable counts (the node counter's), read when ordering. */
   counts: NodeCount;
   servers: string[];
   /** `servers[0]`, kept beside it: the ordering reads it on every step. */
@@ -70,15 +73,14 @@ function poolOf(gs: GameServer | undefined): Pool | undefined {
  * selector looks at the best node first instead of scanning the fleet. The cost of a Packed
  * request is the number of servers on one node, whatever the fleet's size.
  */
-export class AllocationIndex {
+export class AllocationIndex implements Projection {
+  readonly name = ALLOCATION_INDEX.name;
   private readonly buckets = new Map<string, Bucket>();
-  /** Ready and Allocated per node (for Packed), by the one per-node rule; servers being deleted are out. */
-  private readonly counts = new Map<string, NodeCount>();
   /** Buckets holding a slot for each node, to reorder them when the node's counts move. */
   private readonly bucketsOfNode = new Map<string, Set<Bucket>>();
   /**
    * Namespaces whose Allocated servers are bucketed. Re-allocation is rare, so that pool is
-   * built the first time a request asks for it (node counts track it all along).
+   * built the first time a request asks for it (the node counter counts it all along).
    */
   private readonly allocatedPools = new Set<string>();
   private readonly selectorKeyCache = new WeakMap<Record<string, string>, { namespace: string; pool: Pool; keys: string[] }>();
@@ -86,15 +88,37 @@ export class AllocationIndex {
   /** Views by the object their test depends on, in least-recently-used order. */
   private readonly views = new Map<object, View>();
   /** View keys asked for once: a view is built on the second request, so one-off tests pay nothing. */
-  private readonly seenOnce = new WeakSet<object>();
+  private seenOnce = new WeakSet<object>();
 
-  constructor(private readonly gameServers: ObjectStore<GameServer>) {
-    for (const [key, gs] of gameServers.entries()) this.update(undefined, gs, key);
+  /** `nodes`: Packed orders nodes by its allocatable counts; it must hear each change before this index does. */
+  constructor(
+    private readonly gameServers: ObjectStore<GameServer>,
+    private readonly nodes: NodeCounter,
+  ) {}
+
+  rebuild(): void {
+    this.buckets.clear();
+    this.bucketsOfNode.clear();
+    this.allocatedPools.clear();
+    this.views.clear();
+    this.seenOnce = new WeakSet();
+    for (const [key, gs] of this.gameServers.entries()) this.update(undefined, gs, key);
+  }
+
+  gameServerApplied(change: ObjectChange<GameServer>): void {
+    this.update(change.previous, change.object, change.key);
+  }
+
+  /** The Ready pool's buckets (the Allocated pool is built when first asked for): each node's servers, in Packed order. */
+  snapshot(): unknown {
+    const ready = [...this.buckets].filter(([bk]) => bk.split('\u0000')[1] === 'Ready').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return ready.map(([bk, bucket]) => ({ bucket: bk, nodes: bucket.order.map((slot) => ({ node: slot.node, servers: [...slot.servers] })) }));
   }
 
   /**
-   * Applies one GameServer change (synchronously, so the next decision sees it). `key` is the
-   * change's (the store's own string for the object: see ObjectStore), kept in every bucket.
+   * Applies one GameServer change (synchronously, so the next decision sees it), after the node
+   * counter has. `key` is the change's (the store's own string for the object: see ObjectStore),
+   * kept in every bucket.
    */
   update(previous: GameServer | undefined, next: GameServer | undefined, key: string): void {
     // Before the early return: a counter or player change moves a server in or out of a view.
@@ -102,14 +126,15 @@ export class AllocationIndex {
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
-    // A server that stays on its node (an allocation: Ready to Allocated) moves both its node's
-    // counts before the node is put back in order once. One at a time, the node walked past every
-    // node it tied with (one Ready fewer) and back (one Allocated more), in every bucket: a cost
-    // that grew with the fleet's nodes.
-    const sameNode = previous !== undefined && next !== undefined && previous.status.nodeName === next.status.nodeName;
-    if (previous && before) this.remove(previous, before, key, !sameNode);
-    if (next && after) this.add(next, after, key, !sameNode);
-    if (sameNode && (before || after)) this.repositionNode(next.status.nodeName);
+    if (previous && before && this.bucketed(previous, before)) this.unbucket(previous, before, key);
+    if (next && after && this.bucketed(next, after)) this.bucket(next, after, key);
+    // The node counter has moved the counts already: the nodes they moved go back in Packed order.
+    // A server that stays on its node (an allocation: Ready to Allocated) moved both its node's
+    // counts, and the node is put back in order once.
+    const from = before ? previous!.status.nodeName : undefined;
+    const to = after ? next!.status.nodeName : undefined;
+    if (from !== undefined && to !== undefined && from !== to) this.reorder(from, to);
+    else if (from !== undefined || to !== undefined) this.repositionNode((from ?? to)!);
   }
 
   /**
@@ -201,8 +226,9 @@ export class AllocationIndex {
     return best;
   }
 
+  /** What Packed orders `node` by: its Ready and Allocated servers not being deleted. */
   nodeCounts(node: string): NodeCount | undefined {
-    return this.counts.get(node);
+    return this.nodes.tally(node)?.allocatable;
   }
 
   private all(bucket: Bucket): GameServer[] {
@@ -335,12 +361,6 @@ export class AllocationIndex {
     return keys;
   }
 
-  /** `reorder`: put the node back in Packed order now (otherwise the caller does, once). */
-  private add(gs: GameServer, pool: Pool, key: string, reorder: boolean): void {
-    this.count(gs, 1, reorder);
-    if (this.bucketed(gs, pool)) this.bucket(gs, pool, key);
-  }
-
   private bucket(gs: GameServer, pool: Pool, key: string): void {
     const node = gs.status.nodeName;
     for (const bk of this.keysOf(gs, pool)) {
@@ -356,7 +376,7 @@ export class AllocationIndex {
   private insertInto(bucket: Bucket, node: string, key: string): void {
     let slot = bucket.slots.get(node);
     if (!slot) {
-      slot = { node, counts: this.countsOf(node), servers: [key], first: key, index: bucket.order.length };
+      slot = { node, counts: this.nodes.allocatable(node), servers: [key], first: key, index: bucket.order.length };
       bucket.slots.set(node, slot);
       bucket.order.push(slot);
       this.nodeBuckets(node).add(bucket);
@@ -367,11 +387,6 @@ export class AllocationIndex {
       this.reposition(bucket, slot);
     }
     bucket.size++;
-  }
-
-  private remove(gs: GameServer, pool: Pool, key: string, reorder: boolean): void {
-    if (this.bucketed(gs, pool)) this.unbucket(gs, pool, key);
-    this.count(gs, -1, reorder);
   }
 
   private unbucket(gs: GameServer, pool: Pool, key: string): void {
@@ -400,24 +415,24 @@ export class AllocationIndex {
     return true;
   }
 
-  private countsOf(node: string): NodeCount {
-    let counts = this.counts.get(node);
-    if (!counts) {
-      counts = { ready: 0, allocated: 0 };
-      this.counts.set(node, counts);
-    }
-    return counts;
-  }
-
-  private count(gs: GameServer, sign: 1 | -1, reorder: boolean): void {
-    if (countOnNode(this.counts, gs, sign) && reorder) this.repositionNode(gs.status.nodeName);
-  }
-
   /** Puts a node whose counts moved back in Packed order, in every bucket it is in. */
   private repositionNode(node: string): void {
     for (const bucket of this.bucketsOfNode.get(node) ?? []) {
       const slot = bucket.slots.get(node);
       if (slot) this.reposition(bucket, slot);
+    }
+  }
+
+  /**
+   * Two nodes' counts moved in one change (a server moved from one to the other): each bucket
+   * holding either is sorted again, since a slot moved one step at a time assumes every other
+   * slot is in place.
+   */
+  private reorder(a: string, b: string): void {
+    const buckets = new Set([...(this.bucketsOfNode.get(a) ?? []), ...(this.bucketsOfNode.get(b) ?? [])]);
+    for (const bucket of buckets) {
+      bucket.order.sort((x, y) => (this.before(x, y) ? -1 : 1));
+      bucket.order.forEach((slot, i) => (slot.index = i));
     }
   }
 
@@ -465,6 +480,12 @@ export class AllocationIndex {
     slot.index = i;
   }
 }
+
+/** The allocation index of a store: registered once, shared by every allocator of its cluster. */
+export const ALLOCATION_INDEX: ProjectionDefinition<AllocationIndex, Store> = {
+  name: 'allocation-index',
+  create: (store) => new AllocationIndex(store.gameServers, store.nodes),
+};
 
 /** Name order within one namespace (a bucket holds one namespace). */
 function compareNames(a: GameServer, b: GameServer): number {

@@ -5,7 +5,7 @@ import type { FeatureGates } from '../features.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
-import { AllocationIndex, type Pool } from './allocation-index.js';
+import { ALLOCATION_INDEX, type AllocationIndex, type Pool } from './allocation-index.js';
 import { type AllocationResult, commitAllocation } from './allocation-commit.js';
 import { BatchAllocator } from './batch-allocator.js';
 import {
@@ -120,8 +120,7 @@ export class Allocator {
   ) {
     checkAllocatorOptions(options);
     this.model = options.model ?? 'exact';
-    this.index = new AllocationIndex(cluster.gameServers);
-    cluster.gameServerApplied$.subscribe((change) => this.index.update(change.previous, change.object, change.key));
+    this.index = cluster.use(ALLOCATION_INDEX);
     if (this.model === 'agones-batch') {
       this.batch = new BatchAllocator(cluster, {
         replicas: options.replicas ?? DEFAULT_ALLOCATOR_REPLICAS,

@@ -98,8 +98,6 @@ function loadCollector(name: (typeof PROCESS_COLLECTORS)[number]): Collector {
 export class ClusterMetrics {
   readonly registry = new client.Registry();
   private subscription: Subscription | undefined;
-  /** GameServers per node, for the scrape in progress. */
-  private nodeCounts: Map<string, number> | undefined;
   /** Called at the first scrape: the owner hooks `observeAllocation` in then. */
   onActivate: (() => void) | undefined;
   // Followed on the hot paths: tallied in plain numbers, handed to the registry when scraped.
@@ -128,7 +126,7 @@ export class ClusterMetrics {
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
     // prom-client calls `collect` with the metric as `this`: the cluster is reached by closure.
-    const perNode = () => (this.nodeCounts ??= this.gameServersPerNode());
+    const perNode = () => this.gameServersPerNode();
 
     new client.Gauge({
       name: 'agones_gameservers_count',
@@ -444,8 +442,6 @@ export class ClusterMetrics {
   /** One scrape: the exposition text (observation starts with the first). */
   async scrape(): Promise<string> {
     this.activate();
-    // Both node metrics read the same per-node counts: counted once per scrape.
-    this.nodeCounts = undefined;
     return this.registry.metrics();
   }
 
@@ -529,14 +525,10 @@ export class ClusterMetrics {
     return series ?? undefined;
   }
 
-  /** GameServers scheduled on each node (every node, including empty ones). */
+  /** GameServers scheduled on each node (every node, including empty ones), from the node counter. */
   private gameServersPerNode(): Map<string, number> {
     const perNode = new Map<string, number>();
-    for (const node of this.cluster.readModel.list('Node')) perNode.set(node.metadata.name, 0);
-    for (const gs of this.cluster.gameServers.values()) {
-      const node = gs.status.nodeName;
-      if (node && perNode.has(node)) perNode.set(node, perNode.get(node)! + 1);
-    }
+    for (const node of this.cluster.readModel.list('Node')) perNode.set(node.metadata.name, this.cluster.nodes.gameServersOn(node.metadata.name));
     return perNode;
   }
 }

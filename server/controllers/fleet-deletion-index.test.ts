@@ -7,6 +7,7 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { objectKey } from '../kinds/meta.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { FleetDeletionIndex } from './fleet-deletion-index.js';
+import { withNodeCounter } from '../../test/helpers/node-counter.js';
 
 const STATES: GameServerState[] = ['Ready', 'Allocated', 'Allocated', 'Scheduled', 'Shutdown', 'Reserved'];
 
@@ -25,7 +26,7 @@ describe('FleetDeletionIndex', () => {
   it('gives every Counter and List scale-down the decision the full sorted order gives, as servers come, change, move and go', () => {
     const rng = new SeededRandom(11);
     const { store, put } = storeOf();
-    const index = new FleetDeletionIndex(store);
+    const { index, count: counted } = withNodeCounter(store, (nodes) => new FleetDeletionIndex(store, nodes));
     const make = (name: string): GameServer => {
       const rooms = rng.int(7);
       return gameServer(name, {
@@ -45,6 +46,7 @@ describe('FleetDeletionIndex', () => {
         const name = `gs-${String(step).padStart(4, '0')}`;
         names.push(name);
         const { key, previous } = put(make(name), name);
+        counted(previous, store.getByKey(key));
         index.apply(key, previous, store.getByKey(key));
       } else if (roll < 8) {
         // A counter moves (same labels and node): the totals follow.
@@ -53,14 +55,17 @@ describe('FleetDeletionIndex', () => {
         const count = rng.int(7);
         const next = { ...current, status: { ...current.status, counters: { rooms: { count, capacity: 6 } } } };
         const { key, previous } = put(next, name);
+        counted(previous, next);
         index.apply(key, previous, next);
       } else if (roll < 9) {
         const name = names[rng.int(names.length)]!;
         const { key, previous } = put(make(name), name); // a new node, state, fleet or values
+        counted(previous, store.getByKey(key));
         index.apply(key, previous, store.getByKey(key));
       } else {
         const name = names.splice(rng.int(names.length), 1)[0]!;
         const { key, previous } = put(undefined, name);
+        counted(previous, undefined);
         index.apply(key, previous, undefined);
       }
       if (step % 50 !== 49) continue;

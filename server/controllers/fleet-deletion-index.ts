@@ -1,9 +1,12 @@
 import type { CapacityKind, CapacityTotals, DeletionRun } from '../../machines/autoscaler.js';
-import { type NodeCount, type ScaleDownOrderOptions, countOnNode, scaleDownComparator } from '../../machines/scale-down-order.js';
+import { type ScaleDownOrderOptions, scaleDownComparator } from '../../machines/scale-down-order.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { CounterStatus, GameServer, ListStatus } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
-import type { ObjectStore } from '../runtime/object-store.js';
+import type { NodeCounter } from '../runtime/node-counter.js';
+import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
+import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
+import type { Store } from '../runtime/store.js';
 
 /** A key's running totals over one node's members of a fleet. */
 interface Totals {
@@ -76,27 +79,44 @@ function fleetOf(gs: GameServer): string | undefined {
 }
 
 /**
- * Each fleet's GameServers by node, with their counters' and lists' totals, and Ready/Allocated
- * per node over the cluster, kept in step with every change: a Counter or List scale-down walks
- * the deletion order node by node (Packed) and passes a node whole on its totals, so a sync costs
+ * Each fleet's GameServers by node, with their counters' and lists' totals, kept in step with
+ * every change: a Counter or List scale-down walks the deletion order node by node (Packed, by
+ * the node counter's cluster-wide counts) and passes a node whole on its totals, so a sync costs
  * the fleet's nodes, not its servers. Membership is Agones's: the `agones.dev/fleet` label.
  */
-export class FleetDeletionIndex {
+export class FleetDeletionIndex implements Projection {
+  readonly name = FLEET_DELETION_INDEX.name;
   private readonly fleets = new Map<string, Map<string, NodeMembers>>();
   /** Where each GameServer is counted (by the store's key). */
   private readonly placed = new Map<string, NodeMembers>();
-  private readonly nodeCounts = new Map<string, NodeCount>();
 
-  constructor(private readonly store: ObjectStore<GameServer>) {
-    for (const [key, gs] of store.entries()) this.apply(key, undefined, gs);
+  constructor(
+    private readonly store: ObjectStore<GameServer>,
+    private readonly nodes: NodeCounter,
+  ) {}
+
+  rebuild(): void {
+    this.fleets.clear();
+    this.placed.clear();
+    for (const [key, gs] of this.store.entries()) this.apply(key, undefined, gs);
+  }
+
+  gameServerApplied({ key, previous, object }: ObjectChange<GameServer>): void {
+    this.apply(key, previous, object);
+  }
+
+  /** Each fleet's nodes: their members and totals. */
+  snapshot(): unknown {
+    const byName = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+    const totals = (map: Map<string, Totals>) => Object.fromEntries([...map].sort(byName).map(([name, t]) => [name, { ...t }]));
+    return [...this.fleets].sort(byName).map(([fleet, nodes]) => ({
+      fleet,
+      nodes: [...nodes].sort(byName).map(([node, m]) => ({ node, keys: [...m.keys].sort(), counters: totals(m.counters), lists: totals(m.lists) })),
+    }));
   }
 
   apply(key: string, previous: GameServer | undefined, next: GameServer | undefined): void {
     if (previous === next) return;
-    if (!previous || !next || previous.status.state !== next.status.state || previous.status.nodeName !== next.status.nodeName) {
-      if (previous) countOnNode(this.nodeCounts, previous, -1);
-      if (next) countOnNode(this.nodeCounts, next, 1);
-    }
     if (previous && next && previous.metadata.labels === next.metadata.labels && previous.status.nodeName === next.status.nodeName) {
       if (previous.status.counters === next.status.counters && previous.status.lists === next.status.lists) return;
       const members = this.placed.get(key);
@@ -136,7 +156,7 @@ export class FleetDeletionIndex {
   *packedRuns(namespace: string, fleetName: string, options: Omit<ScaleDownOrderOptions, 'nodeCounts' | 'scheduling'>): Generator<DeletionRun> {
     const nodes = this.fleets.get(objectKey(namespace, fleetName));
     if (!nodes) return;
-    const compare = scaleDownComparator({ ...options, scheduling: 'Packed' }, this.nodeCounts);
+    const compare = scaleDownComparator({ ...options, scheduling: 'Packed' }, this.nodes.counts);
     const order = [...nodes.values()].map((members) => ({ members, first: this.store.getByKey(members.keys.values().next().value!)! }));
     order.sort((a, b) => compare(a.first, b.first));
     for (const { members } of order) {
@@ -166,3 +186,9 @@ export class FleetDeletionIndex {
     if (nodes.size === 0) this.fleets.delete(fleet!);
   }
 }
+
+/** The fleets' deletion index of a store: registered the first time a Counter or List scale-down asks. */
+export const FLEET_DELETION_INDEX: ProjectionDefinition<FleetDeletionIndex, Store> = {
+  name: 'fleet-deletion-index',
+  create: (store) => new FleetDeletionIndex(store.gameServers, store.nodes),
+};

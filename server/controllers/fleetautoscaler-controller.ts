@@ -10,7 +10,7 @@ import {
   computeDesiredReplicas,
   lastAppliedPolicy,
 } from '../../machines/autoscaler.js';
-import { type NodeCount, countOnNode, scaleDownOrder } from '../../machines/scale-down-order.js';
+import { scaleDownOrder } from '../../machines/scale-down-order.js';
 import {
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   type FleetAutoscaleRequest,
@@ -35,7 +35,7 @@ import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
 import type { EventFields } from '../kinds/event/event.js';
 import { EventRecorder } from './k8s-events.js';
-import { FleetDeletionIndex } from './fleet-deletion-index.js';
+import { FLEET_DELETION_INDEX, type FleetDeletionIndex } from './fleet-deletion-index.js';
 import { KeyedController } from './keyed-controller.js';
 import type { Trigger } from './work-queue.js';
 import type { AutoscalerCause, Cause } from '../log/cause.js';
@@ -412,23 +412,16 @@ export class FleetAutoscalerController extends KeyedController {
     };
     if ((spec.scheduling ?? 'Packed') === 'Packed') return { runs: () => this.deletionIndex().packedRuns(namespace, name, options) };
     return () => {
-      // One pass: the fleet's members, and the per-node counts of the whole cluster.
       const members: GameServer[] = [];
-      const nodeCounts = new Map<string, NodeCount>();
       this.cluster.gameServers.forEach((gs) => {
-        countOnNode(nodeCounts, gs, 1);
         if (gs.metadata.namespace === namespace && gs.metadata.labels[FLEET_LABEL] === name) members.push(gs);
       });
-      return scaleDownOrder(members, { ...options, scheduling: 'Distributed', nodeCounts });
+      return scaleDownOrder(members, { ...options, scheduling: 'Distributed', nodeCounts: this.cluster.nodes.counts });
     };
   }
 
   private deletionIndex(): FleetDeletionIndex {
-    if (this.fleetMembers) return this.fleetMembers;
-    const index = new FleetDeletionIndex(this.cluster.gameServers);
-    this.subscriptions.push(this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => index.apply(key, previous, object)));
-    this.fleetMembers = index;
-    return index;
+    return (this.fleetMembers ??= this.cluster.use(FLEET_DELETION_INDEX));
   }
 
   private async fleetMissing(thread: Thread, fas: Resource, fleetName: string): Promise<void> {

@@ -54,8 +54,6 @@ export class GameServerController implements SchedulingView {
   /** GameServers waiting for a free listening port, retried when one is released. */
   private readonly waitingForPorts = new Set<string>();
   private readonly events: EventRecorder;
-  /** Pods each node runs (a node's count outlives it only while pods still name it). */
-  private readonly podsPerNode = new Map<string, number>();
   /** Pods each node takes, for the nodes that exist. */
   private readonly capacity = new Map<string, number>();
   /**
@@ -63,6 +61,8 @@ export class GameServerController implements SchedulingView {
    * scan them all; a full node is in none until a pod leaves it.
    */
   private readonly nodesByPods: Array<Set<string>> = [];
+  /** Where each node with room is filed in nodesByPods (its pods when last filed). */
+  private readonly filed = new Map<string, number>();
   /** The largest capacity of a node seen: how far a choice looks through nodesByPods. */
   private largestCapacity = 0;
   private readonly maxPods: number;
@@ -90,13 +90,12 @@ export class GameServerController implements SchedulingView {
   start(): void {
     for (const node of this.cluster.readModel.list(NODE_KIND)) this.setNode(node);
     for (const [key, gs] of this.cluster.gameServers.entries()) {
-      this.account(undefined, gs);
       // A TCPUDP port's two halves share their host port.
       const hostPorts = [...new Set(gs.spec.ports.filter(isDynamic).map((p) => p.hostPort ?? 0).filter((p) => p > 0))];
       if (hostPorts.length) (this.listens(gs) ? this.listeningPorts : this.ports).claim(key, hostPorts);
       this.observe(key, gs);
     }
-    // Pods are counted as changes are applied, so several placements in one turn see each other.
+    // The node counter counts pods as changes are applied, so several placements in one turn see each other.
     this.subscriptions.push(
       this.cluster.gameServerApplied$.subscribe((change) => {
         this.account(change.previous, change.object);
@@ -139,28 +138,40 @@ export class GameServerController implements SchedulingView {
     }
   }
 
-  /** Keeps the per-node pod counts the scheduler uses. */
+  /** Files again the nodes a pod left or joined (the node counter has counted it already). */
   private account(previous: GameServer | undefined, next: GameServer | undefined): void {
     const before = previous?.status.nodeName;
     const after = next?.status.nodeName;
     if (before === after) return;
-    if (before) this.movePods(before, -1);
-    if (after) this.movePods(after, 1);
+    if (before) {
+      const room = this.file(before);
+      if (room !== undefined) {
+        // A pod leaving a node can make another node the busiest with room, and gives a waiting pod a place.
+        this.packedBest = undefined;
+        this.retryUnschedulable(room);
+      }
+    }
+    if (after) this.file(after);
   }
 
-  private movePods(node: string, delta: number): void {
-    const pods = this.podsPerNode.get(node) ?? 0;
-    this.nodesByPods[pods]?.delete(node);
-    const next = Math.max(0, pods + delta);
-    this.podsPerNode.set(node, next);
+  /** Files a known node under its pods, if it has room; its room (undefined for a node not known). */
+  private file(node: string): number | undefined {
+    this.unfile(node);
     const capacity = this.capacity.get(node);
-    if (capacity === undefined) return;
-    if (next < capacity) (this.nodesByPods[next] ??= new Set()).add(node);
-    if (delta < 0) {
-      // A pod leaving a node can make another node the busiest with room, and gives a waiting pod a place.
-      this.packedBest = undefined;
-      this.retryUnschedulable(capacity - next);
+    if (capacity === undefined) return undefined;
+    const pods = this.podsOn(node);
+    if (pods < capacity) {
+      (this.nodesByPods[pods] ??= new Set()).add(node);
+      this.filed.set(node, pods);
     }
+    return capacity - pods;
+  }
+
+  private unfile(node: string): void {
+    const at = this.filed.get(node);
+    if (at === undefined) return;
+    this.nodesByPods[at]?.delete(node);
+    this.filed.delete(node);
   }
 
   /** A Node was created, changed or deleted: the scheduler takes it up or forgets it. */
@@ -173,18 +184,14 @@ export class GameServerController implements SchedulingView {
     const name = node.metadata.name;
     this.forgetNode(name);
     const capacity = Math.min(allocatablePods(node), this.maxPods);
-    const pods = this.podsPerNode.get(name) ?? 0;
     this.capacity.set(name, capacity);
     this.largestCapacity = Math.max(this.largestCapacity, capacity);
-    if (pods < capacity) (this.nodesByPods[pods] ??= new Set()).add(name);
-    this.retryUnschedulable(capacity - pods);
+    this.retryUnschedulable(this.file(name)!);
   }
 
   private forgetNode(name: string): void {
     if (!this.capacity.delete(name)) return;
-    const pods = this.podsPerNode.get(name) ?? 0;
-    this.nodesByPods[pods]?.delete(name);
-    if (pods === 0) this.podsPerNode.delete(name);
+    this.unfile(name);
     if (this.packedBest === name) this.packedBest = undefined;
   }
 
@@ -215,7 +222,7 @@ export class GameServerController implements SchedulingView {
 
   /** Pods running on `node` now. */
   podsOn(node: string): number {
-    return this.podsPerNode.get(node) ?? 0;
+    return this.cluster.nodes.gameServersOn(node);
   }
 
   private observe(key: string, gs: GameServer): void {
@@ -313,7 +320,7 @@ export class GameServerController implements SchedulingView {
     const packed = gs.spec.scheduling !== 'Distributed';
     let chosen: string | undefined;
     const best = this.packedBest;
-    if (packed && best !== undefined && (this.podsPerNode.get(best) ?? 0) < (this.capacity.get(best) ?? 0)) chosen = best;
+    if (packed && best !== undefined && this.podsOn(best) < (this.capacity.get(best) ?? 0)) chosen = best;
     // Only nodes with room are indexed: the first found, from the busiest (Packed) or the emptiest, is the one.
     const largest = this.largestCapacity;
     for (let i = 0; i < largest && chosen === undefined; i++) {

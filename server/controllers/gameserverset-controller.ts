@@ -12,13 +12,7 @@ import {
   isScaleDownCandidate,
   reconcileFromCounts,
 } from '../../machines/gameserverset-reconcile.js';
-import {
-  type NodeCount,
-  type NodeCounts,
-  type ScaleDownOrderOptions,
-  countOnNode,
-  firstForScaleDown,
-} from '../../machines/scale-down-order.js';
+import { type NodeCounts, type ScaleDownOrderOptions, firstForScaleDown } from '../../machines/scale-down-order.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL, gameServerOfSet, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
@@ -28,7 +22,10 @@ import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
 import type { Cluster } from '../cluster.js';
-import type { ObjectStore } from '../runtime/object-store.js';
+import type { NodeCounter } from '../runtime/node-counter.js';
+import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
+import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
+import type { Store } from '../runtime/store.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
 import type { Trigger } from './work-queue.js';
@@ -91,29 +88,41 @@ function sameSetStanding(a: GameServer, b: GameServer): boolean {
 }
 
 /**
- * The GameServers of every set, and Ready/Allocated per node, kept current as each change is
- * applied (so it never lags the read model a decision reads). A GameServer belongs to a set
- * when its `agones.dev/gameserverset` label names the set and an owner reference carries the
- * set's uid. Each change costs O(1): a reconcile lists one set, never the whole cluster.
+ * The GameServers of every set, kept current as each change is applied (so it never lags the
+ * read model a decision reads), with the node counter's Ready/Allocated per node. A GameServer
+ * belongs to a set when its `agones.dev/gameserverset` label names the set and an owner reference
+ * carries the set's uid. Each change costs O(1): a reconcile lists one set, never the whole cluster.
  */
-export class GameServerSetIndex {
+export class GameServerSetIndex implements Projection {
+  readonly name = GAMESERVERSET_INDEX.name;
   private readonly groups = new Map<string, Group>();
-  private readonly nodes = new Map<string, NodeCount>();
   /** Source of versions: one counter, so a version never repeats, even for a re-made group. */
   private stamp = 0;
-  private nodesStamp = 0;
 
-  constructor(private readonly store: ObjectStore<GameServer>) {}
+  constructor(
+    private readonly store: ObjectStore<GameServer>,
+    private readonly nodes: NodeCounter,
+  ) {}
 
-  /** Ready and Allocated per node, cluster-wide (every node a GameServer has named has an entry). */
+  /** Ready and Allocated per node, cluster-wide (every node a GameServer names has an entry). */
   get nodeCounts(): NodeCounts {
-    return this.nodes;
+    return this.nodes.counts;
   }
 
   rebuild(): void {
     this.groups.clear();
-    this.nodes.clear();
     for (const [key, gs] of this.store.entries()) this.apply(key, undefined, gs);
+  }
+
+  gameServerApplied({ key, previous, object }: ObjectChange<GameServer>): void {
+    this.apply(key, previous, object);
+  }
+
+  /** Each set's members (in creation order) and counts. */
+  snapshot(): unknown {
+    return [...this.groups]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([group, { keys, counts }]) => ({ group, keys: [...keys], counts: { ...counts } }));
   }
 
   /** Follows one applied change of a GameServer. */
@@ -131,7 +140,6 @@ export class GameServerSetIndex {
     const after = next && cachedGroupOf(next);
     const candidate = (previous !== undefined && isScaleDownCandidate(previous)) || (next !== undefined && isScaleDownCandidate(next));
     if (previous) {
-      this.countNode(previous, -1);
       if (before) {
         const group = this.groups.get(before);
         if (group) {
@@ -146,7 +154,6 @@ export class GameServerSetIndex {
       }
     }
     if (next) {
-      this.countNode(next, 1);
       if (after) {
         let group = this.groups.get(after);
         if (!group) {
@@ -170,7 +177,7 @@ export class GameServerSetIndex {
 
   /** Changes whenever a node's Ready or Allocated count does. */
   get nodesVersion(): number {
-    return this.nodesStamp;
+    return this.nodes.version;
   }
 
   /** The set's GameServers, in the order they were created. */
@@ -189,11 +196,13 @@ export class GameServerSetIndex {
     return this.groups.get(groupKey(namespace, setName, setUid))?.counts ?? emptyReconcileCounts();
   }
 
-  private countNode(gs: GameServer, sign: 1 | -1): void {
-    if (countOnNode(this.nodes, gs, sign)) this.nodesStamp++;
-  }
-
 }
+
+/** The GameServerSet index of a store: registered once, shared by its set controllers. */
+export const GAMESERVERSET_INDEX: ProjectionDefinition<GameServerSetIndex, Store> = {
+  name: 'gameserverset-index',
+  create: (store) => new GameServerSetIndex(store.gameServers, store.nodes),
+};
 
 interface VictimOrder {
   order: GameServer[];
@@ -230,7 +239,7 @@ export class GameServerSetController extends KeyedController {
   /** `service` builds GameServers with the GameServer kind's defaults and validation. */
   constructor(cluster: Cluster, service?: ResourceService, options: GameServerSetControllerOptions = {}) {
     super(cluster);
-    this.index = new GameServerSetIndex(cluster.gameServers);
+    this.index = cluster.use(GAMESERVERSET_INDEX);
     this.service = service ?? new ResourceService(cluster);
     this.limits = { ...DEFAULT_RECONCILE_LIMITS, ...options.limits };
     this.recorder = new EventRecorder(cluster, 'gameserverset-controller');
@@ -238,9 +247,7 @@ export class GameServerSetController extends KeyedController {
 
   start(): void {
     this.renewQueue();
-    this.index.rebuild();
     this.subscriptions.push(
-      this.cluster.gameServerApplied$.subscribe(({ key, previous, object }) => this.index.apply(key, previous, object)),
       this.cluster.gameServerChanges$.subscribe(({ event, previous, object }) => {
         const before = previous?.metadata.labels[GAMESERVERSET_LABEL];
         const after = object?.metadata.labels[GAMESERVERSET_LABEL];

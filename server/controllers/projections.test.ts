@@ -19,6 +19,7 @@ import { FleetController } from './fleet-controller.js';
 import { FleetAutoscalerController } from './fleetautoscaler-controller.js';
 import { GameServerController } from './gameserver-controller.js';
 import { GameServerSetController } from './gameserverset-controller.js';
+import { NodeLoss } from './node-loss.js';
 import { PROJECTIONS, registerProjections } from './projections.js';
 
 const START = Date.UTC(2026, 0, 1);
@@ -42,6 +43,7 @@ describe('registered projections', () => {
       new FleetController(cluster, service),
       new FleetAutoscalerController(cluster, service),
       new SimulatedProcesses(cluster),
+      new NodeLoss(cluster),
     ];
     for (const controller of controllers) controller.start();
     const settle = async (rounds: number) => {
@@ -82,8 +84,9 @@ describe('registered projections', () => {
     await service.delete(GAMESERVER_DEFINITION, 'default', inState('packed', 'Allocated')[1]!.metadata.name);
     await settle(20);
 
-    // A node is lost with servers on it: they still name it, and the scheduler no longer places pods there.
-    const lost = inState('packed', 'Allocated')[0]!.status.nodeName;
+    // A node is lost with servers on it: they turn Unhealthy and their sets replace them elsewhere.
+    const onLost = inState('packed', 'Allocated')[0]!;
+    const lost = onLost.status.nodeName;
     await cluster.commit([resourceEvent('ResourceDeleted', NODE_KIND, '', lost, {})]);
     await service.patch(FLEET_DEFINITION, 'default', 'spread', { spec: { replicas: 4 } }, 'application/merge-patch+json');
     await settle(40);
@@ -93,7 +96,8 @@ describe('registered projections', () => {
     const live = snapshots(cluster);
     // The list names every projection the run registered, the node counter first.
     expect(Object.keys(live)).toEqual(PROJECTIONS.map((definition) => definition.name));
-    expect(cluster.nodes.tally(lost)?.allocated).toBeGreaterThan(0);
+    expect(cluster.gameServers.get('default', onLost.metadata.name)?.status.state ?? 'gone').not.toBe('Allocated');
+    expect(cluster.nodes.tally(lost)?.allocated ?? 0).toBe(0);
     expect(cluster.get(NODE_KIND, '', lost)).toBeUndefined();
     cluster.close();
 

@@ -258,7 +258,7 @@ export async function runBench(settings: BenchSettings, dir: string, log: Log): 
         namesFile = writeText(join(dir, 'gameservers.txt'), names.join('\n'));
       }
     }
-    // Scraped once before the load, as a running Prometheus would have: metrics are followed from then on.
+    // Scraped once before the load, as a running Prometheus would have.
     if (settings.scrapeSeconds > 0) await request(fleetsim.baseUrl, 'GET', '/metrics');
     if (settings.baseline) {
       // Recorded before the run, so the baseline answers exactly what fleetsim answers to a fresh fleet.

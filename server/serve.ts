@@ -172,11 +172,11 @@ export class FleetsimServer {
       [autoscalers, 'autoscaling.agones.dev.FleetAutoscalerController', 'fleetautoscaler-workerqueue'],
     ] as const;
     this.metrics = new ClusterMetrics(this.cluster);
-    for (const [controller, , check] of queues) this.metrics.addHealthCheck(check, () => controller.running);
-    this.metrics.onActivate = () => {
-      this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
-      for (const [controller, name] of queues) controller.observeQueue(this.metrics.workQueue(name));
-    };
+    for (const [controller, name, check] of queues) {
+      this.metrics.addHealthCheck(check, () => controller.running);
+      controller.observeQueue(this.metrics.workQueue(name));
+    }
+    this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
     this.controllers = [
       gameServers,
       sets,
@@ -196,6 +196,8 @@ export class FleetsimServer {
     this.refuseStoredCommands();
     // What a previous run on this log left running (it and its watchdog killed) goes before anything starts again.
     ProcessWatchdog.endLeftovers(this.options.db);
+    // Counted from the start: the nodes, the default fleet and the manifests too.
+    this.metrics.start();
     if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
     else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();

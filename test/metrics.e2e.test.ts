@@ -60,6 +60,22 @@ const DASHBOARD_SERIES: Record<string, string[]> = {
  */
 const NOT_YET: string[] = [];
 
+/**
+ * The samples of one series name (`x_count` of a histogram too), labels and value: the parser
+ * above checks the format but keeps no labels on histogram samples.
+ */
+const samples = (text: string, name: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .map((line) => {
+      const m = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line)!;
+      const labels = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
+      return { labels, value: Number(m[2]) };
+    });
+const value = (text: string, name: string, labels: Record<string, string>) =>
+  samples(text, name).find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v))?.value;
+
 describe('Prometheus metrics at /metrics', () => {
   let serve: ServeProcess;
   const api = (method: string, path: string, body?: unknown) => apiRequest(serve.baseUrl, method, path, body === undefined ? {} : { body });
@@ -71,26 +87,9 @@ describe('Prometheus metrics at /metrics', () => {
   };
   const scrape = async (): Promise<Family[]> => parsePrometheusTextFormat(await scrapeText()) as Family[];
   const family = (families: Family[], name: string) => families.find((f) => f.name === name);
-  /**
-   * The samples of one series name (`x_count` of a histogram too), labels and value: the parser
-   * above checks the format but keeps no labels on histogram samples.
-   */
-  const samples = (text: string, name: string) =>
-    text
-      .split('\n')
-      .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-      .map((line) => {
-        const m = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line)!;
-        const labels = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
-        return { labels, value: Number(m[2]) };
-      });
-  const value = (text: string, name: string, labels: Record<string, string>) =>
-    samples(text, name).find((m) => Object.entries(labels).every(([k, v]) => m.labels[k] === v))?.value;
 
   beforeAll(async () => {
     serve = await startServe();
-    // As Prometheus would from the start: state changes, allocations and requests are followed from the first scrape.
-    expect((await fetch(`${serve.baseUrl}/metrics`)).status).toBe(200);
     expect((await api('POST', '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('arena', 3))).status).toBe(201);
     const autoscaler = {
       apiVersion: 'autoscaling.agones.dev/v1',
@@ -226,7 +225,7 @@ describe('Prometheus metrics at /metrics', () => {
     }
     for (const queue of ['agones.dev.GameServerController', 'agones.dev.GameServerSetController', 'agones.dev.FleetController', 'autoscaling.agones.dev.FleetAutoscalerController']) {
       const labels = { queue_name: queue };
-      // Each queue had work since the first scrape: the fleet, its set and GameServers, the autoscaler.
+      // Each queue had work: the fleet, its set and GameServers, the autoscaler.
       expect(value(text, 'agones_k8s_client_workqueue_items_total', labels), queue).toBeGreaterThan(0);
       expect(value(text, 'agones_k8s_client_workqueue_work_duration_seconds_count', labels), queue).toBeGreaterThan(0);
       expect(value(text, 'agones_k8s_client_workqueue_latency_seconds_count', labels), queue).toBeGreaterThan(0);
@@ -240,5 +239,31 @@ describe('Prometheus metrics at /metrics', () => {
     const families = await scrapeText();
     expect(value(families, 'apiserver_request_total', { verb: 'GET', resource: 'fleets', scope: 'resource', code: '404', group: 'agones.dev' })).toBe(1);
     expect(value(families, 'apiserver_request_total', { verb: 'CREATE', resource: 'fleets', scope: 'namespace', code: '201' })).toBe(1);
+  });
+});
+
+describe('metrics count from the start of the process, as Agones\'s do', () => {
+  afterAll(() => killAll());
+
+  it('counts at the first scrape the allocation and the state changes made before it', async () => {
+    const serve = await startServe();
+    const api = (method: string, path: string, body?: unknown) => apiRequest(serve.baseUrl, method, path, body === undefined ? {} : { body });
+    expect((await api('POST', '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('early', 2))).status).toBe(201);
+    await waitFor(
+      async () => ((await api('GET', '/apis/agones.dev/v1/namespaces/default/fleets/early')).json as { status?: { readyReplicas?: number } }).status?.readyReplicas === 2,
+      { timeoutMs: seconds(15), what: '2 Ready' },
+    );
+    const allocated = await api('POST', '/gameserverallocation', { namespace: 'default', gameServerSelectors: [{ matchLabels: { 'agones.dev/fleet': 'early' } }] });
+    expect(allocated.status).toBe(200);
+
+    const res = await fetch(`${serve.baseUrl}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const allocations = samples(text, 'agones_gameserver_allocations_duration_seconds_count').find((m) => m.labels.fleet_name === 'early');
+    expect(allocations).toMatchObject({ labels: { status: 'Allocated' }, value: 1 });
+    expect(value(text, 'agones_gameservers_total', { type: 'Ready', fleet_name: 'early', namespace: 'default' })).toBe(2);
+    expect(value(text, 'agones_gameservers_total', { type: 'Allocated', fleet_name: 'early', namespace: 'default' })).toBe(1);
+    expect(value(text, 'apiserver_request_total', { verb: 'CREATE', resource: 'fleets', scope: 'namespace', code: '201' })).toBe(1);
+    expect(value(text, 'agones_k8s_client_workqueue_items_total', { queue_name: 'agones.dev.FleetController' })).toBeGreaterThan(0);
   });
 });

@@ -98,8 +98,6 @@ function loadCollector(name: (typeof PROCESS_COLLECTORS)[number]): Collector {
 export class ClusterMetrics {
   readonly registry = new client.Registry();
   private subscription: Subscription | undefined;
-  /** Called at the first scrape: the owner hooks `observeAllocation` in then. */
-  onActivate: (() => void) | undefined;
   // Followed on the hot paths: tallied in plain numbers, handed to the registry when scraped.
   private readonly gameServersTotal: TalliedCounter;
   private readonly stateDuration: TalliedHistogram;
@@ -336,12 +334,13 @@ export class ClusterMetrics {
   }
 
   /**
-   * Starts following state changes, allocations and requests: at the first scrape, so a cluster
-   * nobody scrapes pays nothing on its hot paths. Counters start there, as after a restart.
+   * Starts following state changes, the controllers' writes and requests, and the process's own
+   * figures: call it as the server starts, so counters and histograms count from there, as
+   * Agones's do (an allocation made before the first scrape is counted). The owner hands
+   * `observeAllocation` and `workQueue` to the allocator and the controllers.
    */
-  private activate(): void {
+  start(): void {
     if (this.subscription) return;
-    this.onActivate?.();
     this.cluster.commitObserver = (events, cause, committed) => this.observeControllerWrite(events, cause, committed);
     for (const collector of PROCESS_COLLECTORS) loadCollector(collector)(this.registry, { eventLoopMonitoringPrecision: 10 });
     openFileDescriptors(this.registry);
@@ -423,7 +422,7 @@ export class ClusterMetrics {
 
   /** Counts a resource-API request once answered, as the API server's own metrics do. */
   observeRequest(req: IncomingMessage, res: ServerResponse): void {
-    // Only once scraped, and only the resource API's paths.
+    // Only once started, and only the resource API's paths.
     if (!this.subscription || !req.url?.startsWith('/api')) return;
     const series = this.requestSeries(req);
     if (!series) return;
@@ -439,9 +438,8 @@ export class ClusterMetrics {
     res.end(text);
   }
 
-  /** One scrape: the exposition text (observation starts with the first). */
+  /** One scrape: the exposition text. */
   async scrape(): Promise<string> {
-    this.activate();
     return this.registry.metrics();
   }
 

@@ -45,7 +45,7 @@ const ALLOCATIONS = Number(process.env.BENCH_ALLOCATIONS ?? 100_000);
 const BATCH = 500;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-/** Whether the cluster's metrics follow allocations and state changes, as once Prometheus scrapes `serve` (BENCH_METRICS=0: not). */
+/** Whether the cluster's metrics follow allocations and state changes, as `serve`'s do from its start (BENCH_METRICS=0: not). */
 const METRICS = process.env.BENCH_METRICS !== '0';
 
 async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService; metrics?: ClusterMetrics }> {
@@ -55,9 +55,10 @@ async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; s
   await commitReadyFleet(cluster, { size, fleet: 'bench' });
   const service = new AllocationService(cluster, new Allocator(cluster));
   if (!METRICS) return { cluster, service };
-  // As `serve` does at its first scrape: allocations and state changes are observed from then on.
+  // As `serve` does: allocations and state changes are observed from the start.
   const metrics = new ClusterMetrics(cluster);
-  metrics.onActivate = () => (service.observer = (outcome) => metrics.observeAllocation(outcome));
+  metrics.start();
+  service.observer = (outcome) => metrics.observeAllocation(outcome);
   await metrics.scrape();
   return { cluster, service, metrics };
 }

@@ -42,6 +42,10 @@ import { explainRoutes } from './api/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 import { type Advance, MAX_ROUNDS_PER_INSTANT, IN_FLIGHT_GRACE_MS, advanceTo } from './sim/virtual-time.js';
 import { ConnectionGuard } from './connections.js';
+import { ActivityLog } from './history/activity-log.js';
+import { type LogOutput, type LogSettings, type Logger, commandLogger } from './log/logger.js';
+import type { Cause } from './log/cause.js';
+import { objectKey } from './kinds/meta.js';
 
 export interface ServeOptions {
   port: number;
@@ -82,6 +86,10 @@ export interface ServeOptions {
    * beyond loopback, where anyone who can reach the port can then run commands as this user.
    */
   allowCommands?: boolean;
+  /** `--log-level`, `--log-format`: the server's own log (default info, text). */
+  log?: LogSettings;
+  /** Where the server's log goes; default stdout. */
+  logOutput?: LogOutput;
 }
 
 /**
@@ -117,6 +125,9 @@ export class FleetsimServer {
   readonly metrics: ClusterMetrics;
   /** Every port's client connections: the plain port, the allocator's and the per-GameServer sidecars'. */
   readonly connections: ConnectionGuard;
+  /** The server's own log: what the cluster does, a line each. */
+  readonly logger: Logger;
+  private readonly activity: ActivityLog;
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
   get openWatchStreams(): number {
@@ -135,6 +146,8 @@ export class FleetsimServer {
     this.commandsOff = commandsOff(options);
     this.service = new ResourceService(this.cluster, { commandsOff: this.commandsOff });
     this.connections = options.connections ?? new ConnectionGuard();
+    this.logger = commandLogger(options.log, () => this.clock.now(), options.logOutput);
+    this.activity = new ActivityLog(this.cluster, this.logger);
     this.allocation = new AllocatorService(this.cluster, {
       model: options.allocatorModel,
       tls: options.allocatorTls,
@@ -149,7 +162,7 @@ export class FleetsimServer {
       (namespace, name) =>
         sdkPorts.start({
           address: '127.0.0.1',
-          sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }),
+          sidecar: (cause) => this.sidecar(namespace, name, cause),
           allowedHosts: options.allowedHosts,
           connections: this.connections,
         }),
@@ -176,7 +189,10 @@ export class FleetsimServer {
       this.metrics.addHealthCheck(check, () => controller.running);
       controller.observeQueue(this.metrics.workQueue(name));
     }
-    this.allocation.allocations.observer = (outcome) => this.metrics.observeAllocation(outcome);
+    this.allocation.allocations.observer = (outcome) => {
+      this.metrics.observeAllocation(outcome);
+      this.activity.allocation(outcome);
+    };
     this.controllers = [
       gameServers,
       sets,
@@ -196,8 +212,9 @@ export class FleetsimServer {
     this.refuseStoredCommands();
     // What a previous run on this log left running (it and its watchdog killed) goes before anything starts again.
     ProcessWatchdog.endLeftovers(this.options.db);
-    // Counted from the start: the nodes, the default fleet and the manifests too.
+    // Counted and told from the start: the nodes, the default fleet and the manifests too.
     this.metrics.start();
+    this.activity.start();
     if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
     else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
@@ -215,7 +232,7 @@ export class FleetsimServer {
       if (!m) return undefined;
       const namespace = decodePathSegment(m[1]!, 'namespace');
       const name = decodePathSegment(m[2]!, 'GameServer name');
-      return { sidecar: (cause) => new Sidecar(this.cluster, namespace, name, { cause }), path: m[3] ?? '/' };
+      return { sidecar: (cause) => this.sidecar(namespace, name, cause), path: m[3] ?? '/' };
     };
     const sidecars = sidecarHttpHandler(resolveSidecar, this.streams);
     // Through Express too: a request in absolute form (`GET http://host/sdk/…`) reaches it there.
@@ -273,6 +290,23 @@ export class FleetsimServer {
   }
 
   /**
+   * A GameServer's sidecar for one request or stream: it logs each SDK call it receives to the
+   * pod's sidecar container (`kubectl logs POD -c agones-gameserver-sidecar`), as Agones's does.
+   */
+  private sidecar(namespace: string, name: string, cause: Cause | (() => Cause)): Sidecar {
+    return new Sidecar(this.cluster, namespace, name, { cause, log: this.logger.enabled('info') ? this.sidecarLog(namespace, name) : undefined });
+  }
+
+  private sidecarLog(namespace: string, name: string): Logger {
+    const key = objectKey(namespace, name);
+    const pods = this.cluster.pods;
+    // Only for a GameServer that is there: calls to an unknown one would leave pods' logs behind.
+    return this.logger.to((text, time) => {
+      if (this.cluster.gameServers.getByKey(key)) pods.appendLog(key, 'stderr', text, time, 'sidecar');
+    });
+  }
+
+  /**
    * On the virtual clock, time moves only when asked: `POST /fleetsim/v1/clock {"advanceSeconds": N}`
    * carries out everything that happens in those N seconds (server/sim/virtual-time.ts) and answers
    * once it is durable. Advances asked for together run one after the other.
@@ -311,6 +345,7 @@ export class FleetsimServer {
     await this.advancing;
     this.streams.endAll();
     for (const controller of this.controllers) controller.stop();
+    this.activity.stop();
     await this.processes.close();
     this.watchdog.close();
     await this.simulated.close();
@@ -320,6 +355,7 @@ export class FleetsimServer {
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
     this.metrics.close();
     this.cluster.close();
+    this.logger.flush();
   }
 }
 

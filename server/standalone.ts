@@ -10,6 +10,7 @@ import { SidecarEndpoints } from './sidecar-endpoints.js';
 import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
 import { defaultLocalGameServer, gameServerFromManifest } from './sidecar/local-gameserver.js';
 import { Sidecar } from './sidecar/sidecar.js';
+import { type LogOutput, type LogSettings, type Logger, commandLogger } from './log/logger.js';
 
 export interface StandaloneSidecarOptions {
   db: string;
@@ -23,6 +24,10 @@ export interface StandaloneSidecarOptions {
   seed?: number;
   /** `--allowed-hosts`: Host names accepted beyond the loopback names, addresses and this machine's. */
   allowedHosts?: string[];
+  /** `--log-level`, `--log-format`: each SDK call is logged at info, as `sdk-server --local` does. */
+  log?: LogSettings;
+  /** Where the log goes; default stdout. */
+  logOutput?: LogOutput;
 }
 
 /**
@@ -33,6 +38,8 @@ export interface StandaloneSidecarOptions {
 export class StandaloneSidecar {
   readonly cluster: Cluster;
   readonly recorder: ConformanceRecorder | undefined;
+  /** The sidecar's log: a line per SDK call. */
+  readonly logger: Logger;
   private readonly controller: GameServerController;
   private endpoints: SidecarEndpoints | undefined;
 
@@ -51,6 +58,8 @@ export class StandaloneSidecar {
     // window of changes would only hold memory that grows with every request.
     this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false, watchWindow: 16 });
     this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
+    const clock = this.cluster.clock;
+    this.logger = commandLogger(options.log, () => clock.now(), options.logOutput);
     this.controller = new GameServerController(this.cluster, { deleteShutdown: false });
   }
 
@@ -82,7 +91,7 @@ export class StandaloneSidecar {
       address: options.address,
       httpPort: options.httpPort,
       grpcPort: options.grpcPort,
-      sidecar: (cause) => new Sidecar(cluster, this.namespace, this.name, { recorder: this.recorder, cause }),
+      sidecar: (cause) => new Sidecar(cluster, this.namespace, this.name, { recorder: this.recorder, cause, log: this.logger }),
       allowedHosts: options.allowedHosts,
     }).start();
     return { httpPort: this.endpoints.httpPort, grpcPort: this.endpoints.grpcPort };
@@ -116,6 +125,7 @@ export class StandaloneSidecar {
     this.expirySubscription?.unsubscribe();
     await this.endpoints?.close();
     this.cluster.close();
+    this.logger.flush();
     return this.recorder?.verdict();
   }
 }

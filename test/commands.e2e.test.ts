@@ -133,7 +133,7 @@ describe('commands only from whoever creates the GameServer', () => {
     const command = { 'fleetsim.dev/command': `touch ${marker}` };
     serve = await startServe(['--db', db, '--no-default-fleet', '--no-listen']);
     // The banner's last line on loopback: nothing about commands follows it.
-    await serve.process.waitForStdout(/^ {2}sidecars: .*\n/m);
+    await serve.process.waitForStdout(/^ {2}kubectl .*get fleets,gameservers\n/m);
     expect(serve.process.stdout).not.toMatch(/commands:/);
     expect((await api('POST', FLEETS, fleetManifest('cmd', 0, { annotations: command }))).status).toBe(201);
     await serve.process.kill('SIGTERM', seconds(10));

@@ -116,7 +116,14 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     expect(logs).toBe(`${names[0]} ready\n${names[0]} says hello on stderr\n`);
     expect(await kubectl.ok(['logs', names[0]!, '--tail', '1'])).toBe(`${names[0]} says hello on stderr\n`);
     expect(await kubectl.ok(['logs', names[0]!, '--timestamps', '--tail', '1'])).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z .* says hello on stderr\n$/);
-    expect(await kubectl.ok(['logs', names[0]!, '-c', 'agones-gameserver-sidecar'])).toBe('');
+    // The sidecar's container logs each SDK call it received, as Agones's does: the official SDK's
+    // GetGameServer, WatchGameServer and Ready, and its health pings, in the order they came.
+    const sidecar = (await kubectl.ok(['logs', names[0]!, '-c', 'agones-gameserver-sidecar'])).split('\n');
+    const calls = sidecar.map((line) => /^\S+ info {2}(Received .*)$/.exec(line)?.[1]).filter((call) => call !== undefined);
+    expect(calls.slice(0, 2)).toEqual(['Received GetGameServer request', 'Received WatchGameServer request']);
+    expect(calls).toContain('Received Ready request');
+    expect(calls).toContain('Received health ping');
+    expect(await kubectl.ok(['logs', names[0]!, '-c', 'agones-gameserver-sidecar', '--tail', '1'])).toMatch(/^\S+ info {2}Received \w+/);
     const bad = await kubectl.run(['logs', names[0]!, '-c', 'nope']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/container nope is not valid for pod/);

@@ -9,6 +9,8 @@ import type { Cause } from '../log/cause.js';
 export interface AllocationResult {
   status: GameServerAllocationStatus;
   gameServer?: GameServer;
+  /** Which of the request's selectors (`toSelectors`) found it, when allocated here. */
+  selector?: number;
   /** Tries it took (agones-batch retries a lost race); one when absent. */
   attempts?: number;
   /** When it was decided (the cluster's clock), when later than asked (agones-batch waits for its batch). */

@@ -13,6 +13,7 @@ import {
   ALLOCATION_GROUP,
   GAMESERVERALLOCATION_KIND,
   type GameServerAllocation,
+  type GameServerAllocationStatus,
   defaultAllocation,
   validateAllocation,
 } from '../kinds/gameserverallocation/gameserverallocation.js';
@@ -26,6 +27,10 @@ export interface MultiClusterAllocator {
 const REMEMBERED_TEXT_LIMIT = 4096;
 /** Distinct request texts remembered (a matchmaker sends a few shapes over and over). */
 const REMEMBERED_REQUESTS = 256;
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** Freezes an object and everything in it, so a remembered request cannot change under a later one. */
 function deepFreeze<T>(value: T): T {
@@ -41,16 +46,24 @@ function deepFreeze<T>(value: T): T {
  * service: decode strictly, default, validate (422 with causes), then allocate locally or
  * across clusters. Nothing is stored: the answer is the allocation with its status.
  */
-/** One allocation as the allocator's metrics see it. */
+/** One allocation as the allocator's metrics and the server's log see it. */
 export interface AllocationOutcome {
+  /** The request, defaulted. */
+  request: GameServerAllocation;
   seconds: number;
   multicluster: boolean;
   strategy: string;
   /** Allocated, UnAllocated, Contention, or `error`. */
   status: string;
+  /** The answer's status (the GameServer's name, address, ports, node, source); absent on an error. */
+  answer?: GameServerAllocationStatus;
   gameServer?: GameServer;
+  /** Which of the request's selectors (`toSelectors`) found the GameServer, when allocated in this cluster. */
+  selector?: number;
   /** Tries this cluster's allocator took (Agones's allocation retries); absent for multi-cluster. */
   attempts?: number;
+  /** Why it failed, for `error`. */
+  error?: string;
 }
 
 export class AllocationService {
@@ -121,14 +134,18 @@ export class AllocationService {
     this.allocationObserver = observer;
     // This cluster's allocations are told where their result is made (no promise more each).
     this.allocator.onAllocated = observer
-      ? (gsa, result, started) =>
+      ? (gsa, result, started, error) =>
           observer({
+            request: gsa,
             seconds: (performance.now() - started) / 1000,
             multicluster: false,
             strategy: gsa.spec?.scheduling ?? 'Packed',
             status: result ? (result.status.state ?? '') : 'error',
+            answer: result?.status,
             gameServer: result?.gameServer,
+            selector: result?.selector,
             attempts: result ? (result.attempts ?? 1) : undefined,
+            error: result ? undefined : errorText(error),
           })
       : undefined;
   }
@@ -149,11 +166,11 @@ export class AllocationService {
     const seconds = () => (performance.now() - started) / 1000;
     return result.then(
       (done) => {
-        observer({ seconds: seconds(), multicluster, strategy, status: done.status.state ?? '', gameServer: done.gameServer });
+        observer({ request: gsa, seconds: seconds(), multicluster, strategy, status: done.status.state ?? '', answer: done.status, gameServer: done.gameServer });
         return done;
       },
       (error: unknown) => {
-        observer({ seconds: seconds(), multicluster, strategy, status: 'error' });
+        observer({ request: gsa, seconds: seconds(), multicluster, strategy, status: 'error', error: errorText(error) });
         throw error;
       },
     );

@@ -133,10 +133,10 @@ export class Allocator {
 
   /**
    * Told of each allocation asked for with a start time, once its result is final (undefined:
-   * it failed with an error): the metrics' allocation latency and retries, taken where the
-   * result is made rather than through one more promise.
+   * it failed with `error`): the metrics' allocation latency and retries, and the server's log
+   * line, taken where the result is made rather than through one more promise.
    */
-  onAllocated: ((gsa: GameServerAllocation, result: AllocationResult | undefined, started: number) => void) | undefined;
+  onAllocated: ((gsa: GameServerAllocation, result: AllocationResult | undefined, started: number, error?: unknown) => void) | undefined;
 
   /**
    * Allocates in this cluster; resolves once the allocation is committed. `cause`: the request,
@@ -149,7 +149,7 @@ export class Allocator {
     return result.then(
       (done) => this.done(gsa, done, started),
       (error: unknown) => {
-        this.onAllocated?.(gsa, undefined, started);
+        this.onAllocated?.(gsa, undefined, started, error);
         throw error;
       },
     );
@@ -162,10 +162,11 @@ export class Allocator {
   /** The first selector that matches anything wins; within it, the strategy's best candidate. */
   private allocateNow(gsa: GameServerAllocation, cause: Cause | undefined, started: number | undefined): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace ?? 'default';
-    for (const selector of this.selectorsOf(gsa)) {
-      const chosen = pickForSelector(this.index, namespace, selector, gsa, this.cluster.gates, this.cluster.rng);
+    const selectors = this.selectorsOf(gsa);
+    for (let i = 0; i < selectors.length; i++) {
+      const chosen = pickForSelector(this.index, namespace, selectors[i]!, gsa, this.cluster.gates, this.cluster.rng);
       if (!chosen) continue;
-      const result = this.apply(chosen, gsa, cause, started);
+      const result = this.apply(chosen, gsa, i, cause, started);
       if (result) return result;
     }
     // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
@@ -183,11 +184,19 @@ export class Allocator {
   }
 
   /** Commits the allocation through the GameServer's machine; undefined when the machine refuses. */
-  private apply(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined, started: number | undefined): Promise<AllocationResult> | undefined {
+  private apply(
+    gs: GameServer,
+    gsa: GameServerAllocation,
+    selector: number,
+    cause: Cause | undefined,
+    started: number | undefined,
+  ): Promise<AllocationResult> | undefined {
     const applied = commitAllocation(this.cluster, gs, gsa, cause);
     if (!applied) return undefined; // The machine refused: the server left the pool meanwhile.
     const allocated = applied.gameServer;
-    return applied.committed.then(() => this.done(gsa, { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, this.cluster.gates), gameServer: allocated }, started));
+    return applied.committed.then(() =>
+      this.done(gsa, { status: allocationStatus(allocated, LOCAL_ALLOCATION_SOURCE, this.cluster.gates), gameServer: allocated, selector }, started),
+    );
   }
 
   private done(gsa: GameServerAllocation, result: AllocationResult, started: number | undefined): AllocationResult {

@@ -204,7 +204,7 @@ class ReplicaCache {
 
 /** How one attempt of a request ended. */
 type Attempt =
-  | { kind: 'allocated'; gameServer: GameServer; committed: Promise<void> }
+  | { kind: 'allocated'; gameServer: GameServer; committed: Promise<void>; selector: number }
   | { kind: 'none' }
   /** The update failed: retried; the last one's answer is an error. */
   | { kind: 'update-failed' }
@@ -306,7 +306,7 @@ class AllocatorReplica {
       return { kind: 'update-failed' };
     }
     this.cache.add(key, applied.gameServer);
-    return { kind: 'allocated', ...applied };
+    return { kind: 'allocated', ...applied, selector: match.selectorIndex };
   }
 
   /** Answers the request, or tries it again as Agones's Retry does. */
@@ -320,7 +320,7 @@ class AllocatorReplica {
       case 'allocated': {
         stats.allocated++;
         const status = allocationStatus(attempt.gameServer, LOCAL_ALLOCATION_SOURCE, gates);
-        const result = { status, gameServer: attempt.gameServer, attempts: request.attempts, decidedAt };
+        const result = { status, gameServer: attempt.gameServer, selector: attempt.selector, attempts: request.attempts, decidedAt };
         attempt.committed.then(() => request.resolve(result), request.reject);
         return;
       }

@@ -1,16 +1,16 @@
 import type { Request, Response } from 'express';
-import { merge, type Subscription } from 'rxjs';
+import { EMPTY, merge, type Subscription } from 'rxjs';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
 import { matchesSelector } from '../kinds/label-selector.js';
 import { objectKey, rfc3339Nano } from '../kinds/meta.js';
 import { POD_DEFINITION } from '../kinds/pod/definition.js';
-import { hasPod, podOf } from '../kinds/pod/pod.js';
+import { SIDECAR_CONTAINER, hasPod, podOf } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import { apiErrors } from '../k8s/status.js';
 import { stringifyJsonExact } from '../log/json.js';
 import type { Cluster } from '../cluster.js';
-import type { LogLine } from '../runtime/pod-runtime.js';
+import type { LogLine, PodContainer } from '../runtime/pod-runtime.js';
 import { type DeleteRequestOptions, deleteOptionsOf, dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from './request-options.js';
 import { requireDeletePreconditions } from '../resources/service.js';
 import { requireBodyType } from '../k8s/decoding.js';
@@ -26,7 +26,8 @@ import { toTable } from './table.js';
  * Pods through the resource API: one per GameServer, built on read (server/kinds/pod/pod.ts)
  * from the GameServer and what the kubelet knows of its container (`cluster.pods`). They are
  * read, watched and deleted — deleting one makes its GameServer Unhealthy, as Agones's health
- * controller does — and `pods/{name}/log` serves the game container's output.
+ * controller does — and `pods/{name}/log` serves the game container's output and, for the
+ * sidecar's container, the SDK calls it answered.
  */
 
 /** The group versions an Eviction is read in (EvictionREST.AcceptsGroupVersion). */
@@ -216,8 +217,10 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
       throw apiErrors.badRequest(`previous terminated container "${container}" in pod "${pod.metadata.name}" not found`);
     }
   }
-  // The sidecar writes nothing of its own here: its container's log is empty.
-  let lines: readonly LogLine[] = container === game ? cluster.pods.logs(key) : [];
+  // The game container's output, or the SDK calls the sidecar answered; any other container of
+  // the template runs nothing here, so its log is empty.
+  const output: PodContainer | undefined = container === game ? 'game' : container === SIDECAR_CONTAINER ? 'sidecar' : undefined;
+  let lines: readonly LogLine[] = output ? cluster.pods.logs(key, output) : [];
   const since = sinceSeconds !== undefined ? cluster.clock.now() - sinceSeconds * 1000 : sinceTime;
   if (since !== undefined) lines = lines.filter((l) => l.time >= since);
   if (tailLines !== undefined) lines = tailLines === 0 ? [] : lines.slice(-tailLines);
@@ -245,7 +248,7 @@ function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response):
   res.flushHeaders();
   for (const line of lines) if (!send(format(line.time, line.text, line.partial))) return void res.end();
   // Follows until the pod goes (its GameServer is deleted) or the client leaves.
-  const subscription = merge(cluster.pods.follow(key), cluster.watchGameServer(pod.metadata.namespace, pod.metadata.name)).subscribe((item) => {
+  const subscription = merge(output ? cluster.pods.follow(key, output) : EMPTY, cluster.watchGameServer(pod.metadata.namespace, pod.metadata.name)).subscribe((item) => {
     if ('lines' in item) {
       // A client reading slower than the process prints misses what it cannot take (as one
       // following a rotated log file does) rather than piling it up in the server.

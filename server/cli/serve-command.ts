@@ -16,6 +16,7 @@ import { parseAllowedHosts } from '../api/request-origin.js';
 export const DEFAULT_DB = 'data/fleetsim.db';
 import { ALLOCATOR_FLAGS, type AllocatorFlags, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
 import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from '../allocation/allocator-model-flags.js';
+import { logFlags, logSettings } from './log-flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
@@ -64,6 +65,7 @@ const FLAGS: FlagSpec[] = [
   ...ALLOCATOR_MODEL_FLAGS,
   { name: 'event-ttl', type: 'string', default: '1h', help: 'how long Kubernetes Events are kept (a duration: 1h, 30m, 1h30m)' },
   { name: 'no-default-fleet', type: 'boolean', default: false, help: 'start empty instead of with the default fleet' },
+  ...logFlags('FLEETSIM_LOG_LEVEL'),
   {
     name: 'no-listen',
     type: 'boolean',
@@ -83,6 +85,12 @@ const SECURITY_NOTE = [
 ].join('\n');
 
 export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
+
+/** How a client reaches a server listening on `host` (an address that binds every interface is reached on loopback). */
+function apiUrl(host: string | undefined, port: number): string {
+  const name = !host || host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${name.includes(':') ? `[${name}]` : name}:${port}`;
+}
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, given } = parseFlags(argv, FLAGS);
@@ -113,6 +121,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
   }
   const allocator = allocatorFlags(values);
+  const log = logSettings(values);
   let allowedHosts: string[];
   try {
     allowedHosts = parseAllowedHosts(String(values['allowed-hosts']));
@@ -140,6 +149,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     allocatorTls: allocator.tls,
     allowedHosts,
     allowCommands: Boolean(values['allow-commands']),
+    log,
   };
   // One writer per log, before the log is read: a second serve on it stops here.
   const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
@@ -245,8 +255,11 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
     for (const line of applied) console.log(line);
     if (tlsPort !== undefined) console.log(allocatorServingLine(allocator, host, tlsPort));
     console.log(`fleetsim serving on http://${host}:${port} (log ${db}, clock ${clock})`);
-    console.log(`  kubectl --server http://${host}:${port} get fleets,gameservers`);
-    console.log(`  sidecars: http://${host}:${port}/sdk/<namespace>/<gameserver>/...`);
+    const url = apiUrl(options.host, port);
+    console.log(`  dashboard:  ${url}/`);
+    console.log(`  metrics:    ${url}/metrics`);
+    console.log(`  sidecars:   ${url}/sdk/<namespace>/<gameserver>/...`);
+    console.log(`  kubectl --server ${url} get fleets,gameservers`);
     if (server.commandsOff !== undefined) console.log(`  commands: off (${server.commandsOff}): GameServers, sets and fleets with fleetsim.dev/command are refused`);
     else if (options.allowCommands) {
       console.log(`  commands: on (--allow-commands): anyone who can reach this server can run any command on this machine as ${userName()}`);

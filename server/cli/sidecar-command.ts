@@ -9,6 +9,7 @@ import { parseAllowedHosts } from '../api/request-origin.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../flags.js';
 import { WriterLock, isRunning } from '../log/writer-lock.js';
 import { stopOnLogFailure } from './log-start.js';
+import { logFlags, logSettings } from './log-flags.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'local', env: 'LOCAL', type: 'boolean', default: false, help: 'local mode (the only mode: there is no cluster to join)' },
@@ -30,6 +31,8 @@ const FLAGS: FlagSpec[] = [
   { name: 'feature-gates', env: 'FEATURE_GATES', type: 'string', default: '', help: 'feature gates, A=true&B=false' },
   { name: 'db', env: 'FLEETSIM_DB', type: 'string', default: '', help: 'event log file to keep (default: a temporary file removed at exit, so every start is fresh, as sdk-server --local)' },
   { name: 'seed', env: 'FLEETSIM_SEED', type: 'number', default: 1, help: 'seed for random choices' },
+  // LOG_LEVEL, as Agones's sdk-server reads it; each SDK call is logged at info.
+  ...logFlags('LOG_LEVEL'),
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
@@ -57,6 +60,7 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
   // lower, for no measurable request rate. V8 reads this flag at each full collection.
   setFlagsFromString('--heap-growing-percent=20');
   const gates = parseFeatureGates(String(values['feature-gates']));
+  const log = logSettings(values);
   // As in Agones, --test is ignored when --local is set.
   const testList = values.local ? '' : String(values.test);
   const expected = testList ? testList.split(',').filter((n) => n !== '') : undefined;
@@ -84,6 +88,7 @@ export async function sidecarCommand(argv: string[]): Promise<number> {
       expected,
       seed: Number(values.seed),
       allowedHosts,
+      log,
     });
     return await run(sidecar, values, db, lock);
   } finally {

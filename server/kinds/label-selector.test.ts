@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../k8s/status.js';
-import { convertLabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from './label-selector.js';
+import { convertLabelSelector, formatLabelSelector, matchesSelector, parseFieldSelector, parseLabelSelector } from './label-selector.js';
 
 function errorOf(parse: () => unknown): ApiError {
   try {
@@ -96,5 +96,24 @@ describe('convertLabelSelector', () => {
         { key: 'c', operator: 'Exists', values: [] },
       ],
     });
+  });
+});
+
+describe('formatLabelSelector', () => {
+  it('writes the text form kubectl -l takes, which parses back to the same requirements', () => {
+    const selector = {
+      matchLabels: { team: 'red', 'agones.dev/fleet': 'simple' },
+      matchExpressions: [
+        { key: 'zone', operator: 'In' as const, values: ['a', 'b'] },
+        { key: 'tier', operator: 'NotIn' as const, values: ['x'] },
+        { key: 'gpu', operator: 'Exists' as const },
+        { key: 'spot', operator: 'DoesNotExist' as const },
+      ],
+    };
+    const text = formatLabelSelector(selector);
+    expect(text).toBe('agones.dev/fleet=simple,team=red,zone in (a,b),tier notin (x),gpu,!spot');
+    const converted = convertLabelSelector(selector);
+    expect(converted.ok && parseLabelSelector(text)).toEqual(converted.ok && converted.requirements);
+    expect(formatLabelSelector({})).toBe('<none>');
   });
 });

@@ -89,6 +89,22 @@ export function convertLabelSelector(selector: MetaLabelSelector): LabelSelector
   return { ok: true, requirements };
 }
 
+/**
+ * A label selector object in the text form `kubectl -l` takes (apimachinery's
+ * FormatLabelSelector): `a=b,c in (x,y),!d`; `<none>` when it selects everything.
+ */
+export function formatLabelSelector(selector: MetaLabelSelector): string {
+  const terms = Object.keys(selector.matchLabels ?? {})
+    .sort()
+    .map((key) => `${key}=${selector.matchLabels![key]}`);
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    if (operator === 'Exists') terms.push(key);
+    else if (operator === 'DoesNotExist') terms.push(`!${key}`);
+    else terms.push(`${key} ${operator === 'In' ? 'in' : 'notin'} (${values.join(',')})`);
+  }
+  return terms.length > 0 ? terms.join(',') : '<none>';
+}
+
 // The `labelSelector` query grammar of apimachinery's labels.Parse: a lexer of identifiers and
 // operators, then requirements separated by commas. Errors carry its wording, so a client sees
 // what a real API server would tell it.

@@ -13,6 +13,30 @@ describe('PodRuntime', () => {
     expect(pods.logs('default/b')).toEqual([{ time: 6, stream: 'stderr', text: 'other' }]);
   });
 
+  it('keeps the sidecar container\'s output apart from the game container\'s, each bounded on its own', () => {
+    const pods = new PodRuntime();
+    const sidecar: string[] = [];
+    pods.follow('default/a', 'sidecar').subscribe((batch) => sidecar.push(...batch.lines));
+    pods.appendLog('default/a', 'stdout', 'game line\n', 1);
+    pods.appendLog('default/a', 'stderr', 'sdk call\n', 2, 'sidecar');
+    expect(pods.logs('default/a').map((l) => l.text)).toEqual(['game line']);
+    expect(pods.logs('default/a', 'sidecar').map((l) => l.text)).toEqual(['sdk call']);
+    expect(sidecar).toEqual(['sdk call']);
+    // A talkative sidecar drops its own oldest lines, never the game container's.
+    const line = 'x'.repeat(1023);
+    for (let i = 0; i < 1100; i++) pods.appendLog('default/a', 'stderr', line, 3 + i, 'sidecar');
+    const kept = pods.logs('default/a', 'sidecar');
+    expect(kept.length * (1024 + POD_LOG_LINE_OVERHEAD)).toBeLessThanOrEqual(POD_LOG_LIMIT_BYTES);
+    expect(kept[kept.length - 1]!.time).toBe(1102);
+    expect(pods.logs('default/a').map((l) => l.text)).toEqual(['game line']);
+    // Output that has not ended its line waits per container too.
+    pods.writeOutput('default/a', 'stdout', 'half', 2000, 'sidecar');
+    pods.writeOutput('default/a', 'stdout', ' game\n', 2001);
+    pods.endOutput('default/a', 'stdout', 2002, 'sidecar');
+    expect(pods.logs('default/a').map((l) => l.text)).toEqual(['game line', ' game']);
+    expect(pods.logs('default/a', 'sidecar').at(-1)).toEqual({ time: 2002, stream: 'stdout', text: 'half' });
+  });
+
   it('drops the oldest lines beyond the limit and forgets a removed pod', () => {
     const pods = new PodRuntime();
     const line = 'x'.repeat(1023);

@@ -3,10 +3,14 @@ import type { ContainerStatus } from '../kinds/pod/pod.js';
 
 /**
  * What the kubelet would know about each GameServer's pod and the log does not hold: the game
- * container's state and restarts, and its output. Processes (real ones under `fleetsim.dev/command`
- * and simulated ones) write here; the Pod projection and `kubectl logs` read here. Keyed by the
- * GameServer's key (`namespace/name`); a pod's entry goes when its GameServer does.
+ * container's state and restarts, and each container's output. Processes (real ones under
+ * `fleetsim.dev/command` and simulated ones) write the game container's, the sidecar the SDK calls
+ * it answered; the Pod projection and `kubectl logs` read here. Keyed by the GameServer's key
+ * (`namespace/name`); a pod's entry goes when its GameServer does.
  */
+
+/** A pod's two containers: the game server's, and Agones's sidecar beside it. */
+export type PodContainer = 'game' | 'sidecar';
 
 export interface LogLine {
   /** Milliseconds on the cluster's clock. */
@@ -17,7 +21,7 @@ export interface LogLine {
   partial?: true;
 }
 
-/** Output kept per pod, newest last; older lines go first when a pod talks a lot. */
+/** Output kept per container, newest last; older lines go first when a container talks a lot. */
 export const POD_LOG_LIMIT_BYTES = 1024 * 1024;
 /**
  * The longest line kept whole. Longer output, or output that has not ended its line yet, is cut
@@ -44,7 +48,7 @@ interface LogChunk extends LogBatch {
 }
 
 /**
- * A pod's output as a ring of chunks: an append costs what it adds, and the oldest output is
+ * A container's output as a ring of chunks: an append costs what it adds, and the oldest output is
  * dropped a chunk at a time (lines of the oldest chunk one by one), never by moving what is kept.
  */
 interface PodLog {
@@ -62,7 +66,7 @@ interface PodEntry {
   container: ContainerStatus | undefined;
   /** Deleted through the API: the GameServer turned Unhealthy and shows no pod (in this run). */
   deleted: boolean;
-  log: PodLog;
+  logs: Record<PodContainer, PodLog>;
   stopsSlowly: boolean;
 }
 
@@ -70,7 +74,7 @@ const lineCost = (text: string) => text.length + 1 + POD_LOG_LINE_OVERHEAD;
 
 export class PodRuntime {
   private readonly pods = new Map<string, PodEntry>();
-  private readonly appended = new Subject<{ key: string; batch: LogBatch }>();
+  private readonly appended = new Subject<{ key: string; container: PodContainer; batch: LogBatch }>();
   private readonly changed = new Subject<string>();
 
   /** The game container's status; undefined while no process has started (or for a silent simulation). */
@@ -88,41 +92,43 @@ export class PodRuntime {
     return this.changed.asObservable();
   }
 
-  /** Appends whole lines; text may hold several (a trailing newline ends the last one). */
-  appendLog(key: string, stream: LogLine['stream'], text: string, time: number): void {
+  /** Appends whole lines to a container's log; text may hold several (a trailing newline ends the last one). */
+  appendLog(key: string, stream: LogLine['stream'], text: string, time: number, container: PodContainer = 'game'): void {
     const lines = text.split('\n');
     if (lines[lines.length - 1] === '') lines.pop();
-    this.addLines(key, this.entry(key).log, time, stream, lines);
+    this.addLines(key, container, this.entry(key).logs[container], time, stream, lines);
   }
 
   /**
    * Appends a process's raw output: each newline ends a line; what follows the last one waits for
    * more, and is written out in partial pieces once it reaches POD_LOG_MAX_LINE.
    */
-  writeOutput(key: string, stream: LogLine['stream'], text: string, time: number): void {
-    const log = this.entry(key).log;
+  writeOutput(key: string, stream: LogLine['stream'], text: string, time: number, container: PodContainer = 'game'): void {
+    const log = this.entry(key).logs[container];
     let rest = log.pending[stream] + text;
     const end = rest.lastIndexOf('\n');
     if (end >= 0) {
-      this.addLines(key, log, time, stream, rest.slice(0, end).split('\n'));
+      this.addLines(key, container, log, time, stream, rest.slice(0, end).split('\n'));
       rest = rest.slice(end + 1);
     }
-    for (; rest.length >= POD_LOG_MAX_LINE; rest = rest.slice(POD_LOG_MAX_LINE)) this.addChunk(key, log, time, stream, [rest.slice(0, POD_LOG_MAX_LINE)], true);
+    for (; rest.length >= POD_LOG_MAX_LINE; rest = rest.slice(POD_LOG_MAX_LINE)) {
+      this.addChunk(key, container, log, time, stream, [rest.slice(0, POD_LOG_MAX_LINE)], true);
+    }
     log.pending[stream] = rest;
   }
 
   /** The stream closed: what waited for the end of its line is a line. */
-  endOutput(key: string, stream: LogLine['stream'], time: number): void {
-    const log = this.pods.get(key)?.log;
+  endOutput(key: string, stream: LogLine['stream'], time: number, container: PodContainer = 'game'): void {
+    const log = this.pods.get(key)?.logs[container];
     if (!log || log.pending[stream] === '') return;
     const rest = log.pending[stream];
     log.pending[stream] = '';
-    this.addLines(key, log, time, stream, [rest]);
+    this.addLines(key, container, log, time, stream, [rest]);
   }
 
-  /** The output kept, oldest first. */
-  logs(key: string): LogLine[] {
-    const log = this.pods.get(key)?.log;
+  /** A container's output kept, oldest first. */
+  logs(key: string, container: PodContainer = 'game'): LogLine[] {
+    const log = this.pods.get(key)?.logs[container];
     if (!log) return [];
     const out: LogLine[] = [];
     for (let c = log.head; c < log.chunks.length; c++) {
@@ -132,10 +138,10 @@ export class PodRuntime {
     return out;
   }
 
-  /** Lines appended to one pod from now on, as they were appended together. */
-  follow(key: string): Observable<LogBatch> {
+  /** Lines appended to one container of one pod from now on, as they were appended together. */
+  follow(key: string, container: PodContainer = 'game'): Observable<LogBatch> {
     return this.appended.pipe(
-      filter((e) => e.key === key),
+      filter((e) => e.key === key && e.container === container),
       map((e) => e.batch),
     );
   }
@@ -170,28 +176,30 @@ export class PodRuntime {
   }
 
   /** Whole lines, those longer than POD_LOG_MAX_LINE cut into partial pieces and a last whole one. */
-  private addLines(key: string, log: PodLog, time: number, stream: LogLine['stream'], lines: string[]): void {
-    if (lines.every((line) => line.length <= POD_LOG_MAX_LINE)) return this.addChunk(key, log, time, stream, lines, false);
+  private addLines(key: string, container: PodContainer, log: PodLog, time: number, stream: LogLine['stream'], lines: string[]): void {
+    if (lines.every((line) => line.length <= POD_LOG_MAX_LINE)) return this.addChunk(key, container, log, time, stream, lines, false);
     let run: string[] = [];
     for (let line of lines) {
       if (line.length > POD_LOG_MAX_LINE) {
-        if (run.length > 0) this.addChunk(key, log, time, stream, run, false);
+        if (run.length > 0) this.addChunk(key, container, log, time, stream, run, false);
         run = [];
-        for (; line.length > POD_LOG_MAX_LINE; line = line.slice(POD_LOG_MAX_LINE)) this.addChunk(key, log, time, stream, [line.slice(0, POD_LOG_MAX_LINE)], true);
+        for (; line.length > POD_LOG_MAX_LINE; line = line.slice(POD_LOG_MAX_LINE)) {
+          this.addChunk(key, container, log, time, stream, [line.slice(0, POD_LOG_MAX_LINE)], true);
+        }
       }
       run.push(line);
     }
-    this.addChunk(key, log, time, stream, run, false);
+    this.addChunk(key, container, log, time, stream, run, false);
   }
 
-  private addChunk(key: string, log: PodLog, time: number, stream: LogLine['stream'], lines: string[], partial: boolean): void {
+  private addChunk(key: string, container: PodContainer, log: PodLog, time: number, stream: LogLine['stream'], lines: string[], partial: boolean): void {
     if (lines.length === 0) return;
     let bytes = 0;
     for (const line of lines) bytes += lineCost(line);
     const chunk: LogChunk = { time, stream, lines, partial, bytes };
     log.chunks.push(chunk);
     log.bytes += bytes;
-    this.appended.next({ key, batch: chunk });
+    this.appended.next({ key, container, batch: chunk });
     this.trim(log);
   }
 
@@ -224,12 +232,16 @@ export class PodRuntime {
         container: undefined,
         deleted: false,
         stopsSlowly: false,
-        log: { chunks: [], head: 0, first: 0, bytes: 0, pending: { stdout: '', stderr: '' } },
+        logs: { game: emptyLog(), sidecar: emptyLog() },
       };
       this.pods.set(key, entry);
     }
     return entry;
   }
+}
+
+function emptyLog(): PodLog {
+  return { chunks: [], head: 0, first: 0, bytes: 0, pending: { stdout: '', stderr: '' } };
 }
 
 function toLine(chunk: LogChunk, text: string): LogLine {

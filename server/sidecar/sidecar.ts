@@ -19,6 +19,7 @@ import { jsonEqual } from '../kinds/common.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
+import type { LogFields, Logger } from '../log/logger.js';
 import type { ConformanceRecorder } from './conformance.js';
 import { sdkErrors } from './errors.js';
 
@@ -57,15 +58,18 @@ export class Sidecar {
    * per request was most of what a sidecar under load kept past a young-generation collection.
    */
   private causeOrMaker: Cause | (() => Cause) | undefined;
+  /** Where each SDK call is logged as it is received (stdout, or the pod's sidecar container). */
+  private readonly log: Logger | undefined;
 
   constructor(
     private readonly cluster: Cluster,
     readonly namespace: string,
     readonly name: string,
-    options: { recorder?: ConformanceRecorder; cause?: Cause | (() => Cause) } = {},
+    options: { recorder?: ConformanceRecorder; cause?: Cause | (() => Cause); log?: Logger } = {},
   ) {
     this.recorder = options.recorder;
     this.causeOrMaker = options.cause;
+    this.log = options.log;
   }
 
   private get cause(): Cause | undefined {
@@ -76,28 +80,33 @@ export class Sidecar {
   // -- lifecycle ---------------------------------------------------------------------------------
 
   async ready(): Promise<void> {
+    this.received('Ready');
     this.recorder?.record('ready');
     await this.lifecycle({ type: 'sdk.ready' });
   }
 
   async allocate(): Promise<void> {
+    this.received('Allocate');
     this.recorder?.record('allocate');
     await this.lifecycle({ type: 'sdk.allocate' });
   }
 
   async shutdown(): Promise<void> {
+    this.received('Shutdown');
     this.recorder?.record('shutdown');
     await this.lifecycle({ type: 'sdk.shutdown' });
   }
 
   /** Zero or negative seconds reserve indefinitely, as Agones does. */
   async reserve(seconds: number): Promise<void> {
+    if (this.log?.enabled('info')) this.received('Reserve', { seconds });
     this.recorder?.record('reserve');
     await this.lifecycle({ type: 'sdk.reserve', seconds: Math.max(0, Math.trunc(seconds)) });
   }
 
   /** One health ping per message received; pings are not state, so they reach the log only by their effect. */
   health(pings = 1): void {
+    if (this.log?.enabled('info')) this.log.info(pings === 1 ? 'Received health ping' : `Received ${pings} health pings`);
     this.current();
     for (let i = 0; i < pings; i++) {
       this.recorder?.record('health');
@@ -109,12 +118,14 @@ export class Sidecar {
 
   /** The GameServer as committed: never a state a crash could take back. */
   getGameServer(): Promise<SdkGameServer> {
+    this.received('GetGameServer');
     this.recorder?.record('gameserver');
     return this.cluster.readCommitted(() => toSdkGameServer(this.current(), this.cluster.gates));
   }
 
   /** The committed GameServer, then one message per committed change, until it is deleted. */
   watchGameServer(): Observable<SdkGameServer> {
+    this.received('WatchGameServer');
     this.current();
     this.recorder?.record('watch');
     const gates = this.cluster.gates;
@@ -148,6 +159,7 @@ export class Sidecar {
   // -- metadata ----------------------------------------------------------------------------------
 
   async setLabel(key: string, value: string): Promise<void> {
+    if (this.log?.enabled('info')) this.received('SetLabel', { key, value });
     const gs = this.current();
     const keyErrors = isQualifiedName(key);
     if (keyErrors.length) throw sdkErrors.invalidLabelKey(key, keyErrors);
@@ -164,6 +176,7 @@ export class Sidecar {
   }
 
   async setAnnotation(key: string, value: string): Promise<void> {
+    if (this.log?.enabled('info')) this.received('SetAnnotation', { key, value });
     const gs = this.current();
     const stored = SDK_METADATA_PREFIX + key;
     for (const candidate of [key, stored]) {
@@ -179,6 +192,7 @@ export class Sidecar {
   // -- counters ----------------------------------------------------------------------------------
 
   getCounter(name: string): Promise<Counter> {
+    if (this.log?.enabled('info')) this.received('GetCounter', { name });
     return this.cluster.readCommitted(() => {
       this.requireGate('CountsAndLists');
       this.recorder?.record('getcounter');
@@ -193,6 +207,9 @@ export class Sidecar {
    * real sidecar's write does.
    */
   async updateCounter(update: CounterUpdate | undefined): Promise<Counter> {
+    if (this.log?.enabled('info')) {
+      this.received('UpdateCounter', update && { name: update.name, count: update.count, capacity: update.capacity, countDiff: update.countDiff || undefined });
+    }
     this.requireGate('CountsAndLists');
     if (!update) throw sdkErrors.counterUpdateNil();
     if (update.capacity !== undefined) this.recorder?.record('setcapacitycounter');
@@ -226,6 +243,7 @@ export class Sidecar {
   // -- lists -------------------------------------------------------------------------------------
 
   getList(name: string): Promise<List> {
+    if (this.log?.enabled('info')) this.received('GetList', { name });
     return this.cluster.readCommitted(() => {
       this.requireGate('CountsAndLists');
       this.recorder?.record('getlist');
@@ -238,6 +256,7 @@ export class Sidecar {
    * capacity overwrites, values are appended): the Node SDK's SetListCapacity relies on it.
    */
   async updateList(list: List | undefined, mask: readonly string[] | undefined): Promise<List> {
+    if (this.log?.enabled('info')) this.received('UpdateList', list && { name: list.name, mask: mask?.join(',') });
     this.requireGate('CountsAndLists');
     if (!list || !mask) throw sdkErrors.listNil();
     this.recorder?.record('updatelist');
@@ -262,6 +281,7 @@ export class Sidecar {
   }
 
   async addListValue(name: string, value: string): Promise<List> {
+    if (this.log?.enabled('info')) this.received('AddListValue', { name, value });
     this.requireGate('CountsAndLists');
     this.recorder?.record('addlistvalue');
     const current = this.list(name);
@@ -273,6 +293,7 @@ export class Sidecar {
   }
 
   async removeListValue(name: string, value: string): Promise<List> {
+    if (this.log?.enabled('info')) this.received('RemoveListValue', { name, value });
     this.requireGate('CountsAndLists');
     this.recorder?.record('removelistvalue');
     const current = this.list(name);
@@ -286,6 +307,7 @@ export class Sidecar {
   // -- players -----------------------------------------------------------------------------------
 
   async playerConnect(playerId: string): Promise<boolean> {
+    if (this.log?.enabled('info')) this.received('PlayerConnect', { playerID: playerId });
     this.requireGate('PlayerTracking');
     const players = this.players();
     if (players.ids.includes(playerId)) {
@@ -300,6 +322,7 @@ export class Sidecar {
   }
 
   async playerDisconnect(playerId: string): Promise<boolean> {
+    if (this.log?.enabled('info')) this.received('PlayerDisconnect', { playerID: playerId });
     this.requireGate('PlayerTracking');
     const players = this.players();
     if (!players.ids.includes(playerId)) {
@@ -313,6 +336,7 @@ export class Sidecar {
   }
 
   async setPlayerCapacity(capacity: Int64): Promise<void> {
+    if (this.log?.enabled('info')) this.received('SetPlayerCapacity', { capacity });
     this.requireGate('PlayerTracking');
     const players = this.players();
     this.recorder?.record('setplayercapacity');
@@ -321,6 +345,7 @@ export class Sidecar {
   }
 
   getPlayerCapacity(): Promise<Int64> {
+    this.received('GetPlayerCapacity');
     return this.cluster.readCommitted(() => {
       this.requireGate('PlayerTracking');
       this.recorder?.record('getplayercapacity');
@@ -329,6 +354,7 @@ export class Sidecar {
   }
 
   getPlayerCount(): Promise<number> {
+    this.received('GetPlayerCount');
     return this.cluster.readCommitted(() => {
       this.requireGate('PlayerTracking');
       this.recorder?.record('getplayercount');
@@ -337,6 +363,7 @@ export class Sidecar {
   }
 
   isPlayerConnected(playerId: string): Promise<boolean> {
+    if (this.log?.enabled('info')) this.received('IsPlayerConnected', { playerID: playerId });
     return this.cluster.readCommitted(() => {
       this.requireGate('PlayerTracking');
       const ids = this.players().ids;
@@ -346,6 +373,7 @@ export class Sidecar {
   }
 
   getConnectedPlayers(): Promise<string[]> {
+    this.received('GetConnectedPlayers');
     return this.cluster.readCommitted(() => {
       this.requireGate('PlayerTracking');
       this.recorder?.record('getconnectedplayers');
@@ -354,6 +382,14 @@ export class Sidecar {
   }
 
   // -- helpers -----------------------------------------------------------------------------------
+
+  /**
+   * As Agones's sidecar logs each call it receives, before anything is checked: so a call that
+   * fails shows too. Callers with details ask `enabled` first, so nothing is built when it is off.
+   */
+  private received(call: string, details?: LogFields): void {
+    if (this.log?.enabled('info')) this.log.info(`Received ${call} request`, details);
+  }
 
   /** The GameServer, if its sidecar can answer at all. */
   private current(): GameServer {

@@ -38,6 +38,10 @@ const SIDECAR_ENV = [
   'FLEETSIM_DB',
   'FLEETSIM_SEED',
   'FLEETSIM_ALLOWED_HOSTS',
+  // serve's and the sidecar's log: a test reads the lines it expects at the default level.
+  'LOG_LEVEL',
+  'FLEETSIM_LOG_LEVEL',
+  'FLEETSIM_LOG_FORMAT',
 ];
 
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

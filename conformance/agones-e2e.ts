@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGONES_E2E_TESTS, type SuiteGroup } from './agones-e2e-tests.js';
-import { kubeconfigFor } from '../loadtest/servers.js';
+import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 
 /**
  * `npm run conformance:agones-e2e`: Agones's own end-to-end suite (test/e2e in the Agones
@@ -119,7 +119,7 @@ async function runOne(binary: string, cwd: string, test: string, dir: string, wo
   const started = Date.now();
   const { child, host, port } = await startServe(worker, gates);
   const kubeconfig = join(dir, `${test}.kubeconfig`);
-  writeFileSync(kubeconfig, kubeconfigFor(`http://${host}:${port}`));
+  writeFileSync(kubeconfig, kubeconfigText(`http://${host}:${port}`));
   try {
     const suiteArgs = [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`, `--feature-gates=${gates}`];
     // Some tests run kubectl themselves, which finds the cluster through KUBECONFIG.

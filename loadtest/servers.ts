@@ -134,19 +134,6 @@ export async function startFleetsim(settings: ServeSettings): Promise<RunningFle
   }
 }
 
-/** A kubeconfig that points kubectl (or any client) at a fleetsim's resource API, in `namespace`. */
-export function kubeconfigFor(baseUrl: string, namespace = 'default'): string {
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    `clusters: [{name: fleetsim, cluster: {server: "${baseUrl}"}}]`,
-    `contexts: [{name: fleetsim, context: {cluster: fleetsim, namespace: ${namespace}}}]`,
-    'current-context: fleetsim',
-    'users: []',
-    '',
-  ].join('\n');
-}
-
 export async function startBaselineProcess(configPath: string, logPath: string): Promise<RunningFleetsim> {
   const script = fileURLToPath(new URL('./baseline-server.js', import.meta.url));
   const server = new ServerProcess(process.execPath, [script, configPath], logPath, { ...process.env });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubeconfigFor } from '../loadtest/servers.js';
+import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 import type { CaseOutcome } from '../reports/conformance-report.js';
 import { KUBECTL } from './helpers/kubectl.js';
 import { cleanEnv, killAll, startCli } from './helpers/process.js';
@@ -109,7 +109,7 @@ describe.sequential('fleetsim conformance cluster', () => {
   beforeAll(async () => {
     target = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '4', '--port-range', TARGET_PORTS]);
     kubeconfig = join(dir, 'target.kubeconfig');
-    writeFileSync(kubeconfig, kubeconfigFor(target.baseUrl));
+    writeFileSync(kubeconfig, kubeconfigText(target.baseUrl));
   });
 
   afterAll(async () => {
@@ -160,7 +160,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     const proxy = await wrongProxy(target.port);
     try {
       const wrong = join(dir, 'wrong.kubeconfig');
-      writeFileSync(wrong, kubeconfigFor(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`));
+      writeFileSync(wrong, kubeconfigText(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`));
       const out = join(dir, 'wrong');
       const junit = join(dir, 'wrong.xml');
       const run = await conformance(['--kubeconfig', wrong, '--out', out, '--junit', junit, '--timeout', '30s']);
@@ -190,7 +190,7 @@ describe.sequential('fleetsim conformance cluster', () => {
     const gated = await startServe(['--db', ':memory:', '--no-default-fleet', '--no-listen', '--feature-gates', 'CountsAndLists=true']);
     try {
       const gatedConfig = join(dir, 'gated.kubeconfig');
-      writeFileSync(gatedConfig, kubeconfigFor(gated.baseUrl));
+      writeFileSync(gatedConfig, kubeconfigText(gated.baseUrl));
       const out = join(dir, 'counters');
       const run = await conformance(['--kubeconfig', gatedConfig, '--feature-gates', 'CountsAndLists=true', '--scenario', 'counters-lists', '--out', out]);
       expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -246,7 +246,7 @@ describe.sequential('fleetsim conformance cluster', () => {
 
   it('says the cluster cannot be reached before anything runs (exit 2)', async () => {
     const dead = join(dir, 'dead.kubeconfig');
-    writeFileSync(dead, kubeconfigFor('http://127.0.0.1:1'));
+    writeFileSync(dead, kubeconfigText('http://127.0.0.1:1'));
     const run = await conformance(['--kubeconfig', dead, '--out', join(dir, 'dead')]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/--kubeconfig .*dead\.kubeconfig: kubectl cannot read Fleets there .*127\.0\.0\.1:1/);

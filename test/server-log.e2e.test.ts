@@ -1,16 +1,22 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBECTL } from './helpers/kubectl.js';
 import { fleetManifest } from './helpers/manifests.js';
 import { cleanEnv, killAll, runCli, startSidecar } from './helpers/process.js';
 import { DEFAULT_SERVE_ARGS, type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { seconds } from './helpers/time-scale.js';
+import { without } from './helpers/tools.js';
 import { waitFor } from './helpers/wait.js';
 
 /**
  * What `fleetsim serve` says on stdout as the cluster works (a line per GameServer reaching Ready,
  * allocation, process start and back-off, autoscaler decision), in text and JSON, filtered by
- * --log-level; and what the standalone sidecar says of each SDK call.
+ * --log-level; and the kubeconfig it writes beside its log, used by the real kubectl and by
+ * @kubernetes/client-node with no --server.
  */
 
 const SERVE_FLAGS = ['--no-default-fleet', '--nodes', '4', '--no-listen'];
@@ -108,7 +114,58 @@ describe.sequential('serve logs what the cluster does (text, default level)', ()
       'the back-off',
     );
   });
+
+  it('writes a kubeconfig beside its log that the real kubectl and client-node use with no --server', async ({ skip }) => {
+    skip(...without(KUBECTL));
+    const path = join(dir, 'cluster.kubeconfig');
+    await waitForLine(serve, new RegExp(`^ {2}export KUBECONFIG=${path}$`, 'm'), 'the export line');
+    const context = await kubectlWith(path, ['config', 'current-context']);
+    expect(context.out.trim(), context.err).toBe('fleetsim');
+    const fleets = await kubectlWith(path, ['get', 'fleets', '-o', 'name']);
+    expect(fleets.code, fleets.err).toBe(0);
+    expect(fleets.out.trim()).toBe('fleet.agones.dev/logged');
+
+    const config = new KubeConfig();
+    config.loadFromFile(path);
+    const list = (await config.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'agones.dev', version: 'v1', namespace: 'default', plural: 'fleets' })) as {
+      items: Array<{ metadata: { name: string } }>;
+    };
+    expect(list.items.map((f) => f.metadata.name)).toEqual(['logged']);
+  });
+
+  it('rewrites the kubeconfig for its new address when it starts again on the log, and leaves a file it did not write alone', async ({ skip }) => {
+    skip(...without(KUBECTL));
+    const path = join(dir, 'cluster.kubeconfig');
+    await serve.process.kill('SIGTERM');
+    const again = await startServe(['--db', join(dir, 'cluster.db'), ...SERVE_FLAGS]);
+    expect(again.port).not.toBe(serve.port);
+    expect(readFileSync(path, 'utf8')).toContain(`server: ${again.baseUrl}\n`);
+    const fleets = await kubectlWith(path, ['get', 'fleets', '-o', 'name']);
+    expect(fleets.out.trim(), fleets.err).toBe('fleet.agones.dev/logged');
+
+    const foreign = join(dir, 'other.kubeconfig');
+    const mine = 'apiVersion: v1\nkind: Config\n# kept by hand\n';
+    writeFileSync(foreign, mine);
+    const other = await startServe(['--db', join(dir, 'other.db'), ...SERVE_FLAGS]);
+    await waitForLine(other, /^ {2}kubectl --server \S+ get fleets,gameservers$/m, 'the banner');
+    expect(other.process.stdout).toContain(`\n  kubeconfig: ${foreign} exists and fleetsim did not write it: left as it is\n  kubectl --server ${other.baseUrl} get`);
+    expect(readFileSync(foreign, 'utf8')).toBe(mine);
+  });
 });
+
+/** The real kubectl with only a kubeconfig: no --server, its own HOME. */
+function kubectlWith(kubeconfig: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const home = tempDir('fleetsim-kubectl-home-');
+  return new Promise((resolve, reject) => {
+    const child = spawn(KUBECTL.path!, args, { env: { PATH: process.env.PATH, HOME: home, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, out, err }));
+  });
+}
 
 describe('serve --log-format json', () => {
   it('writes one JSON object per line with time, level, msg and the fields', async () => {

@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import { type FeatureGate, type FeatureGates, parseFeatureGates } from '../../server/features.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../../server/flags.js';
 import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
-import { type RunningFleetsim, kubeconfigFor, startFleetsim } from '../../loadtest/servers.js';
+import { type RunningFleetsim, startFleetsim } from '../../loadtest/servers.js';
+import { kubeconfigText } from '../../server/k8s/kubeconfig.js';
 import { type ConformanceRun, conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
 import { CaseFileError, type KnownDifference, parseKnownDifferences } from '../sidecar/cases.js';
 import { KubectlCluster } from './kubectl.js';
@@ -101,7 +102,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
       portRange: settings.referencePortRange,
     });
     const referenceKubeconfig = join(work, 'reference.kubeconfig');
-    writeFileSync(referenceKubeconfig, kubeconfigFor(reference.baseUrl, settings.namespace));
+    writeFileSync(referenceKubeconfig, kubeconfigText(reference.baseUrl, settings.namespace));
     const referenceCluster = new KubectlCluster('reference', referenceKubeconfig, settings.namespace);
     if (settings.namespace !== 'default') await referenceCluster.run(['create', 'namespace', settings.namespace]);
 

@@ -17,6 +17,7 @@ export const DEFAULT_DB = 'data/fleetsim.db';
 import { ALLOCATOR_FLAGS, type AllocatorFlags, allocatorFlags, allocatorServingLine } from './allocator-flags.js';
 import { ALLOCATOR_MODEL_FLAGS, allocatorModelOptions } from '../allocation/allocator-model-flags.js';
 import { logFlags, logSettings } from './log-flags.js';
+import { KUBECONFIG_NAME, kubeconfigPathFor, writeKubeconfig } from '../k8s/kubeconfig.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'port', alias: 'p', env: 'FLEETSIM_PORT', type: 'number', default: 8080, help: 'HTTP port: resource API, sidecars, allocator' },
@@ -85,6 +86,19 @@ const SECURITY_NOTE = [
 ].join('\n');
 
 export const SERVE_USAGE = `fleetsim serve: the simulated cluster (resource API, sidecars, controllers)\n\n${SECURITY_NOTE}\n\n${flagsHelp(FLAGS)}`;
+
+/**
+ * The kubeconfig beside the log, written for this server's URL (the server holds its log, so the
+ * log's kubeconfig is its own), and how to use it; a log in memory has none.
+ */
+function kubeconfigLines(db: string, url: string): string[] {
+  const path = kubeconfigPathFor(db);
+  const plain = `  kubectl --server ${url} get fleets,gameservers`;
+  if (!path) return ['  kubeconfig: none for a log in memory', plain];
+  const written = writeKubeconfig(path, url, db);
+  if (!written.written) return [`  kubeconfig: ${written.reason}`, plain];
+  return [`  kubeconfig: ${path} (context ${KUBECONFIG_NAME})`, `  export KUBECONFIG=${path}`, '  kubectl get fleets,gameservers'];
+}
 
 /** How a client reaches a server listening on `host` (an address that binds every interface is reached on loopback). */
 function apiUrl(host: string | undefined, port: number): string {
@@ -240,6 +254,9 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
   const { port, applied, allocatorPort: tlsPort } = started;
   const host = options.host || '0.0.0.0';
   lock?.serving(`http://${host}:${port}`);
+  const url = apiUrl(options.host, port);
+  // Written before the serving line: a client that waits for it finds the file.
+  const kubeconfig = kubeconfigLines(db, url);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (code: number) => {
@@ -255,11 +272,10 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
     for (const line of applied) console.log(line);
     if (tlsPort !== undefined) console.log(allocatorServingLine(allocator, host, tlsPort));
     console.log(`fleetsim serving on http://${host}:${port} (log ${db}, clock ${clock})`);
-    const url = apiUrl(options.host, port);
     console.log(`  dashboard:  ${url}/`);
     console.log(`  metrics:    ${url}/metrics`);
     console.log(`  sidecars:   ${url}/sdk/<namespace>/<gameserver>/...`);
-    console.log(`  kubectl --server ${url} get fleets,gameservers`);
+    for (const line of kubeconfig) console.log(line);
     if (server.commandsOff !== undefined) console.log(`  commands: off (${server.commandsOff}): GameServers, sets and fleets with fleetsim.dev/command are refused`);
     else if (options.allowCommands) {
       console.log(`  commands: on (--allow-commands): anyone who can reach this server can run any command on this machine as ${userName()}`);

@@ -213,6 +213,22 @@ describe('serve --log-level warn', () => {
   });
 });
 
+describe('serve whose output nobody reads any more', () => {
+  it('runs on without its lines', async () => {
+    const serve = await startServe();
+    // As `fleetsim serve | head` once head has exited: writes to stdout fail with EPIPE.
+    serve.process.child.stdout!.destroy();
+    await created(serve, '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('unread', 2));
+    await waitFor(
+      async () =>
+        ((await apiRequest(serve.baseUrl, 'GET', '/apis/agones.dev/v1/namespaces/default/fleets/unread')).json as { status?: { readyReplicas?: number } }).status
+          ?.readyReplicas === 2,
+      { timeoutMs: seconds(30), what: `2 Ready\n${serve.process.stderr}` },
+    );
+    expect(serve.process.exitStatus).toBeUndefined();
+  });
+});
+
 describe('fleetsim sidecar logs each SDK call', () => {
   it('prints a line per call on stdout, as sdk-server --local does, and none at --log-level warn', async () => {
     const sidecar = await startSidecar(['--db', ':memory:']);

@@ -97,7 +97,16 @@ export interface LoggerOptions {
  * to a pipe or a file is written synchronously on Linux, so a line written is never lost at exit.
  */
 export function commandLogger(settings: LogSettings | undefined, now: () => number, output?: LogOutput): Logger {
-  return new Logger(settings ?? DEFAULT_LOG_SETTINGS, now, output ?? ((text) => void process.stdout.write(text)), { batched: true });
+  return new Logger(settings ?? DEFAULT_LOG_SETTINGS, now, output ?? stdoutOutput(), { batched: true });
+}
+
+/** Stdout, until whoever read it has gone (`serve | head`): the cluster runs on without its lines. */
+function stdoutOutput(): LogOutput {
+  let closed = false;
+  process.stdout.on('error', () => (closed = true));
+  return (text) => {
+    if (!closed) process.stdout.write(text);
+  };
 }
 
 export class Logger {

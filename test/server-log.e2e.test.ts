@@ -56,7 +56,7 @@ describe.sequential('serve logs what the cluster does (text, default level)', ()
     await created(serve, '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('logged', 1));
     const ready = await waitForLine(
       serve,
-      new RegExp(`^${LINE_TIME} info  GameServer default/(logged-\\S+): RequestReady → Ready fleet=logged node=\\S+ address=127\\.0\\.0\\.1:(\\d+)`, 'm'),
+      new RegExp(`^${LINE_TIME} info  GameServer default/(logged-\\S+): RequestReady -> Ready fleet=logged node=\\S+ address=127\\.0\\.0\\.1:(\\d+)`, 'm'),
       'the Ready line',
     );
     gameServer = ready[1]!;
@@ -171,14 +171,14 @@ describe('serve --log-format json', () => {
   it('writes one JSON object per line with time, level, msg and the fields', async () => {
     const serve = await startServe([...DEFAULT_SERVE_ARGS, '--log-format', 'json']);
     await created(serve, '/apis/agones.dev/v1/namespaces/default/fleets', fleetManifest('jsonlog', 1));
-    await waitForLine(serve, /"msg":"GameServer default\/jsonlog-\S+: RequestReady → Ready"/, 'the Ready line');
+    await waitForLine(serve, /"msg":"GameServer default\/jsonlog-\S+: RequestReady -> Ready"/, 'the Ready line');
     const lines = serve.process.stdout.split('\n').filter((line) => line.startsWith('{'));
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const record of records) {
       expect(Object.keys(record).slice(0, 3)).toEqual(['time', 'level', 'msg']);
       expect(new Date(String(record.time)).toISOString()).toBe(record.time);
     }
-    const ready = records.find((r) => /: RequestReady → Ready$/.test(String(r.msg)));
+    const ready = records.find((r) => /: RequestReady -> Ready$/.test(String(r.msg)));
     expect(ready).toMatchObject({ level: 'info', fleet: 'jsonlog', address: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
   });
 });

@@ -79,7 +79,8 @@ afterEach(async () => {
 
 describe('closed sidecar watches release what they registered', () => {
   it('fleetsim sidecar: thousands of watchers opened and closed leave nothing registered', async () => {
-    const sidecar = new StandaloneSidecar({ db: ':memory:', gates: GATES, address: '127.0.0.1', httpPort: 0, grpcPort: 0 });
+    // Its line per call is made and dropped: thousands of them would fill the test's output.
+    const sidecar = new StandaloneSidecar({ db: ':memory:', gates: GATES, address: '127.0.0.1', httpPort: 0, grpcPort: 0, logOutput: () => undefined });
     closers.push(() => sidecar.close());
     const { httpPort } = await sidecar.start();
     const most = await churn({
@@ -105,6 +106,7 @@ describe('closed sidecar watches release what they registered', () => {
       profiles: [],
       portRange: { min: 7000, max: 8000 },
       defaultFleet: false,
+      logOutput: () => undefined,
     });
     closers.push(() => server.close());
     const { port } = await server.start();

@@ -7,7 +7,7 @@ import { stringifyJsonExact } from './json.js';
  * given and formats and writes it once per turn of the event loop, so a hot path pays for one
  * queued record, and the output for one write.
  *
- *   text: `2025-06-01T10:00:00.123Z info  GameServer default/gs-1: Scheduled → Ready fleet=simple`
+ *   text: `2025-06-01T10:00:00.123Z info  GameServer default/gs-1: Scheduled -> Ready fleet=simple`
  *   json: `{"time":"2025-06-01T10:00:00.123Z","level":"info","msg":"GameServer …","fleet":"simple"}`
  */
 
@@ -52,10 +52,20 @@ export function parseLogFormat(text: string): LogFormat | undefined {
   return (LOG_FORMATS as readonly string[]).includes(name) ? (name as LogFormat) : undefined;
 }
 
+const NEEDS_QUOTES = /[\s"=\\]/;
+/** Values quoted lately: the same messages and selectors come back line after line. */
+const quoted = new Map<string, string>();
+
 /** A text value as it is, unless quoting is needed to read it back (spaces, quotes, `=`, nothing). */
 function textValue(value: LogValue): string {
   if (typeof value !== 'string') return String(value);
-  return value !== '' && !/[\s"=\\]/.test(value) ? value : JSON.stringify(value);
+  if (value !== '' && !NEEDS_QUOTES.test(value)) return value;
+  let text = quoted.get(value);
+  if (text === undefined) {
+    if (quoted.size >= 1024) quoted.clear();
+    quoted.set(value, (text = JSON.stringify(value)));
+  }
+  return text;
 }
 
 /** One line in either format, newline included. */
@@ -172,9 +182,13 @@ export class Logger {
     const queue = this.queue;
     if (queue.length === 0) return;
     this.queue = [];
-    let text = '';
-    for (const pending of queue) text += this.format(pending);
-    if (text !== '') this.output(text, queue[queue.length - 1]!.time);
+    // Joined, not appended: one flat string to write, where a chain of appends is flattened by the write.
+    const lines: string[] = [];
+    for (const pending of queue) {
+      const line = this.format(pending);
+      if (line !== '') lines.push(line);
+    }
+    if (lines.length > 0) this.output(lines.join(''), queue[queue.length - 1]!.time);
   }
 
   private add(pending: Pending): void {

@@ -212,7 +212,9 @@ export class FleetsimServer {
     this.refuseStoredCommands();
     // What a previous run on this log left running (it and its watchdog killed) goes before anything starts again.
     ProcessWatchdog.endLeftovers(this.options.db);
-    // Counted and told from the start: the nodes, the default fleet and the manifests too.
+    // Counted and told from the start: the nodes, the default fleet and the manifests too. The
+    // lines wait for the end of the start, so the banner the command prints then comes first.
+    this.logger.hold();
     this.metrics.start();
     this.activity.start();
     if (this.options.nodePools) await ensurePoolNodes(this.cluster, this.options.nodePools);
@@ -271,6 +273,7 @@ export class FleetsimServer {
     });
     const address = this.httpServer.address();
     await this.allocation.start();
+    this.logger.release();
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
   }
 
@@ -355,7 +358,7 @@ export class FleetsimServer {
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
     this.metrics.close();
     this.cluster.close();
-    this.logger.flush();
+    await this.logger.close();
   }
 }
 

@@ -125,7 +125,7 @@ export class StandaloneSidecar {
     this.expirySubscription?.unsubscribe();
     await this.endpoints?.close();
     this.cluster.close();
-    this.logger.flush();
+    await this.logger.close();
     return this.recorder?.verdict();
   }
 }

@@ -31,6 +31,19 @@ describe('Logger', () => {
     ]);
   });
 
+  it('held, keeps its lines until released, then writes them after the turn', async () => {
+    const writes: string[] = [];
+    const log = new Logger({ level: 'info', format: 'text' }, () => T, (text) => writes.push(text), { batched: true });
+    log.hold();
+    log.info('during the start');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([]);
+    log.release();
+    writes.push('the banner, printed in the same turn\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['the banner, printed in the same turn\n', '2026-01-02T03:04:05.678Z info  during the start\n']);
+  });
+
   it('writes a line that could not be made as an error, and the others', () => {
     const written: string[] = [];
     const log = new Logger({ level: 'info', format: 'text' }, () => T, (text) => written.push(text));

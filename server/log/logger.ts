@@ -1,3 +1,4 @@
+import { FdWriter } from './fd-writer.js';
 import { stringifyJsonExact } from './json.js';
 
 /**
@@ -100,29 +101,31 @@ interface Pending {
 export interface LoggerOptions {
   /** Format and write once per turn of the event loop (stdout); otherwise at once (a pod's log in memory). */
   batched?: boolean;
+  /** Resolves once the output has written all it was given (an output that writes later). */
+  written?: () => Promise<void>;
 }
 
 /**
- * A command's own log (`serve`, `sidecar`): batched, on stdout unless `output` is given. Stdout
- * to a pipe or a file is written synchronously on Linux, so a line written is never lost at exit.
+ * A command's own log (`serve`, `sidecar`): batched, on stdout unless `output` is given, written
+ * off the event loop (a slow reader never holds the cluster) until whoever read it has gone
+ * (`serve | head`): the command runs on without its lines. `close()` waits for what is written.
  */
 export function commandLogger(settings: LogSettings | undefined, now: () => number, output?: LogOutput): Logger {
-  return new Logger(settings ?? DEFAULT_LOG_SETTINGS, now, output ?? stdoutOutput(), { batched: true });
-}
-
-/** Stdout, until whoever read it has gone (`serve | head`): the cluster runs on without its lines. */
-function stdoutOutput(): LogOutput {
-  let closed = false;
-  process.stdout.on('error', () => (closed = true));
-  return (text) => {
-    if (!closed) process.stdout.write(text);
-  };
+  if (output) return new Logger(settings ?? DEFAULT_LOG_SETTINGS, now, output, { batched: true });
+  const stdout = new FdWriter(1, (lines) => logger.warn(`${lines} log lines dropped: stdout was read too slowly`));
+  const logger: Logger = new Logger(settings ?? DEFAULT_LOG_SETTINGS, now, (text) => stdout.write(text), {
+    batched: true,
+    written: () => stdout.written(),
+  });
+  return logger;
 }
 
 export class Logger {
   private readonly threshold: number;
   private queue: Pending[] = [];
   private scheduled = false;
+  /** Lines are kept back until `release` (a batched logger only). */
+  private held = false;
   /** The last time formatted, and its text: a batch's lines mostly share their millisecond. */
   private lastTime = NaN;
   private lastTimeText = '';
@@ -177,7 +180,24 @@ export class Logger {
     return new Logger(this.settings, this.now, output, options);
   }
 
-  /** Writes what is queued now (at close, so the last lines are not lost). */
+  /** Keeps lines back, queued, until `release`: a command's banner goes out before them. */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    if (this.queue.length > 0) this.schedule();
+  }
+
+  /** Writes what is queued and waits until the output has it all: the last lines are not lost at exit. */
+  async close(): Promise<void> {
+    this.held = false;
+    this.flush();
+    await this.options.written?.();
+  }
+
+  /** Writes what is queued now. */
   flush(): void {
     const queue = this.queue;
     if (queue.length === 0) return;
@@ -198,11 +218,15 @@ export class Logger {
       return;
     }
     this.queue.push(pending);
+    if (!this.held) this.schedule();
+  }
+
+  private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.flush();
+      if (!this.held) this.flush();
     });
   }
 

@@ -29,7 +29,7 @@ export interface SidecarConformanceOptions {
 }
 
 /** The sidecar's flags in the environment (agones-sidecar.md §1.2) would change the reference's flags behind its back. */
-const SIDECAR_ENV = ['LOCAL', 'FILE', 'TEST', 'SDK_NAME', 'TIMEOUT', 'DELAY', 'ADDRESS', 'GRPC_PORT', 'HTTP_PORT', 'FEATURE_GATES', 'FLEETSIM_DB', 'FLEETSIM_SEED', 'FLEETSIM_ALLOWED_HOSTS'];
+const SIDECAR_ENV = ['LOCAL', 'FILE', 'TEST', 'SDK_NAME', 'TIMEOUT', 'DELAY', 'ADDRESS', 'GRPC_PORT', 'HTTP_PORT', 'FEATURE_GATES', 'FLEETSIM_DB', 'FLEETSIM_SEED', 'FLEETSIM_ALLOWED_HOSTS', 'LOG_LEVEL', 'FLEETSIM_LOG_FORMAT'];
 const LISTENING = /^fleetsim sidecar listening: http=(\S+):(\d+) grpc=(\S+):(\d+) /m;
 
 export async function startReferenceSidecar(featureGates: string, file: string | undefined, logPath: string): Promise<{ process: ServerProcess; side: Side }> {

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { kubeconfigText } from '../../server/k8s/kubeconfig.js';
 import { EventLog } from '../../server/log/event-log.js';
 import { RecordedState } from '../../server/record/recorded-state.js';
 import { listedVersions, recordedVersions } from '../../server/record/compare.js';
@@ -17,18 +18,7 @@ import { seconds } from './time-scale.js';
 /** A kubeconfig for `server` (cluster, user and context named fleetsim), written in `dir`. */
 export function writeKubeconfig(dir: string, server: string, name = 'kubeconfig'): string {
   const file = join(dir, name);
-  writeFileSync(
-    file,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      `clusters: [{ name: fleetsim, cluster: { server: "${server}" } }]`,
-      'users: [{ name: fleetsim, user: {} }]',
-      'contexts: [{ name: fleetsim, context: { cluster: fleetsim, user: fleetsim } }]',
-      'current-context: fleetsim',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(file, kubeconfigText(server));
   return file;
 }
 

@@ -21,8 +21,11 @@ describe('fleetsim on the command line', () => {
   it('prints its version with --version, run as npx fleetsim from the repository', async () => {
     const run = await runCli(['--version']);
     expect(run).toMatchObject({ code: 0, stdout: `fleetsim ${VERSION}\n`, stderr: '' });
-    // --offline: the package's own bin, never one fetched from a registry.
-    const npx = await promisify(execFile)('npx', ['--offline', 'fleetsim', '--version'], { cwd: REPO_ROOT, env: cleanEnv(), timeout: seconds(60) });
+    // --offline: the package's own bin, never one fetched from a registry. npx links the repository
+    // into its cache and would run its prepare script there (a whole build, rewriting dist/ under the
+    // other tests); an npx cache of the test's own keeps an entry an earlier run left half-made out of it.
+    const env = cleanEnv({ npm_config_ignore_scripts: 'true', npm_config_cache: join(tempDir('fleetsim-npx-'), 'cache') });
+    const npx = await promisify(execFile)('npx', ['--offline', 'fleetsim', '--version'], { cwd: REPO_ROOT, env, timeout: seconds(60) });
     expect(npx.stdout).toBe(`fleetsim ${VERSION}\n`);
   });
 

@@ -34,7 +34,8 @@ async function readyReplicas(serve: ServeProcess, fleet: string): Promise<{ read
 
 describe('the agones-batch allocator model', () => {
   it('refuses bad model flags, naming the flag', async () => {
-    const serve = (...flags: string[]) => runCli(['serve', '--db', ':memory:', '--port', '0', '--no-listen', ...flags]);
+    // Five serves start at once and share the machine: each gets twice runCli's usual patience.
+    const serve = (...flags: string[]) => runCli(['serve', '--db', ':memory:', '--port', '0', '--no-listen', ...flags], seconds(60));
     const cases: Array<[string[], string]> = [
       [['--allocator-replicas', '2'], '--allocator-replicas goes with --allocator-model agones-batch'],
       [['--allocator-model', 'agones-batch', '--allocator-replicas', '0'], '--allocator-replicas must be a whole number from 1 to 64, not 0'],

@@ -121,7 +121,7 @@ describe('fleetsim serve on an existing log', () => {
     await expectRefused(db, ['--node-pools', smaller], /^fleetsim serve: --node-pools: pool "default" has podsPerNode 30, but its nodes in the log take 110 pods/);
     // The same pools resume it.
     await stop(await startServe(['--db', db, '--no-default-fleet', '--no-listen', '--node-pools', NODE_POOLS]));
-  });
+  }, seconds(300)); // eleven serves, one after another
 
   it('refuses the real clock on a log a virtual clock moved past the wall clock', async () => {
     const db = join(tempDir('fleetsim-resume-'), 'fleetsim.db');

@@ -119,11 +119,12 @@ describe('fleetsim simulate', () => {
     for (const file of ['fleetsim.db', 'summary.json', 'summary.md', 'index.html']) {
       expect(readFileSync(join(again, file)).equals(readFileSync(join(out, file))), file).toBe(true);
     }
-  }, seconds(300));
+  }, seconds(360));
 
   it('--vary runs each value with the same players and compares them', async () => {
     const out = join(dir, 'vary');
-    const run = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20'], seconds(120));
+    // Two simulations: twice the patience of one.
+    const run = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20'], seconds(240));
     expect(run.code, run.stderr).toBe(0);
     const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Summary[];
     expect(summaries.map((s) => s.variant)).toEqual(['bufferSize=1', 'bufferSize=20']);
@@ -143,7 +144,7 @@ describe('fleetsim simulate', () => {
     const other = join(dir, 'late.yaml');
     writeFileSync(other, SCENARIO.replace('name: evening', 'name: late').replace('seed: 21', 'seed: 22'));
     const out = join(dir, 'files');
-    const run = await runCli(['simulate', scenarioFile, other, '--out', out], seconds(120));
+    const run = await runCli(['simulate', scenarioFile, other, '--out', out], seconds(240));
     expect(run.code, run.stderr).toBe(0);
     const summaries = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Array<Summary & { seed: number }>;
     expect(summaries.map((s) => [s.variant, s.seed])).toEqual([

@@ -6,6 +6,7 @@ import { GameServerController } from './controllers/gameserver-controller.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { GAMESERVER_KIND } from './kinds/gameserver/gameserver.js';
 import { Cluster } from './cluster.js';
+import { unawaited } from './runtime/store.js';
 import { SidecarEndpoints } from './sidecar-endpoints.js';
 import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
 import { defaultLocalGameServer, gameServerFromManifest } from './sidecar/local-gameserver.js';
@@ -110,7 +111,7 @@ export class StandaloneSidecar {
           throw new Error(`the manifest now names ${gs.metadata.namespace}/${gs.metadata.name}, not ${this.namespace}/${this.name}`);
         }
         const cause = { type: 'process', object: { kind: GAMESERVER_KIND, namespace: this.namespace, name: this.name }, detail: `${path} changed` } as const;
-        void this.cluster.commit([gameServerEvent('GameServerReloaded', this.namespace, this.name, { object: gs })], cause);
+        unawaited(this.cluster.commit([gameServerEvent('GameServerReloaded', this.namespace, this.name, { object: gs })], cause));
       } catch (error) {
         console.error(`fleetsim sidecar: could not reload ${path}: ${(error as Error).message}`);
       }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { call, getGameServer } from './helpers/sidecar-http.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * Restarts on the same log, as a user meets them: `fleetsim serve --db FILE` killed and started
@@ -70,6 +71,30 @@ describe('fleetsim serve restarted on its log', () => {
     await waitFor(async () => (await gameServersOf(server, 'second')).length === 0, { what: 'the second fleet gone' });
     expect(await gameServersOf(server, 'first')).toHaveLength(3);
   });
+});
+
+describe('fleetsim serve stopped soon after a start', () => {
+  it('exits 0 on SIGTERM while its controllers are still at work, and on one that comes with the serving line', async () => {
+    const dir = tempDir();
+    const manifest = join(dir, 'fleet.yaml');
+    // Thousands of GameServers on their way to Ready: the controllers have work queued when the signal comes.
+    writeFileSync(manifest, JSON.stringify(fleetManifest('busy', 3000)));
+    const args = ['--no-default-fleet', '--nodes', '40', '--no-listen'];
+    for (let round = 0; round < 5; round++) {
+      const db = join(dir, `fleetsim-${round}.db`);
+      const server = await startServe(['--db', db, ...args, '-f', manifest], seconds(60));
+      // The first GameServers Ready while thousands more are still being made and moved on.
+      const ready = async () => ((await list(server, `${NS}/gameservers?limit=500`)) as Array<{ status?: { state?: string } }>).some((gs) => gs.status?.state === 'Ready');
+      await waitFor(ready, { what: 'the first GameServers Ready', timeoutMs: seconds(30) });
+      const status = await server.process.kill('SIGTERM', seconds(30));
+      expect(status, server.process.describe()).toEqual({ code: 0, signal: null });
+      expect(server.process.stderr).toBe('');
+      // Started again on that log, with the fleet still growing, and stopped at once.
+      const again = await startServe(['--db', db, ...args], seconds(60));
+      expect(await again.process.kill('SIGTERM', seconds(30)), again.process.describe()).toEqual({ code: 0, signal: null });
+      expect(again.process.stderr).toBe('');
+    }
+  }, seconds(300));
 });
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

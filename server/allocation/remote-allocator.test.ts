@@ -138,6 +138,22 @@ describe('RemoteAllocator (fake remote, virtual clock)', () => {
     expect(transport.calls.map((c) => c.at - start)).toEqual([0, 100, 300, 700, 1500, 3100, 6300]);
   });
 
+  it('abandons the allocations under way when closed, and leaves no timer behind', async () => {
+    const clock = new VirtualClock();
+    const transport = fakeTransport(clock, [refused, hang]);
+    const remote = new RemoteAllocator({ clock, getSecret, transport });
+    const pending = remote.allocate(GSA, INFO, 'default');
+    const outcome = pending.catch((e: unknown) => e);
+    // The first call has failed: the allocation sleeps before its next attempt.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(transport.calls).toHaveLength(1);
+    remote.close();
+    const error = await outcome;
+    expect(error).toBeInstanceOf(RemoteAllocationError);
+    expect((error as Error).message).toBe('the allocator closed: the remote allocation was abandoned');
+    expect(clock.pending).toBe(0);
+  });
+
   it('walks the endpoints in order within an attempt and succeeds on the next one', async () => {
     const clock = new VirtualClock();
     const transport = fakeTransport(clock, [refused, ok]);

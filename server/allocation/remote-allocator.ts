@@ -159,6 +159,8 @@ export class RemoteAllocator {
   private readonly callTimeoutMs: number;
   private readonly totalTimeoutMs: number;
   private readonly backoff: Backoff;
+  /** Allocations under way, each with what ends it when the allocator closes. */
+  private readonly running = new Set<() => void>();
 
   constructor(private readonly options: RemoteAllocatorOptions) {
     this.clock = options.clock;
@@ -181,13 +183,16 @@ export class RemoteAllocator {
 
     const total = new AbortController();
     let totalTimer: TimerHandle | undefined;
+    let abandon: () => void = () => undefined;
     const totalExpired = new Promise<never>((_, reject) => {
       totalTimer = this.clock.setTimeout(() => {
         total.abort(new Error('remote allocation total timeout exceeded'));
         reject(new TotalTimeout('remote allocation total timeout exceeded'));
       }, this.totalTimeoutMs);
+      abandon = () => reject(new RemoteAllocationError('the allocator closed: the remote allocation was abandoned', endpoints[0]));
     });
     totalExpired.catch(() => undefined);
+    this.running.add(abandon);
 
     let last: CallOutcome | undefined;
     let attempts = 0;
@@ -199,7 +204,7 @@ export class RemoteAllocator {
         if (last.kind === 'allocated') return { status: last.status };
         if (last.kind === 'unallocated') return { status: failedAllocationStatus('UnAllocated') };
         if (step < this.backoff.steps) {
-          await Promise.race([this.sleep(delay), totalExpired]);
+          await Promise.race([this.sleep(delay, total.signal), totalExpired]);
           delay *= this.backoff.factor;
         }
       }
@@ -211,6 +216,7 @@ export class RemoteAllocator {
         last?.kind === 'error' ? last.endpoint : endpoints[0],
       );
     } finally {
+      this.running.delete(abandon);
       this.clock.clearTimeout(totalTimer);
       if (!total.signal.aborted) total.abort(new Error('the remote allocation is over'));
     }
@@ -221,12 +227,25 @@ export class RemoteAllocator {
     );
   }
 
+  /** Ends the allocations under way (their calls aborted, their timers cleared) and the transport's connections. */
   close(): void {
+    for (const abandon of [...this.running]) abandon();
     this.transport.close?.();
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.clock.setTimeout(resolve, ms));
+  /** Waits `ms`, or less once `signal` aborts (the allocation is over): no timer outlives it. */
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const handle = this.clock.setTimeout(resolve, ms);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.clock.clearTimeout(handle);
+          resolve();
+        },
+        { once: true },
+      );
+    });
   }
 
   /** One attempt: the endpoints in order, until one allocates; the last one's outcome otherwise. */

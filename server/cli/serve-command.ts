@@ -165,6 +165,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     allowCommands: Boolean(values['allow-commands']),
     log,
   };
+  // Listened for before the log is opened: a signal that comes while serve starts stops it once it
+  // has started, rather than killing the process half-way (exit by signal, the log left mid-write).
+  const stopAsked = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
   // One writer per log, before the log is read: a second serve on it stops here.
   const lock = await WriterLock.acquire(options.db, 'fleetsim serve');
   try {
@@ -177,7 +183,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       };
       options.clockStartMs = openServeLog(options.db, { fresh: Boolean(values.fresh), clock, nodeFlags }, (line) => console.log(line)).lastTime;
     }
-    return await run(options, lock, allocator);
+    return await run(options, lock, allocator, stopAsked);
   } finally {
     lock?.release();
   }
@@ -233,8 +239,8 @@ async function serveReadOnly(values: FlagValues, given: Set<string>): Promise<nu
   });
 }
 
-/** Starts the server and serves until a signal, or until a write to its log fails (exit 1). */
-async function run(options: ServeOptions, lock: WriterLock | undefined, allocator: AllocatorFlags): Promise<number> {
+/** Starts the server and serves until a signal (`stopAsked`), or until a write to its log fails (exit 1). */
+async function run(options: ServeOptions, lock: WriterLock | undefined, allocator: AllocatorFlags, stopAsked: Promise<void>): Promise<number> {
   const server = new FleetsimServer(options);
   const { db, clock } = options;
   // A failed write is said in one line (stopOnLogFailure); a start it interrupts fails with it, unsaid.
@@ -265,10 +271,7 @@ async function run(options: ServeOptions, lock: WriterLock | undefined, allocato
       void server.close().then(() => resolve(code));
     };
     void failed.then(() => stop(1));
-    // Before the banner: a signal sent as soon as it is read must find the handlers (without
-    // them, SIGTERM kills at once, and nothing is closed).
-    process.once('SIGINT', () => stop(0));
-    process.once('SIGTERM', () => stop(0));
+    void stopAsked.then(() => stop(0));
     for (const line of applied) console.log(line);
     if (tlsPort !== undefined) console.log(allocatorServingLine(allocator, host, tlsPort));
     console.log(`fleetsim serving on http://${host}:${port} (log ${db}, clock ${clock})`);

@@ -140,6 +140,17 @@ describe('GameServerController', () => {
     expect(controller.unschedulableCount).toBe(0);
   });
 
+  it('does nothing once stopped, though a drain was due: the log may be closed next', async () => {
+    const { clock, create, gs, cluster, controller } = await setup();
+    await create('gs-1');
+    const seq = cluster.log.lastSeq;
+    controller.stop();
+    clock.advance(1000);
+    await new Promise((r) => setImmediate(r));
+    expect(gs('gs-1').status.state).toBe('PortAllocation');
+    expect(cluster.log.lastSeq).toBe(seq);
+  });
+
   it('forgets a deleted node', async () => {
     const { settle, create, gs, cluster, controller } = await setup(1);
     await cluster.commit([{ type: 'ResourceDeleted', kind: 'Node', namespace: '', name: 'node-1', payload: {} }]);

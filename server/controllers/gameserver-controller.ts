@@ -1,9 +1,11 @@
 import type { Subscription } from 'rxjs';
+import type { TimerHandle } from '../clock.js';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
 import { syncCause } from '../log/cause.js';
 
 import type { Cluster } from '../cluster.js';
+import { unawaited } from '../runtime/store.js';
 import { NODE_KIND, allocatablePods, nodeAddress } from '../sim/nodes.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
@@ -44,7 +46,8 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
  */
 export class GameServerController implements SchedulingView {
   private readonly queue = new Set<string>();
-  private scheduled = false;
+  /** The queue's drain, when one is due (a zero-delay timer on the cluster's clock). */
+  private drainTimer: TimerHandle | undefined;
   private readonly subscriptions: Subscription[] = [];
   /** Packed's last choice: still the busiest node with room until a pod leaves a node. */
   private packedBest: string | undefined;
@@ -111,9 +114,13 @@ export class GameServerController implements SchedulingView {
     );
   }
 
+  /** Stops watching, and drops the queue with its pending drain: nothing runs after stop (the log may be closed next). */
   stop(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     this.subscriptions.length = 0;
+    this.cluster.clock.clearTimeout(this.drainTimer);
+    this.drainTimer = undefined;
+    this.queue.clear();
   }
 
   /** Tells `observer` of the queue's work from now on, as a WorkQueue does (its steps never fail, so no retries). */
@@ -233,14 +240,13 @@ export class GameServerController implements SchedulingView {
       this.queueObserver.depth(this.queue.size + 1);
     }
     this.queue.add(key);
-    if (this.scheduled) return;
-    this.scheduled = true;
+    if (this.drainTimer !== undefined) return;
     this.scheduledAt = this.cluster.clock.now();
-    this.cluster.clock.setTimeout(() => this.drain(), 0);
+    this.drainTimer = this.cluster.clock.setTimeout(() => this.drain(), 0);
   }
 
   private drain(): void {
-    this.scheduled = false;
+    this.drainTimer = undefined;
     const keys = [...this.queue];
     this.queue.clear();
     const observer = this.queueObserver;
@@ -264,7 +270,7 @@ export class GameServerController implements SchedulingView {
   private step(key: string, gs: GameServer): void {
     // What the controller acts on is the GameServer's state: the event that set it is the cause.
     const cause = syncCause(GAMESERVER_KIND, gs.metadata.namespace, gs.metadata.name, Number(gs.metadata.resourceVersion));
-    const send = (command: GameServerCommand) => this.cluster.actors.sendByKey(key, command, cause);
+    const send = (command: GameServerCommand) => unawaited(this.cluster.actors.sendByKey(key, command, cause));
     switch (gs.status.state) {
       case 'PortAllocation': {
         const count = gs.spec.ports.filter(isDynamic).length;
@@ -275,22 +281,22 @@ export class GameServerController implements SchedulingView {
           if (!this.waitingForPorts.has(key)) {
             this.waitingForPorts.add(key);
             const range = `${this.listeningPorts.min}-${this.listeningPorts.max}`;
-            void this.cluster.commit([
+            unawaited(this.cluster.commit([
               this.events.event(gs, {
                 type: 'Warning',
                 reason: 'PortAllocation',
                 message: `no ${count} free host ports in ${range} for a process that listens on them (ports are unique across the simulated cluster, whose nodes all share 127.0.0.1); waiting for one to be released`,
               }),
-            ], cause);
+            ], cause));
           }
           return;
         }
         this.waitingForPorts.delete(key);
-        void send({ type: 'controller.portsAllocated', hostPorts });
+        send({ type: 'controller.portsAllocated', hostPorts });
         return;
       }
       case 'Creating':
-        void send({ type: 'controller.podCreated' });
+        send({ type: 'controller.podCreated' });
         return;
       case 'Starting': {
         const node = this.chooseNode(gs);
@@ -299,15 +305,15 @@ export class GameServerController implements SchedulingView {
           this.unschedulable.add(key);
           return;
         }
-        void send({ type: 'controller.scheduled', ...node });
+        send({ type: 'controller.scheduled', ...node });
         return;
       }
       case 'RequestReady':
-        void send({ type: 'controller.ready' });
+        send({ type: 'controller.ready' });
         return;
       case 'Shutdown': {
         const deletion = this.cluster.gameServerDeletion(gs);
-        if (deletion.length) void this.cluster.commit(deletion, cause);
+        if (deletion.length) unawaited(this.cluster.commit(deletion, cause));
         return;
       }
     }

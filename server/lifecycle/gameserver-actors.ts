@@ -5,6 +5,7 @@ import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import { unawaited } from '../runtime/store.js';
 
 /**
  * Each GameServer's lifecycle machine, run as a decider: the GameServer's state comes from its
@@ -14,6 +15,8 @@ import type { LifecycleStore } from './lifecycle-store.js';
  */
 export class GameServerActors {
   private readonly timers = new Map<string, TimerHandle>();
+  /** After stopAll (the cluster closing): no timer is armed again. */
+  private stopped = false;
 
   constructor(private readonly store: LifecycleStore) {}
 
@@ -54,13 +57,14 @@ export class GameServerActors {
   }
 
   stopAll(): void {
+    this.stopped = true;
     for (const key of [...this.timers.keys()]) this.disarm(key);
   }
 
   private arm(key: string, gs: GameServer, timers: Decision['timers']): void {
     this.disarm(key);
     const timer = timers[0];
-    if (!timer) return;
+    if (!timer || this.stopped) return;
     const { namespace, name } = gs.metadata;
     const cause: Cause = {
       type: 'timer',
@@ -70,7 +74,7 @@ export class GameServerActors {
     };
     const handle = this.store.clock.setTimeout(() => {
       this.timers.delete(key);
-      void this.send(namespace, name, timer.command, cause);
+      unawaited(this.send(namespace, name, timer.command, cause));
     }, timer.at - this.store.clock.now());
     this.timers.set(key, handle);
   }

@@ -1,8 +1,10 @@
+import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import { healthDeadline } from '../../machines/gameserver.js';
 import { GAMESERVER_KIND, type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import type { GameServerActors } from './gameserver-actors.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import { unawaited } from '../runtime/store.js';
 
 interface Watch {
   namespace: string;
@@ -31,6 +33,7 @@ function watched(gs: GameServer | undefined): boolean {
 export class HealthMonitor {
   private readonly watches = new Map<string, Watch>();
   private readonly cadences = new Map<string, Cadence>();
+  private subscription: Subscription | undefined;
 
   constructor(
     private readonly store: LifecycleStore,
@@ -39,7 +42,7 @@ export class HealthMonitor {
 
   start(): void {
     for (const [key, gs] of this.store.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
-    this.store.gameServerApplied$.subscribe((change) => {
+    this.subscription = this.store.gameServerApplied$.subscribe((change) => {
       // Most changes (allocations, metadata, counters) leave health checking as it was.
       const { previous, object } = change;
       if (previous && object && previous.spec === object.spec && watched(previous) === watched(object)) return;
@@ -92,7 +95,10 @@ export class HealthMonitor {
     return this.watches.size;
   }
 
+  /** Stops watching: no check is due any more, and no change arms one. */
   stopAll(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
     for (const key of [...this.watches.keys()]) this.unwatch(key);
     this.cadences.clear();
   }
@@ -131,7 +137,7 @@ export class HealthMonitor {
     if (deadline > this.store.clock.now()) return this.arm(key, watch, gs);
     this.unwatch(key);
     const { periodSeconds = 0, failureThreshold = 0 } = gs.spec.health;
-    void this.actors.send(
+    unawaited(this.actors.send(
       watch.namespace,
       watch.name,
       { type: 'health.failed' },
@@ -141,7 +147,7 @@ export class HealthMonitor {
         object: { kind: GAMESERVER_KIND, namespace: watch.namespace, name: watch.name },
         inputs: { lastPing: new Date(watch.lastPing).toISOString(), periodSeconds, failureThreshold },
       },
-    );
+    ));
   }
 
   private unwatch(key: string): void {

@@ -25,6 +25,14 @@ export interface StoredEvent<P = unknown> extends NewEvent<P> {
 
 export const SCHEMA_VERSION = 1;
 
+/** An append to a log already closed (the server stopping): refused, nothing written. */
+export class LogClosedError extends Error {
+  override readonly name = 'LogClosedError';
+  constructor() {
+    super('the event log is closed');
+  }
+}
+
 export interface ReadOptions {
   /** First sequence number to read (inclusive). */
   fromSeq?: number;
@@ -314,6 +322,11 @@ export class EventLog {
     return this.nextSeq - 1;
   }
 
+  /** Whether `close()` was called: the log takes no more events. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Whether events are queued that no transaction has committed yet. */
   get hasPending(): boolean {
     return this.pending.length > 0;
@@ -324,7 +337,7 @@ export class EventLog {
    * promise resolves once they are durable.
    */
   append(events: readonly NewEvent[], time: number, cause?: Cause): { records: StoredEvent[]; committed: Promise<void> } {
-    if (this.closed) throw new Error('the event log is closed');
+    if (this.closed) throw new LogClosedError();
     if (this.readonly) throw new Error(`the event log ${this.path} is open read-only`);
     if (this.failure) throw new Error(`the event log stopped at a failed write: ${this.failure.message}`);
     const records: StoredEvent[] = events.map((e) => ({

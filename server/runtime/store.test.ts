@@ -23,7 +23,7 @@ import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/gameserveralloca
 import { GAMESERVERSET_DEFINITION } from '../kinds/gameserverset/definition.js';
 import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import type { Resource } from '../kinds/resource.js';
-import type { NewEvent } from '../log/event-log.js';
+import { LogClosedError, type NewEvent } from '../log/event-log.js';
 import { replayLog } from '../replay.js';
 import { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
@@ -251,5 +251,16 @@ describe('Store: the watch window', () => {
       ['MODIFIED', 'churn'],
     ]);
     expect(lines[1]!.object.metadata.resourceVersion).toBe(String(afterChurn + 4));
+  });
+});
+
+describe('Store: closed', () => {
+  it('refuses a commit after close with a rejected promise, applying nothing', async () => {
+    const store = new Store({ db: ':memory:', clock: new VirtualClock(START), gates: parseFeatureGates('') });
+    await store.commit([{ type: 'ResourceCreated', kind: 'Secret', namespace: 'default', name: 'a', payload: { object: { metadata: { name: 'a', namespace: 'default' } } } }]);
+    store.close();
+    const late = store.commit([{ type: 'ResourceCreated', kind: 'Secret', namespace: 'default', name: 'b', payload: { object: { metadata: { name: 'b', namespace: 'default' } } } }]);
+    await expect(late).rejects.toThrow(LogClosedError);
+    expect(store.get('Secret', 'default', 'b')).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { Observable, type Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
-import { EventLog, type NewEvent, type StoredEvent } from '../log/event-log.js';
+import { EventLog, LogClosedError, type NewEvent, type StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
@@ -38,6 +38,17 @@ interface ReleaseBatch {
   derived: Map<string, Change>;
   lastSeq: number;
   sink: ApplySink;
+}
+
+/**
+ * For a commit no caller waits for (a timer's, a controller's step): a log closed meanwhile (the
+ * server stopping) refuses it, which is no failure. Any other failure stays unhandled and stops
+ * the process, as a failed transaction must.
+ */
+export function unawaited(committed: Promise<void> | undefined): void {
+  committed?.catch((error: unknown) => {
+    if (!(error instanceof LogClosedError)) throw error;
+  });
 }
 
 /** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
@@ -154,6 +165,8 @@ export class Store {
    */
   commit(events: readonly NewEvent[], cause?: Cause): Promise<void> {
     if (events.length === 0) return Promise.resolve();
+    // After close (the server stopping) a late writer's events are refused, and nothing is applied.
+    if (this.log.isClosed) return Promise.reject(new LogClosedError());
     const { records, committed } = this.log.append(events, this.clock.now(), cause);
     this.commitObserver?.(events, cause, committed);
     // Everything applied until the transaction commits is released together, once it is durable.
@@ -183,7 +196,13 @@ export class Store {
    */
   async commitAndRead<T>(events: readonly NewEvent[], read: () => T, cause?: Cause): Promise<T> {
     const committed = this.commit(events, cause);
-    const value = read();
+    let value: T;
+    try {
+      value = read();
+    } catch (error) {
+      committed.catch(() => undefined); // the read's error is the answer
+      throw error;
+    }
     await committed;
     return value;
   }

@@ -4,6 +4,7 @@ import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
+import { unawaited } from '../runtime/store.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { terminationGraceMs } from '../kinds/pod/pod.js';
 import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
@@ -215,11 +216,11 @@ export class SimulatedProcesses {
       this.end(key);
       // The pod never restarts its game container (restartPolicy Never): exit 0 makes it Succeeded,
       // which Agones's controller turns into Shutdown; any other status is a failure, Unhealthy.
-      void this.cluster.actors.sendByKey(
+      unawaited(this.cluster.actors.sendByKey(
         key,
         completed ? { type: 'controller.shutdown', message: 'Pod is in Succeeded state' } : { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
         processCause(gs, `the process exited with code ${exitCode}: ${reason}`),
-      );
+      ));
     };
     const sidecar = new Sidecar(this.cluster, namespace, name, { cause: processCause(gs, 'the simple-game-server acted on a command from a client') });
     const listener = new SimpleGameServerListener({

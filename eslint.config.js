@@ -58,6 +58,7 @@ const floors = [
         'server/grpc-status.ts',
         'server/int64.ts',
         'server/proto-json.ts',
+        'server/input-file.ts',
       ],
       refs: [
         '**/k8s/**',
@@ -69,6 +70,7 @@ const floors = [
         '**/grpc-status.js',
         '**/int64.js',
         '**/proto-json.js',
+        '**/input-file.js',
       ],
     },
   ],

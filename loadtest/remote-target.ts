@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { describeCallError } from '../server/allocation/remote-transport.js';
 import { isCertificateError } from '../server/k8s/certificate-errors.js';
 import { FlagError, type FlagValues } from '../server/flags.js';
+import { readInputFile, whyUnreadable } from '../server/input-file.js';
 import { isDNS1123Label, isDNS1123Subdomain, isValidLabelValue } from '../server/k8s/validation.js';
 
 /**
@@ -45,9 +45,9 @@ const LOCAL_ONLY_FLAGS = ['baseline', 'allocator-model', 'scrape-metrics'] as co
 function readPemFile(flag: string, file: string, marker: RegExp, what: string): string {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file);
   } catch (error) {
-    throw new FlagError(`--${flag} ${file}: cannot read it: ${(error as Error).message}`);
+    throw new FlagError(`--${flag} ${file}: cannot read it: ${whyUnreadable(error)}`);
   }
   if (!marker.test(text)) throw new FlagError(`--${flag} ${file}: not a PEM ${what}`);
   return text;
@@ -117,9 +117,9 @@ export function remoteTarget(values: FlagValues, given: ReadonlySet<string>, sce
   if (values.kubeconfig !== undefined) {
     kubeconfig = resolve(String(values.kubeconfig));
     try {
-      readFileSync(kubeconfig);
+      readInputFile(kubeconfig);
     } catch (error) {
-      throw new FlagError(`--kubeconfig ${kubeconfig}: cannot read it: ${(error as Error).message}`);
+      throw new FlagError(`--kubeconfig ${kubeconfig}: cannot read it: ${whyUnreadable(error)}`);
     }
   }
   const namespace = String(values.namespace ?? 'default');
@@ -143,9 +143,9 @@ export function remoteTarget(values: FlagValues, given: ReadonlySet<string>, sce
 export async function probeAllocator(target: RemoteTarget, timeoutMs = 10_000): Promise<number> {
   const url = new URL(target.allocatorUrl);
   const tls = {
-    cert: readFileSync(target.clientCert, 'utf8'),
-    key: readFileSync(target.clientKey, 'utf8'),
-    ...(target.ca !== undefined && { ca: readFileSync(target.ca, 'utf8') }),
+    cert: readInputFile(target.clientCert),
+    key: readInputFile(target.clientKey),
+    ...(target.ca !== undefined && { ca: readInputFile(target.ca) }),
   };
   /** Which flags to look at for an error. */
   const hint = (code: string, message: string): string => {

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { FlagError } from '../server/flags.js';
+import { readInputFile } from '../server/input-file.js';
 import { type AgonesStage, parseAgonesScenario } from './durations.js';
 import { SCENARIOS_DIR } from './paths.js';
 
@@ -9,7 +9,7 @@ export function scenarioFileFlag(value: unknown): { file: string; stages: Agones
   const file = resolve(String(value ?? join(SCENARIOS_DIR, 'agones', 'fixed.txt')));
   let stages: AgonesStage[];
   try {
-    stages = parseAgonesScenario(readFileSync(file, 'utf8'));
+    stages = parseAgonesScenario(readInputFile(file));
   } catch (error) {
     throw new FlagError(`--scenario-file ${file}: ${(error as Error).message}`);
   }

@@ -2,8 +2,8 @@
  * Reading a run's `run.json`: checks its shape against `RunData` (so a harness bug surfaces as a
  * message naming the field, not a crash mid-render) and normalises what JSON cannot carry.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readInputFile, whyUnreadable } from '../server/input-file.js';
 import type { FleetSample, LatencySummary, OtherPrograms, RemoteRun, RunData, Series, ServerFigures, TargetResult, ThresholdResult } from './run-data.js';
 import type { Bucket } from './charts/histogram.js';
 
@@ -181,14 +181,17 @@ export function parseRun(value: unknown, source = 'run.json'): RunData {
   };
 }
 
+/** A run's record holds its time series: larger than configuration, still bounded. */
+const MAX_RUN_FILE_BYTES = 256 * 1024 * 1024;
+
 /** Reads and checks `<dir>/run.json`. */
 export async function readRun(dir: string): Promise<RunData> {
   const file = join(dir, 'run.json');
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = readInputFile(file, MAX_RUN_FILE_BYTES);
   } catch (error) {
-    throw new RunFileError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new RunFileError(`cannot read ${file}: ${whyUnreadable(error)}`);
   }
   let value: unknown;
   try {

@@ -1,14 +1,19 @@
-import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { KIND_DEFINITIONS } from './kinds/definitions.js';
 import { apiVersionOf } from './kinds/registry.js';
 import { ApiError } from './k8s/status.js';
+import { readInputFile, whyUnreadable } from './input-file.js';
 import type { ResourceService } from './resources/service.js';
 import type { Cause } from './log/cause.js';
 
-/** Reads every document of a YAML (or JSON) manifest file. */
+/** Reads every document of a YAML (or JSON) manifest file; an error names the file. */
 export function readManifests(path: string): unknown[] {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readInputFile(path);
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${whyUnreadable(error)}`);
+  }
   return parseAllDocuments(text)
     .map((doc) => {
       if (doc.errors.length) throw new Error(`${path}: ${doc.errors[0]!.message}`);

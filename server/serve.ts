@@ -31,7 +31,7 @@ import { type NodePool, ensurePoolNodes } from './sim/node-pools.js';
 import { NodeAutoscaler } from './controllers/node-autoscaler.js';
 import { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
-import { DEFAULT_FLEET, applyManifests, readManifests } from './manifests.js';
+import { DEFAULT_FLEET, applyManifests } from './manifests.js';
 import type { AllocatorOptions } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard, isLoopback } from './api/request-origin.js';
 import { KIND_DEFINITIONS } from './kinds/definitions.js';
@@ -56,7 +56,8 @@ export interface ServeOptions {
   clock: 'real' | 'virtual';
   /** Where a virtual clock starts: the resumed log's last event time (default 2026-01-01). */
   clockStartMs?: number;
-  manifests: string[];
+  /** Manifests to apply at start (`-f`), each file's documents as read. */
+  manifests: Array<{ source: string; documents: unknown[] }>;
   profiles: ProcessProfile[];
   portRange: { min: number; max: number };
   /** Whether simulated simple-game-servers listen on their host ports (`--no-listen` turns it off); default on. */
@@ -221,7 +222,7 @@ export class FleetsimServer {
     else await ensureNodes(this.cluster, this.options.nodes, this.options.maxPodsPerNode);
     for (const controller of this.controllers) controller.start();
     const applied: string[] = [];
-    for (const path of this.options.manifests) applied.push(...(await applyManifests(this.service, readManifests(path), path)));
+    for (const { source, documents } of this.options.manifests) applied.push(...(await applyManifests(this.service, documents, source)));
     if (this.options.defaultFleet && this.options.manifests.length === 0 && this.cluster.readModel.list(FLEET_KIND).length === 0) {
       applied.push(...(await applyManifests(this.service, [DEFAULT_FLEET], 'the default fleet')));
     }

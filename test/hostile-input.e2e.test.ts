@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetYaml } from './helpers/manifests.js';
-import { type SidecarProcess, killAll, startSidecar } from './helpers/process.js';
+import { type SidecarProcess, killAll, runCli, startSidecar } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { call, getGameServer } from './helpers/sidecar-http.js';
 import { seconds } from './helpers/time-scale.js';
@@ -324,4 +324,19 @@ describe('fleetsim sidecar: bad request targets and deep bodies', () => {
     expect(await getGameServer(sidecar.baseUrl)).toEqual(before);
     await alive();
   });
+});
+
+describe('files named by flags: regular files only', () => {
+  it('refuses a device for -f, --profiles and --node-pools (exit 2, naming the flag) and for the sidecar\'s --file, without a crash', async () => {
+    const device = 'not a regular file (a character device)';
+    for (const flag of ['-f', '--profiles', '--node-pools']) {
+      const run = await runCli(['serve', '--db', ':memory:', '--port', '0', flag, '/dev/zero'], seconds(30));
+      expect(run.code, run.stderr).toBe(2);
+      const named = flag === '-f' ? '--filename' : flag;
+      expect(run.stderr).toBe(`fleetsim serve: ${named}: cannot read /dev/zero: ${device}\n`);
+    }
+    const sidecar = await runCli(['sidecar', '--file', '/dev/zero', '--db', ':memory:', '--http-port', '0', '--grpc-port', '0'], seconds(30));
+    expect(sidecar.code, sidecar.stderr).toBe(1);
+    expect(sidecar.stderr).toBe(`fleetsim sidecar: /dev/zero: ${device}\n`);
+  }, seconds(120));
 });

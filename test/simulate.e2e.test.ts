@@ -171,4 +171,44 @@ describe('fleetsim simulate', () => {
     expect(varied.stderr).toMatch(/FleetAutoscaler\.autoscaling\.agones\.dev "game" is invalid: spec\.policy\.chain\[1\]\.policy\.buffer\.bufferSize: Invalid value: 0/);
     expect(existsSync(out)).toBe(false);
   }, seconds(120));
+
+  it('refuses inputs that would never end, naming the file, the line and the field, and a device for a file, without a crash', async () => {
+    const lineOf = (text: string, needle: string) => text.split('\n').findIndex((line) => line.includes(needle)) + 1;
+    const variants: Array<{ name: string; from: string; to: string; field: string; says: RegExp }> = [
+      { name: 'forever', from: 'duration: 3h', to: 'duration: .inf', field: 'spec.duration', says: /is not a duration/ },
+      { name: 'a-year', from: 'duration: 3h', to: 'duration: 8784h', field: 'spec.duration', says: /must be at most 744h/ },
+      { name: 'nodes', from: 'nodes: 5', to: 'nodes: 1e9', field: 'spec.nodes', says: /must be at most 10000, not 1000000000/ },
+      { name: 'rate', from: '{ at: 1h, rate: 0.6 }', to: '{ at: 1h, rate: 1e9 }', field: 'spec.demand.arrivals.steps[1].rate', says: /is up to 10,800,000,000,000 arrivals; a run takes at most 50,000,000/ },
+      { name: 'nanosecond', from: 'nodes: 5', to: 'nodes: 5\n  step: 1ns', field: 'spec.step', says: /must be at least 1ms/ },
+      { name: 'millisecond', from: 'nodes: 5', to: 'nodes: 5\n  step: 1ms', field: 'spec.step', says: /steps the clock 10,800,000 times in 3h; at most 10,000,000/ },
+      { name: 'retry', from: 'interval: 2s, timeout: 30s', to: 'interval: 1ms, timeout: 30s', field: 'spec.demand.retry.interval', says: /would try 30,000 times/ },
+    ];
+    for (const { name, from, to, field, says } of variants) {
+      const file = join(dir, `${name}.yaml`);
+      const text = SCENARIO.replace(from, to);
+      writeFileSync(file, text);
+      const out = join(dir, `${name}-out`);
+      const run = await runCli(['simulate', file, '--out', out], seconds(30));
+      expect(run.code, `${name}: ${run.stderr}`).toBe(2);
+      expect(run.stderr, name).toContain(`fleetsim simulate: ${file}:${lineOf(text, to.split('\n').pop()!.trim())}: ${field}: `);
+      expect(run.stderr, name).toMatch(says);
+      expect(existsSync(out), name).toBe(false);
+    }
+
+    // A device as the scenario, or as a file the scenario names: refused before anything is read from it.
+    const device = await runCli(['simulate', '/dev/zero', '--out', join(dir, 'zero-out')], seconds(30));
+    expect(device.code, device.stderr).toBe(2);
+    expect(device.stderr).toBe('fleetsim simulate: /dev/zero: cannot read it: not a regular file (a character device)\n');
+    const named = join(dir, 'named.yaml');
+    const text = SCENARIO.replace('  resources:\n', '  resources:\n    - /dev/zero\n');
+    writeFileSync(named, text);
+    const resource = await runCli(['simulate', named, '--out', join(dir, 'named-out')], seconds(30));
+    expect(resource.code, resource.stderr).toBe(2);
+    expect(resource.stderr).toContain(`${named}:${lineOf(text, '- /dev/zero')}: spec.resources[0]: cannot read /dev/zero: not a regular file (a character device)`);
+    const large = join(dir, 'large.yaml');
+    writeFileSync(large, `${SCENARIO}#${'x'.repeat(2 * 1024 * 1024)}\n`);
+    const tooLarge = await runCli(['simulate', large, '--out', join(dir, 'large-out')], seconds(30));
+    expect(tooLarge.code, tooLarge.stderr).toBe(2);
+    expect(tooLarge.stderr).toContain(`${large}: cannot read it: 2 MiB: more than the 1 MiB fleetsim reads from such a file`);
+  }, seconds(300));
 });

@@ -5,11 +5,12 @@
  * starts; the outcomes are compared step by step.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type FeatureGate, type FeatureGates, parseFeatureGates } from '../../server/features.js';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../../server/flags.js';
+import { readInputFile, whyUnreadable } from '../../server/input-file.js';
 import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { type RunningFleetsim, startFleetsim } from '../../loadtest/servers.js';
 import { kubeconfigText } from '../../server/k8s/kubeconfig.js';
@@ -209,7 +210,7 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
 
 function knownDifferences(file: string): KnownDifference[] {
   try {
-    return parseKnownDifferences(file, readFileSync(file, 'utf8'), CLUSTER_PROFILES);
+    return parseKnownDifferences(file, readInputFile(file), CLUSTER_PROFILES);
   } catch (error) {
     if (error instanceof CaseFileError) throw new FlagError(`--known-differences: ${error.message}`);
     throw error;
@@ -218,10 +219,9 @@ function knownDifferences(file: string): KnownDifference[] {
 
 function readable(file: string, flag: string): void {
   try {
-    accessSync(file, constants.R_OK);
-    if (!statSync(file).isFile()) throw new Error('not a file');
+    readInputFile(file);
   } catch (error) {
-    throw new FlagError(`${flag} ${file}: cannot read it (${error instanceof Error ? error.message.split(',')[0] : String(error)})`);
+    throw new FlagError(`${flag} ${file}: cannot read it (${whyUnreadable(error)})`);
   }
 }
 

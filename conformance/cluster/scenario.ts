@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readInputFile } from '../../server/input-file.js';
 import { parse } from 'yaml';
 import { type PortProtocol } from './game-server-port.js';
 
@@ -129,7 +130,7 @@ export function scenarioFiles(dir: string): Map<string, string> {
 
 /** Reads a scenario, with `${run}` replaced by `runId`. */
 export function loadScenario(file: string, runId: string): Scenario {
-  const text = readFileSync(file, 'utf8').split(RUN_TOKEN).join(runId);
+  const text = readInputFile(file).split(RUN_TOKEN).join(runId);
   return parseScenario(text, file, runId);
 }
 

@@ -1,5 +1,6 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readInputFile } from '../../server/input-file.js';
 import { parse } from 'yaml';
 
 /**
@@ -189,7 +190,7 @@ export function loadAreas(dir: string): SidecarArea[] {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
     .sort();
-  const areas = files.map((f) => parseArea(join(dir, f), readFileSync(join(dir, f), 'utf8')));
+  const areas = files.map((f) => parseArea(join(dir, f), readInputFile(join(dir, f))));
   const names = new Set<string>();
   for (const a of areas) {
     if (names.has(a.area)) throw new CaseFileError(`${basename(a.file)}: area "${a.area}" is also the area of another file`);

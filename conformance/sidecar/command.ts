@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../../server/flags.js';
 import { parseFeatureGates } from '../../server/features.js';
+import { InputFileError, readInputFile } from '../../server/input-file.js';
 import { REPO_ROOT, runFolder } from '../../loadtest/paths.js';
 import { conformanceExitCode, conformanceJunit, conformanceSummary, writeConformanceReport } from '../../reports/conformance-report.js';
 import { CaseFileError, loadAreas, parseKnownDifferences } from './cases.js';
@@ -61,7 +62,7 @@ function readData<T>(flag: 'cases' | 'known', read: () => T): T {
     return read();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (error instanceof CaseFileError || code === 'ENOENT' || code === 'ENOTDIR') throw new FlagError(`--${flag}: ${(error as Error).message}`);
+    if (error instanceof CaseFileError || error instanceof InputFileError || code === 'ENOENT' || code === 'ENOTDIR') throw new FlagError(`--${flag}: ${(error as Error).message}`);
     throw error;
   }
 }
@@ -91,7 +92,7 @@ export async function sidecarConformanceCommand(argv: string[]): Promise<number>
   });
   const known = readData('known', () => {
     const knownFile = values.known === undefined ? KNOWN_FILE : resolve(String(values.known));
-    return parseKnownDifferences(knownFile, readFileSync(knownFile, 'utf8'), PROFILES);
+    return parseKnownDifferences(knownFile, readInputFile(knownFile), PROFILES);
   });
   let file: string | undefined;
   if (values.file !== undefined) {

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { type Http2SecureServer, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createSecureServer } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import type { AllocationService } from '../allocation/allocation-service.js';
 import { GrpcCode, GrpcError, type GrpcStreamHandler } from '../grpc-status.js';
 import { allocationRoutes } from './allocation-routes.js';
@@ -52,9 +52,9 @@ export interface AllocatorTlsListener {
 function readPem(file: string, what: string, marker: RegExp): string {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file);
   } catch (error) {
-    throw new Error(`cannot read the allocator ${what} ${file}: ${(error as Error).message}`);
+    throw new Error(`cannot read the allocator ${what} ${file}: ${whyUnreadable(error)}`);
   }
   if (!marker.test(text)) throw new Error(`the allocator ${what} ${file} is not PEM`);
   return text;

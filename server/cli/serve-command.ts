@@ -7,6 +7,7 @@ import { ReadOnlyServer } from '../serve-read-only.js';
 import { FleetsimServer, type ServeOptions } from '../serve.js';
 import { WriterLock } from '../log/writer-lock.js';
 import { openServeLog, stopOnLogFailure } from './log-start.js';
+import { readManifests } from '../manifests.js';
 import { loadProfiles } from '../sim/profiles.js';
 import { loadNodePools } from '../sim/node-pools.js';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseDuration, parseFlags } from '../flags.js';
@@ -128,11 +129,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     for (const flag of ['nodes', 'max-pods']) {
       if (given.has(flag)) throw new FlagError(`--${flag} and --node-pools do not combine: a pool says how many nodes it has and what each takes`);
     }
-    try {
-      nodePools = loadNodePools(String(values['node-pools']));
-    } catch (error) {
-      throw new FlagError(`--node-pools: ${(error as Error).message}`);
-    }
+    nodePools = fromFlag('--node-pools', () => loadNodePools(String(values['node-pools'])));
   }
   const allocator = allocatorFlags(values);
   const log = logSettings(values);
@@ -142,6 +139,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } catch (error) {
     throw new FlagError((error as Error).message);
   }
+  // Files named by flags are read before anything starts: one that cannot be read is the user's mistake (exit 2).
+  const manifests = (values.filename ? String(values.filename).split(',').filter((f) => f !== '') : []).map((source) => ({ source, documents: fromFlag('--filename', () => readManifests(source)) }));
+  const profiles = values.profiles ? fromFlag('--profiles', () => loadProfiles(String(values.profiles))) : [];
   const options: ServeOptions = {
     port: Number(values.port),
     host: String(values.host) || undefined,
@@ -151,8 +151,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     maxPodsPerNode: Number(values['max-pods']),
     nodePools,
     clock,
-    manifests: values.filename ? String(values.filename).split(',').filter((f) => f !== '') : [],
-    profiles: values.profiles ? loadProfiles(String(values.profiles)) : [],
+    manifests,
+    profiles,
     portRange: { min: Number(range[1]), max: Number(range[2]) },
     sdkPortRange: { min: Number(sdkRange[1]), max: Number(sdkRange[2]) },
     seed: Number(values.seed),
@@ -292,5 +292,14 @@ function userName(): string {
     return `user ${userInfo().username}`;
   } catch {
     return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
+/** What a file named by `flag` holds; any error reading or parsing it is the user's (exit 2), named after the flag. */
+function fromFlag<T>(flag: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new FlagError(`${flag}: ${(error as Error).message}`);
   }
 }

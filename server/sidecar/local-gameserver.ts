@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { InputFileError, readInputFile } from '../input-file.js';
 import { parseYamlExact } from '../log/json.js';
 import { type Int64, inInt64Range, isInteger, toInt64 } from '../int64.js';
 import {
@@ -130,8 +130,9 @@ export function gameServerFromManifest(path: string, options: LocalGameServerOpt
   const absolute = resolve(path);
   let text: string;
   try {
-    text = readFileSync(absolute, 'utf8');
-  } catch {
+    text = readInputFile(absolute);
+  } catch (error) {
+    if (error instanceof InputFileError) throw new Error(`${absolute}: ${error.message}`);
     throw new Error(`Could not find file: ${absolute}`);
   }
   const manifest = object(parseYamlExact(text), 'manifest');

@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../log/event-log.js';
 import type { Resource } from '../kinds/resource.js';
 import type { Cluster } from '../cluster.js';
-import { MAX_PODS_PER_NODE, NODE_KIND, type NodeShape, nodeCreation } from './nodes.js';
+import { MAX_NODES, MAX_PODS_PER_NODE, NODE_KIND, type NodeShape, nodeCreation } from './nodes.js';
 import { durationMs, loadDocuments } from './profiles.js';
 
 /**
@@ -84,12 +84,15 @@ export function parseNodePool(document: unknown): NodePool {
   const minNodes = integer(spec.minNodes, 'spec.minNodes', 0, '>= 0');
   if (spec.maxNodes === undefined) throw new Error('spec.maxNodes: required');
   const maxNodes = integer(spec.maxNodes, 'spec.maxNodes', minNodes, '>= spec.minNodes');
+  if (maxNodes > MAX_NODES) throw new Error(`spec.maxNodes: must be at most ${MAX_NODES}, not ${maxNodes}`);
   const initialNodes = spec.initialNodes ?? minNodes;
   if (typeof initialNodes !== 'number' || !Number.isInteger(initialNodes) || initialNodes < minNodes || initialNodes > maxNodes) {
     throw new Error('spec.initialNodes: must be an integer from spec.minNodes to spec.maxNodes');
   }
   const scanIntervalMs = durationMs(spec.scanInterval, 'spec.scanInterval');
   if (scanIntervalMs <= 0) throw new Error('spec.scanInterval: must be longer than 0');
+  // The clock counts whole milliseconds: a shorter interval would fire at the same instant forever.
+  if (scanIntervalMs < 1) throw new Error('spec.scanInterval: must be at least 1ms');
   return {
     name,
     podsPerNode,

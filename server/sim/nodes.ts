@@ -8,6 +8,9 @@ export const MAX_PODS_PER_NODE = 110;
 
 export const NODE_KIND = 'Node';
 
+/** The most nodes a simulated cluster has (Kubernetes supports 5,000 per cluster): each is an object, made at start. */
+export const MAX_NODES = 10_000;
+
 export function nodeName(index: number): string {
   return `node-${index + 1}`;
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gameserver.js';
 import { parseGoDuration } from '../k8s/duration.js';
 import { yaml } from '../log/json.js';
@@ -60,10 +60,11 @@ export const DEFAULT_PROFILE: ProcessProfile = {
  * `1m`, `1h30m`), or a number of seconds.
  */
 export function durationMs(value: unknown, field: string): number {
-  if (typeof value === 'number' && value >= 0) return value * 1000;
+  // Finite only: YAML's .inf is a number, and so is a string of 400 digits.
+  if (typeof value === 'number' && value >= 0 && Number.isFinite(value)) return value * 1000;
   if (typeof value === 'string') {
     const text = value.trim();
-    if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+    if (/^\d+(\.\d+)?$/.test(text) && Number.isFinite(Number(text))) return Number(text) * 1000;
     const parsed = parseGoDuration(text);
     if ('value' in parsed && parsed.value >= 0) return parsed.value;
   }
@@ -126,7 +127,12 @@ export function loadProfiles(path: string): ProcessProfile[] {
 
 /** Reads every YAML document of a file with `parse`; an error names the file and the document (1-based). */
 export function loadDocuments<T>(path: string, parse: (document: unknown) => T): T[] {
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readInputFile(path);
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${whyUnreadable(error)}`);
+  }
   return yaml()
     .parseAllDocuments(text)
     .map((d) => d.toJSON() as unknown)

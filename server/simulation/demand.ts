@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { SeededRandom } from '../clock.js';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
-import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, stringAt } from './fields.js';
+import { type FieldPath, type Fields, FieldError, SCENARIO_LIMITS, ScenarioError, countText, durationAt, durationText, listAt, numberAt, objectAt, onlyKnown, stringAt } from './fields.js';
 import { type DemandTrace, recordedDemand } from './recorded-demand.js';
 
 /**
@@ -29,6 +29,8 @@ interface Curve {
   rateAt(ms: number): number;
   /** An upper bound of the rate, for thinning. */
   max: number;
+  /** The field that sets `max`, for an error. */
+  maxAt: FieldPath;
   text: string;
 }
 
@@ -44,7 +46,12 @@ function* poissonArrivals(curve: Curve, rng: SeededRandom, durationMs: number): 
   }
 }
 
-function curveDemand(curve: Curve): Demand {
+/** Thinning draws `max` arrivals a second over the whole run, whatever the curve keeps: bounded so the run ends. */
+function curveDemand(curve: Curve, durationMs: number): Demand {
+  const drawn = (curve.max * durationMs) / 1000;
+  if (drawn > SCENARIO_LIMITS.arrivals) {
+    throw new FieldError(curve.maxAt, `${curve.max}/s for ${durationText(durationMs)} is up to ${countText(drawn)} arrivals; a run takes at most ${countText(SCENARIO_LIMITS.arrivals)} (lower the rate or the duration)`);
+  }
   return { arrivals: (rng, durationMs) => poissonArrivals(curve, rng, durationMs), text: curve.text };
 }
 
@@ -53,7 +60,7 @@ const rate = (spec: Fields, key: string, path: FieldPath) => numberAt(spec[key],
 function constantCurve(spec: Fields, path: FieldPath): Curve {
   onlyKnown(spec, ['type', 'rate'], path);
   const r = rate(spec, 'rate', path);
-  return { rateAt: () => r, max: r, text: `constant ${r}/s` };
+  return { rateAt: () => r, max: r, maxAt: [...path, 'rate'], text: `constant ${r}/s` };
 }
 
 function stepsCurve(spec: Fields, path: FieldPath, durationMs: number): Curve {
@@ -76,6 +83,7 @@ function stepsCurve(spec: Fields, path: FieldPath, durationMs: number): Curve {
       return r;
     },
     max: Math.max(...steps.map((s) => s.rate)),
+    maxAt: [...path, 'steps', steps.reduce((top, s, i) => (s.rate > steps[top]!.rate ? i : top), 0), 'rate'],
     text: `${steps.length} steps`,
   };
 }
@@ -91,6 +99,7 @@ function diurnalCurve(spec: Fields, path: FieldPath): Curve {
   return {
     rateAt: (ms) => min + ((peak - min) * (1 + Math.cos((2 * Math.PI * (ms - peakAtMs)) / periodMs))) / 2,
     max: peak,
+    maxAt: [...path, 'peak'],
     text: `diurnal ${min}–${peak}/s, peak at ${String(spec.peakAt ?? '20h')}`,
   };
 }
@@ -122,6 +131,7 @@ function spikesCurve(spec: Fields, path: FieldPath, durationMs: number): Curve {
       return r;
     },
     max: base + spikes.reduce((sum, s) => sum + s.rate, 0),
+    maxAt: [...path, 'spikes'],
     text: `base ${base}/s with ${spikes.length} spike${spikes.length === 1 ? '' : 's'}`,
   };
 }
@@ -133,15 +143,18 @@ function timestampMs(text: string, startMs: number): number | undefined {
   return ms === undefined ? undefined : ms - startMs;
 }
 
+/** A CSV of arrivals may be larger than a file of configuration: about six million timestamps. */
+const MAX_CSV_BYTES = 64 * 1024 * 1024;
+
 /** A CSV of arrival timestamps (a header row naming the column is optional); `dir` resolves its path. */
 function csvDemand(spec: Fields, path: FieldPath, context: DemandContext): Demand {
   onlyKnown(spec, ['type', 'file', 'column'], path);
   const file = context.resolve(stringAt(spec.file, [...path, 'file']));
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file, MAX_CSV_BYTES);
   } catch (error) {
-    throw new FieldError([...path, 'file'], `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new FieldError([...path, 'file'], `cannot read ${file}: ${whyUnreadable(error)}`);
   }
   let rows: Array<{ record: string[]; info: { lines: number } }>;
   try {
@@ -190,13 +203,13 @@ export function parseDemand(value: unknown, path: FieldPath, context: DemandCont
   const type = stringAt(spec.type, [...path, 'type']);
   switch (type) {
     case 'constant':
-      return curveDemand(constantCurve(spec, path));
+      return curveDemand(constantCurve(spec, path), context.durationMs);
     case 'steps':
-      return curveDemand(stepsCurve(spec, path, context.durationMs));
+      return curveDemand(stepsCurve(spec, path, context.durationMs), context.durationMs);
     case 'diurnal':
-      return curveDemand(diurnalCurve(spec, path));
+      return curveDemand(diurnalCurve(spec, path), context.durationMs);
     case 'spikes':
-      return curveDemand(spikesCurve(spec, path, context.durationMs));
+      return curveDemand(spikesCurve(spec, path, context.durationMs), context.durationMs);
     case 'csv':
       return csvDemand(spec, path, context);
     case 'recording':

@@ -8,6 +8,14 @@ import { durationMs } from '../sim/profiles.js';
 
 export type FieldPath = ReadonlyArray<string | number>;
 
+/**
+ * What keeps a run finite: at most a month of simulated time, moved in at most ten million steps
+ * (and anything that repeats on its own — a node scan, an idle allocator's batch loop — at most as
+ * often), at most fifty million players arriving (each an allocation), and a player who waits
+ * trying at most ten thousand times.
+ */
+export const SCENARIO_LIMITS = { durationMs: 31 * 24 * 3_600_000, steps: 10_000_000, arrivals: 50_000_000, attempts: 10_000 } as const;
+
 export class FieldError extends Error {
   override readonly name = 'FieldError';
   constructor(
@@ -47,10 +55,11 @@ export function onlyKnown(object: Fields, known: readonly string[], path: FieldP
   }
 }
 
-export function numberAt(value: unknown, path: FieldPath, options: { min?: number; integer?: boolean } = {}): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new FieldError(path, `must be a number, not ${JSON.stringify(value)}`);
+export function numberAt(value: unknown, path: FieldPath, options: { min?: number; max?: number; integer?: boolean } = {}): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new FieldError(path, `must be a number, not ${typeof value === 'number' ? value : JSON.stringify(value)}`);
   if (options.integer && !Number.isInteger(value)) throw new FieldError(path, `must be an integer, not ${value}`);
   if (options.min !== undefined && value < options.min) throw new FieldError(path, `must be at least ${options.min}, not ${value}`);
+  if (options.max !== undefined && value > options.max) throw new FieldError(path, `must be at most ${options.max}, not ${value}`);
   return value;
 }
 
@@ -59,16 +68,33 @@ export function stringAt(value: unknown, path: FieldPath): string {
   return value;
 }
 
-/** A duration in milliseconds (`90s`, `20m`, `24h`, or seconds as a number); `positive` refuses 0. */
-export function durationAt(value: unknown, path: FieldPath, options: { positive?: boolean } = {}): number {
+/**
+ * A duration in milliseconds (`90s`, `20m`, `24h`, or seconds as a number), always finite;
+ * `positive` refuses 0, `minMs` and `maxMs` bound it.
+ */
+export function durationAt(value: unknown, path: FieldPath, options: { positive?: boolean; minMs?: number; maxMs?: number } = {}): number {
   let ms: number;
   try {
     ms = durationMs(value, 'x');
   } catch {
-    throw new FieldError(path, `${JSON.stringify(value)} is not a duration (use 500ms, 2s, 20m, 24h or a number of seconds)`);
+    const text = typeof value === 'number' ? String(value) : JSON.stringify(value);
+    throw new FieldError(path, `${text} is not a duration (use 500ms, 2s, 20m, 24h or a number of seconds)`);
   }
   if (options.positive && ms <= 0) throw new FieldError(path, 'must be longer than 0');
+  if (options.minMs !== undefined && ms < options.minMs) throw new FieldError(path, `must be at least ${durationText(options.minMs)}`);
+  if (options.maxMs !== undefined && ms > options.maxMs) throw new FieldError(path, `must be at most ${durationText(options.maxMs)}`);
   return ms;
+}
+
+/** `744h`, `1s`, `1ms`: a bound as a scenario writes durations. */
+export function durationText(ms: number): string {
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** `86,400,000`: a count for people. */
+export function countText(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
 }
 
 export function required(object: Fields, key: string, path: FieldPath): unknown {

@@ -1,18 +1,18 @@
-import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import { type AllocatorOptions, MAX_ALLOCATOR_REPLICAS } from '../allocation/allocator.js';
 import { type FeatureGates, parseFeatureGates } from '../features.js';
 import { parseRfc3339 } from '../kinds/fleetautoscaler/schedule.js';
 import { readManifests } from '../manifests.js';
 import { type ProcessProfile, loadProfiles, parseProfile } from '../sim/profiles.js';
 import { type NodePool, checkNodePools, loadNodePools, parseNodePool } from '../sim/node-pools.js';
+import { MAX_NODES, MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { type Demand, parseDemand } from './demand.js';
 import { type Distribution, parseDistribution } from './distributions.js';
 import { type TimedChange, parseChanges } from './changes.js';
 import { recordedHolds } from './recorded-demand.js';
-import { MAX_PODS_PER_NODE } from '../sim/nodes.js';
-import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, listAt, numberAt, objectAt, onlyKnown, pathText, required, stringAt } from './fields.js';
+import { type FieldPath, type Fields, FieldError, ScenarioError, SCENARIO_LIMITS, countText, durationAt, durationText, listAt, numberAt, objectAt, onlyKnown, pathText, required, stringAt } from './fields.js';
 
 /**
  * A what-if scenario (`fleetsim simulate scenario.yaml`): the cluster's manifests and nodes, the
@@ -40,6 +40,14 @@ import { type FieldPath, type Fields, FieldError, ScenarioError, durationAt, lis
 
 export const SCENARIO_API_VERSION = 'fleetsim.dev/v1alpha1';
 export const SCENARIO_KIND = 'Scenario';
+
+/** Refuses an interval that would repeat more than SCENARIO_LIMITS.steps times in the run. */
+function repeatsAt(intervalMs: number, durationMs: number, path: FieldPath, what: string): void {
+  const times = durationMs / intervalMs;
+  if (times > SCENARIO_LIMITS.steps) {
+    throw new FieldError(path, `${durationText(intervalMs)} ${what} ${countText(times)} times in ${durationText(durationMs)}; at most ${countText(SCENARIO_LIMITS.steps)} (choose a longer one)`);
+  }
+}
 
 /** The virtual clock's start when the scenario names none (a Thursday, 00:00 UTC). */
 export const DEFAULT_START = '2026-01-01T00:00:00Z';
@@ -136,9 +144,9 @@ function lineOf(doc: Document, lines: LineCounter, path: FieldPath): number | un
 export function readScenario(file: string): ScenarioSource {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file);
   } catch (error) {
-    throw new ScenarioError(`${file}: cannot read it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ScenarioError(`${file}: cannot read it: ${whyUnreadable(error)}`);
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
@@ -188,12 +196,14 @@ function buildScenario(source: ScenarioSource): Scenario {
   const dir = dirname(source.file);
   const resolvePath = (p: string) => resolve(dir, p);
 
-  const durationMs = durationAt(required(spec, 'duration', path), [...path, 'duration'], { positive: true });
+  const durationMs = durationAt(required(spec, 'duration', path), [...path, 'duration'], { positive: true, maxMs: SCENARIO_LIMITS.durationMs });
   const seed = spec.seed === undefined ? 1 : numberAt(spec.seed, [...path, 'seed'], { integer: true, min: 0 });
   const startText = spec.start === undefined ? DEFAULT_START : stringAt(spec.start, [...path, 'start']);
   const startMs = parseRfc3339(startText);
   if (startMs === undefined) throw new FieldError([...path, 'start'], `"${startText}" is not an RFC 3339 time`);
-  const stepMs = spec.step === undefined ? 1000 : durationAt(spec.step, [...path, 'step'], { positive: true });
+  // The virtual clock counts whole milliseconds.
+  const stepMs = spec.step === undefined ? 1000 : durationAt(spec.step, [...path, 'step'], { positive: true, minMs: 1 });
+  repeatsAt(stepMs, durationMs, [...path, 'step'], 'steps the clock');
   const sampleMs = spec.sample === undefined ? Math.max(60_000, Math.ceil(durationMs / 288 / 60_000) * 60_000) : durationAt(spec.sample, [...path, 'sample'], { positive: true });
   if (sampleMs < stepMs) throw new FieldError([...path, 'sample'], `must not be shorter than step (${spec.step ?? '1s'})`);
   if (durationMs / sampleMs > 10_000) throw new FieldError([...path, 'sample'], 'gives more than 10,000 samples: choose a longer one');
@@ -210,7 +220,7 @@ function buildScenario(source: ScenarioSource): Scenario {
   const laterFleet = changes.some((change) => change.type === 'apply' && change.object.kind === 'Fleet');
   const resources = resourcesOf(spec.resources, [...path, 'resources'], source, laterFleet);
   if (spec.nodes !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'nodePools'], 'give nodes (fixed) or nodePools (autoscaled), not both');
-  const nodes = spec.nodes === undefined ? 100 : numberAt(spec.nodes, [...path, 'nodes'], { integer: true, min: 1 });
+  const nodes = spec.nodes === undefined ? 100 : numberAt(spec.nodes, [...path, 'nodes'], { integer: true, min: 1, max: MAX_NODES });
   if (spec.podsPerNode !== undefined && spec.nodePools !== undefined) throw new FieldError([...path, 'podsPerNode'], 'goes with nodes: a node pool says its own podsPerNode');
   const podsPerNode = spec.podsPerNode === undefined ? MAX_PODS_PER_NODE : numberAt(spec.podsPerNode, [...path, 'podsPerNode'], { integer: true, min: 1 });
   const nodePools = documentsOf(spec.nodePools, [...path, 'nodePools'], resolvePath, parseNodePool, loadNodePools);
@@ -219,6 +229,7 @@ function buildScenario(source: ScenarioSource): Scenario {
   } catch (error) {
     throw new FieldError([...path, 'nodePools'], (error as Error).message);
   }
+  nodePools.forEach((pool, i) => repeatsAt(pool.scanIntervalMs, durationMs, [...path, 'nodePools', i, 'spec', 'scanInterval'], 'scans'));
   const profiles = documentsOf(spec.processes, [...path, 'processes'], resolvePath, parseProfile, loadProfiles);
 
   const demandPath = [...path, 'demand'];
@@ -229,8 +240,11 @@ function buildScenario(source: ScenarioSource): Scenario {
   const allocation = arrivals.trace && demand.allocation === undefined ? undefined : objectAt(required(demand, 'allocation', demandPath), [...demandPath, 'allocation']);
   const retry = objectAt(demand.retry ?? {}, [...demandPath, 'retry']);
   onlyKnown(retry, ['interval', 'timeout'], [...demandPath, 'retry']);
-  const retryIntervalMs = retry.interval === undefined ? 1000 : durationAt(retry.interval, [...demandPath, 'retry', 'interval'], { positive: true });
-  const retryTimeoutMs = retry.timeout === undefined ? 60_000 : durationAt(retry.timeout, [...demandPath, 'retry', 'timeout']);
+  const retryIntervalMs = retry.interval === undefined ? 1000 : durationAt(retry.interval, [...demandPath, 'retry', 'interval'], { positive: true, minMs: 1 });
+  const retryTimeoutMs = retry.timeout === undefined ? 60_000 : durationAt(retry.timeout, [...demandPath, 'retry', 'timeout'], { maxMs: SCENARIO_LIMITS.durationMs });
+  if (retryTimeoutMs / retryIntervalMs > SCENARIO_LIMITS.attempts) {
+    throw new FieldError([...demandPath, 'retry', 'interval'], `a player would try ${countText(retryTimeoutMs / retryIntervalMs)} times in the timeout (${durationText(retryTimeoutMs)}); at most ${countText(SCENARIO_LIMITS.attempts)} (choose a longer interval)`);
+  }
 
   const sessionsPath = [...path, 'sessions'];
   let length: Distribution;
@@ -250,7 +264,7 @@ function buildScenario(source: ScenarioSource): Scenario {
   const pricesPath = [...path, 'prices'];
   const prices = objectAt(spec.prices ?? {}, pricesPath);
   onlyKnown(prices, ['nodeHour', 'gameServerHour', 'currency'], pricesPath);
-  const allocator = allocatorOf(spec.allocator, [...path, 'allocator']);
+  const allocator = allocatorOf(spec.allocator, [...path, 'allocator'], durationMs);
   return {
     name,
     file: source.file,
@@ -285,7 +299,7 @@ function buildScenario(source: ScenarioSource): Scenario {
 }
 
 /** `spec.allocator`: the model, and for agones-batch how the allocator it models is deployed. */
-function allocatorOf(value: unknown, path: FieldPath): AllocatorOptions {
+function allocatorOf(value: unknown, path: FieldPath, durationMs: number): AllocatorOptions {
   const fields = objectAt(value ?? {}, path);
   const settings = ['replicas', 'batchWait', 'informerLag'];
   onlyKnown(fields, ['model', ...settings], path);
@@ -296,12 +310,14 @@ function allocatorOf(value: unknown, path: FieldPath): AllocatorOptions {
     if (stray) throw new FieldError([...path, stray], 'goes with model: agones-batch');
     return { model };
   }
-  const replicas = fields.replicas === undefined ? undefined : numberAt(fields.replicas, [...path, 'replicas'], { integer: true, min: 1 });
-  if (replicas !== undefined && replicas > MAX_ALLOCATOR_REPLICAS) throw new FieldError([...path, 'replicas'], `must be at most ${MAX_ALLOCATOR_REPLICAS}, not ${replicas}`);
+  const replicas = fields.replicas === undefined ? undefined : numberAt(fields.replicas, [...path, 'replicas'], { integer: true, min: 1, max: MAX_ALLOCATOR_REPLICAS });
+  // An idle replica's batch loop wakes every batchWait.
+  const batchWaitMs = fields.batchWait === undefined ? undefined : durationAt(fields.batchWait, [...path, 'batchWait'], { positive: true, minMs: 1 });
+  if (batchWaitMs !== undefined) repeatsAt(batchWaitMs, durationMs, [...path, 'batchWait'], 'wakes the batch loop');
   return {
     model,
     replicas,
-    batchWaitMs: fields.batchWait === undefined ? undefined : durationAt(fields.batchWait, [...path, 'batchWait'], { positive: true }),
+    batchWaitMs,
     informerLagMs: fields.informerLag === undefined ? undefined : durationAt(fields.informerLag, [...path, 'informerLag']),
   };
 }
@@ -338,8 +354,7 @@ function readResources(source: ScenarioSource): void {
     try {
       documents = readManifests(file);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new ScenarioError(`${source.locate(['spec', 'resources', i])}: spec.resources[${i}]: cannot read ${item}: ${reason}`);
+      throw new ScenarioError(`${source.locate(['spec', 'resources', i])}: spec.resources[${i}]: ${(error as Error).message}`);
     }
     documents.forEach((document, n) => {
       if (typeof document !== 'object' || document === null || Array.isArray(document)) {
@@ -360,8 +375,7 @@ function documentsOf<T>(value: unknown, path: FieldPath, resolvePath: (p: string
     try {
       return typeof item === 'string' ? load(resolvePath(item)) : [parse(item)];
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read ${item as string}: ENOENT` : (error as Error).message;
-      throw new FieldError([...path, i], reason);
+      throw new FieldError([...path, i], (error as Error).message);
     }
   });
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, runCli } from './helpers/process.js';
+import { REPO_ROOT, killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { fleetManifest } from './helpers/manifests.js';
@@ -243,4 +243,48 @@ describe('fleetsim explain', () => {
     const wrongScope = await apiRequest(serve.baseUrl, 'GET', '/fleetsim/v1/explain/fleet/roll');
     expect(wrongScope.status).toBe(400);
   });
+});
+
+const BUSY_SCENARIO = join(REPO_ROOT, 'test', 'fixtures', 'busy-half-hour.yaml');
+
+describe('fleetsim explain on a long log', () => {
+  afterAll(() => killAll());
+
+  it('answers other requests while explanations of long histories run: they read a slice at a time', async () => {
+    const busy = mkdtempSync(join(tmpdir(), 'fleetsim-explain-busy-'));
+    try {
+      const simulated = await runCli(['simulate', BUSY_SCENARIO, '--out', join(busy, 'out')], seconds(180));
+      expect(simulated.code, simulated.stderr).toBe(0);
+      const server = await startServe(['--db', join(busy, 'out', 'fleetsim.db'), '--no-default-fleet', '--nodes', '20', '--no-listen', '--clock', 'virtual'], seconds(60));
+      const sets = await apiRequest(server.baseUrl, 'GET', `${NS}/gameserversets`);
+      const set = (sets.json as { items: Array<{ metadata: { name: string } }> }).items[0]!.metadata.name;
+      const targets = ['fleetautoscaler/default/game', 'fleet/default/game', `gameserverset/default/${set}`];
+
+      // Twenty explanations at once, of objects with hundreds of changes; a cheap request asked again and again meanwhile.
+      const explanationCount = 20;
+      let explained = 0;
+      const explanations = Promise.all(
+        Array.from({ length: explanationCount }, async (_, i) => {
+          const res = await apiRequest(server.baseUrl, 'GET', `/fleetsim/v1/explain/${targets[i % targets.length]}`, { timeoutMs: seconds(120) });
+          explained++;
+          return res;
+        }),
+      );
+      let cheap = 0;
+      while (explained < explanationCount) {
+        expect((await apiRequest(server.baseUrl, 'GET', '/fleetsim/v1/clock', { timeoutMs: seconds(120) })).status).toBe(200);
+        cheap++;
+      }
+      for (const res of await explanations) {
+        expect(res.status, res.text.slice(0, 200)).toBe(200);
+        expect((res.json as History).changes.length).toBeGreaterThan(100);
+      }
+      // The server answers while it reads the log for the explanations: several cheap requests for
+      // each one. An explanation that held the event loop until it was done let one through at most.
+      expect(cheap, `cheap requests answered while ${explanationCount} explanations ran`).toBeGreaterThanOrEqual(2 * explanationCount);
+    } finally {
+      await killAll();
+      rmSync(busy, { recursive: true, force: true });
+    }
+  }, seconds(300));
 });

@@ -1,7 +1,9 @@
 import express, { type Request, type Response } from 'express';
 import { apiErrors } from '../k8s/status.js';
 import type { EventLog } from '../log/event-log.js';
-import { LogExplainer, kindByName } from '../history/explain.js';
+import { LogExplainer, type ObjectHistory, kindByName } from '../history/explain.js';
+import { nextSlice } from '../history/slices.js';
+import { stringifyJsonExact } from '../log/json.js';
 import { sendError, sendJson } from './responses.js';
 
 /**
@@ -15,26 +17,30 @@ import { sendError, sendJson } from './responses.js';
  */
 export function explainRoutes(log: EventLog): express.Router {
   const router = express.Router();
-  const answer = (res: Response, work: () => unknown) => {
-    try {
-      sendJson(res, 200, work());
-    } catch (error) {
-      sendError(res, error);
-    }
-  };
+  // Explanations read the log, and are written, a slice at a time: other requests are answered meanwhile.
+  const answer = (res: Response, work: () => Promise<unknown>) =>
+    work().then(
+      (body) => sendJson(res, 200, body),
+      (error: unknown) => sendError(res, error),
+    );
+  const answerHistory = (res: Response, work: () => Promise<ObjectHistory>) =>
+    work().then(
+      (history) => sendHistory(res, history),
+      (error: unknown) => sendError(res, error),
+    );
 
   router.get('/fleetsim/v1/explain/:kind/:first/:second', (req: Request, res: Response) =>
-    answer(res, () => explainObject(log, String(req.params.kind), String(req.params.first), String(req.params.second))),
+    answerHistory(res, () => explainObject(log, String(req.params.kind), String(req.params.first), String(req.params.second))),
   );
   router.get('/fleetsim/v1/explain/:kind/:name', (req: Request, res: Response) =>
-    answer(res, () => explainObject(log, String(req.params.kind), undefined, String(req.params.name))),
+    answerHistory(res, () => explainObject(log, String(req.params.kind), undefined, String(req.params.name))),
   );
   router.get('/fleetsim/v1/log/:seq/explain', (req: Request, res: Response) =>
-    answer(res, () => {
+    answer(res, async () => {
       const text = String(req.params.seq);
       const seq = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : NaN;
       if (!Number.isSafeInteger(seq)) throw apiErrors.badRequest(`seq: "${text}" is not an event's sequence number (a whole number from 1)`);
-      const explained = new LogExplainer(log).explainEvent(seq);
+      const explained = await new LogExplainer(log).explainEvent(seq);
       if (!explained) throw apiErrors.notFound('events', '', text);
       return explained;
     }),
@@ -42,7 +48,25 @@ export function explainRoutes(log: EventLog): express.Router {
   return router;
 }
 
-function explainObject(log: EventLog, kindName: string, namespace: string | undefined, name: string) {
+/**
+ * A history's JSON, as sendJson would write it, a change at a time in slices: encoding thousands of
+ * changes at once would hold the event loop.
+ */
+async function sendHistory(res: Response, history: ObjectHistory): Promise<void> {
+  res.status(200).type('application/json');
+  let chunk = `{"object":${stringifyJsonExact(history.object)},"changes":[`;
+  for (const [i, change] of history.changes.entries()) {
+    chunk += `${i > 0 ? ',' : ''}${stringifyJsonExact(change)}`;
+    if (chunk.length < 65_536) continue;
+    res.write(chunk);
+    chunk = '';
+    await nextSlice();
+    if (res.destroyed) return;
+  }
+  res.end(`${chunk}]}`);
+}
+
+async function explainObject(log: EventLog, kindName: string, namespace: string | undefined, name: string): Promise<ObjectHistory> {
   const kind = kindByName(kindName);
   if (!kind) throw apiErrors.badRequest(`kind: the server doesn't have a resource type "${kindName}"`);
   if (kind.namespaced && namespace === undefined) throw apiErrors.badRequest(`${kind.kind} is namespaced: ask for /fleetsim/v1/explain/${kindName}/{namespace}/${name}`);

@@ -4,6 +4,7 @@ import { EventLog } from '../log/event-log.js';
 import { stringifyJsonExact } from '../log/json.js';
 import { DEFAULT_DB } from './serve-command.js';
 import { LogExplainer, type ObjectHistory, formatHistory, kindByName } from '../history/explain.js';
+import { batchMemberNames } from '../kinds/gameserver/events.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'db', type: 'string', help: `read this event log file (default ${DEFAULT_DB}, serve's)` },
@@ -41,18 +42,18 @@ export async function explainCommand(argv: string[]): Promise<number> {
   if (values.server !== undefined && values.db !== undefined) throw new FlagError('give --db or --server, not both');
 
   const source = values.server !== undefined ? String(values.server) : String(values.db ?? DEFAULT_DB);
-  const history = values.server !== undefined ? await ask(source, kindName, namespace, name, kind.namespaced) : read(source, kind.kind, namespace, name);
+  const history = values.server !== undefined ? await ask(source, kindName, namespace, name, kind.namespaced) : await read(source, kind.kind, namespace, name);
   // Not found, as kubectl says of a missing object: an error, exit 1.
   if (history.changes.length === 0) throw new Error(`no events of ${kind.kind} ${namespace ? `${namespace}/` : ''}${name} in ${source}`);
   console.log(output === 'json' ? stringifyJsonExact(history, 2) : formatHistory(history));
   return 0;
 }
 
-function read(db: string, kind: string, namespace: string, name: string): ObjectHistory {
+async function read(db: string, kind: string, namespace: string, name: string): Promise<ObjectHistory> {
   if (!existsSync(db)) throw new Error(`no event log at ${db} (--db FILE, or --server URL for a running fleetsim)`);
-  const log = new EventLog(db, { readonly: true });
+  const log = new EventLog(db, { readonly: true, membersOf: batchMemberNames });
   try {
-    return new LogExplainer(log).explainObject(kind, namespace, name);
+    return await new LogExplainer(log).explainObject(kind, namespace, name);
   } finally {
     log.close();
   }

@@ -88,7 +88,7 @@ describe('NodeAutoscaler', () => {
 
     // Why default-2 exists, from the log alone.
     await h.cluster.settled();
-    const history = new LogExplainer(h.cluster.log).explainObject('Node', '', 'default-2');
+    const history = await new LogExplainer(h.cluster.log).explainObject('Node', '', 'default-2');
     expect(history.changes.map((c) => c.summary)).toEqual(['created']);
     const because = history.changes[0]!.because.map((b) => b.text);
     expect(because[0]).toBe('timer cluster-autoscaler.provision (pool default, node default-2, scaleUpDelaySeconds 60)');

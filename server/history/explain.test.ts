@@ -34,17 +34,17 @@ describe('explain on a recording', () => {
   r.see(2, 'FleetAutoscaler', 'buffer', fas(8, 6));
   r.close(4);
   const log = new EventLog(path, { readonly: true });
-  const explain = (kind: string, name: string) => new LogExplainer(log).explainObject(kind, 'default', name).changes;
+  const explain = async (kind: string, name: string) => (await new LogExplainer(log).explainObject(kind, 'default', name)).changes;
 
-  it("says what each observed change of a GameServer did, and what the cluster said of its allocation", () => {
-    const changes = explain('GameServer', 'g1');
+  it("says what each observed change of a GameServer did, and what the cluster said of its allocation", async () => {
+    const changes = await explain('GameServer', 'g1');
     expect(changes.map((c) => c.summary)).toEqual(['observed (Ready)', 'observed (Ready → Allocated): allocated', 'observed: terminating', 'deleted']);
     expect(changes[1]!.because.map((b) => b.text)).toEqual([
       'seen on cluster prod (context prod) by a watch at 2026-01-01T00:01:00.000Z, resourceVersion 2: allocated, the allocation setting labels {mode: ctf} and annotations {}',
     ]);
   });
 
-  it('names the fields a recorded spec or status change moved', () => {
-    expect(explain('FleetAutoscaler', 'buffer').map((c) => c.summary)).toEqual(['created', 'status: currentReplicas null → 6', 'spec changed (policy.buffer.bufferSize 4 → 8)']);
+  it('names the fields a recorded spec or status change moved', async () => {
+    expect((await explain('FleetAutoscaler', 'buffer')).map((c) => c.summary)).toEqual(['created', 'status: currentReplicas null → 6', 'spec changed (policy.buffer.bufferSize 4 → 8)']);
   });
 });

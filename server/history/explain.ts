@@ -6,6 +6,7 @@ import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { EVENT_KIND } from '../kinds/event/event.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
+import { nextSlice } from './slices.js';
 
 /**
  * `fleetsim explain`: an object's history read from the log, and for each change the chain of
@@ -51,27 +52,41 @@ export function kindByName(name: string): { kind: string; namespaced: boolean } 
 }
 
 /**
- * Explains from one log. Each object's history is read once per explainer (a scan of the log:
- * it keeps no index by object), so make one per question on a log that is still growing.
+ * Explains from one log, through its index by object (server/log/object-index.ts): an object's
+ * history reads its own events, and a change a cause names is told from the few events before it
+ * (back to the last that set the whole object), not from that object's whole history. It reads a
+ * few milliseconds at a time, letting the event loop turn between slices. Make one per question
+ * on a log that is still growing.
  */
 export class LogExplainer {
   private readonly histories = new Map<string, Versions>();
+  /** One change's before and after, by `seq/subject`. */
+  private readonly around = new Map<string, Versions>();
 
   constructor(private readonly log: EventLog) {}
 
   /** One event and the chain of its causes; undefined when the log has no such event. */
-  explainEvent(seq: number): ExplainedChange | undefined {
-    const event = this.event(seq);
-    return event && this.explained(event, this.versionsOf(event.kind, event.namespace, event.name));
+  async explainEvent(seq: number): Promise<ExplainedChange | undefined> {
+    const event = await this.event(seq);
+    if (!event) return undefined;
+    // An event under no name (a set's batch of GameServers) says what it is by itself.
+    return this.explained(event, event.name === '' ? new Map() : await this.versionAround(event, event.name));
   }
 
   /** Every change of one object, in order, each with the chain of its causes. */
-  explainObject(kind: string, namespace: string, name: string): ObjectHistory {
-    const versions = this.versionsOf(kind, namespace, name);
-    return { object: { kind, namespace, name }, changes: [...versions.values()].map(({ event }) => this.explained(event, versions)) };
+  async explainObject(kind: string, namespace: string, name: string): Promise<ObjectHistory> {
+    const key = `${kind}/${namespace}/${name}`;
+    let versions = this.histories.get(key);
+    if (!versions) {
+      versions = await this.fold(this.log.history(kind, namespace, name), kind, name);
+      this.histories.set(key, versions);
+    }
+    const changes: ExplainedChange[] = [];
+    for (const { event } of versions.values()) changes.push(await this.explained(event, versions));
+    return { object: { kind, namespace, name }, changes };
   }
 
-  private explained(event: StoredEvent, versions: Versions): ExplainedChange {
+  private async explained(event: StoredEvent, versions: Versions): Promise<ExplainedChange> {
     return {
       seq: event.seq,
       time: new Date(event.time).toISOString(),
@@ -80,7 +95,7 @@ export class LogExplainer {
       namespace: event.namespace,
       name: event.name,
       summary: describeChange(event, versions),
-      because: this.chain(event),
+      because: await this.chain(event),
     };
   }
 
@@ -88,7 +103,7 @@ export class LogExplainer {
    * The causes behind `event`, nearest first: each cause, then the event it followed, then that
    * one's cause… down to a request, a timer or the start.
    */
-  private chain(event: StoredEvent): Because[] {
+  private async chain(event: StoredEvent): Promise<Because[]> {
     const links: Because[] = [];
     let cause = event.cause;
     let before = event.seq;
@@ -98,11 +113,11 @@ export class LogExplainer {
       if (cause.type === 'autoscaler' && cause.trigger.type === 'timer') links.push({ text: describeCause(cause.trigger) });
       // A cause names an earlier event; anything else would be a loop.
       if (after === undefined || after >= before) break;
-      const earlier = this.event(after);
+      const earlier = await this.event(after);
       if (!earlier) break;
       // A batch of new GameServers is written under no name: the cause names the one meant.
       const subject = earlier.name === '' && 'object' in cause && cause.object ? cause.object.name : earlier.name;
-      const versions = this.versionsOf(earlier.kind, earlier.namespace, subject);
+      const versions = await this.versionAround(earlier, subject);
       links.push({
         text: `${objectName(earlier.kind, earlier.namespace, subject)}: ${describeChange(earlier, versions)}`,
         seq: earlier.seq,
@@ -115,40 +130,64 @@ export class LogExplainer {
     return links;
   }
 
-  private event(seq: number): StoredEvent | undefined {
-    for (const event of this.log.read({ fromSeq: seq, toSeq: seq })) return event;
-    return undefined;
+  private async event(seq: number): Promise<StoredEvent | undefined> {
+    await nextSlice();
+    return this.log.eventAt(seq);
   }
 
-  /** The object's events, each with the object as it was before and after it. */
-  private versionsOf(kind: string, namespace: string, name: string): Versions {
-    const key = `${kind}/${namespace}/${name}`;
-    const known = this.histories.get(key);
+  /**
+   * The object `subject` as it was before and after `event`, one of its events: read back from the
+   * event to the last one before it that set the whole object (its creation, a replacement, a
+   * deletion), so a change costs the events since, however long the object's history.
+   */
+  private async versionAround(event: StoredEvent, subject: string): Promise<Versions> {
+    const key = `${event.seq}/${subject}`;
+    const known = this.histories.get(`${event.kind}/${event.namespace}/${subject}`) ?? this.around.get(key);
     if (known) return known;
-    const events = [...this.log.read({ kind, namespace, name })];
-    // A set creates its GameServers in batches, written under no name: the one holding this one creates it.
-    const created = new Map<number, GameServer>();
-    if (kind === GAMESERVER_KIND) {
-      for (const batch of this.log.read({ kind, namespace, name: '' })) {
-        const gs = batch.type === 'GameServersCreated' ? gameServersOfBatch(batch).find((g) => g.metadata.name === name) : undefined;
-        if (!gs) continue;
-        created.set(batch.seq, gs);
-        events.push(batch);
+    const log = this.log;
+    const back = function* () {
+      for (const earlier of log.history(event.kind, event.namespace, subject, event.seq)) {
+        yield earlier;
+        if (earlier.seq !== event.seq && SETS_WHOLE_OBJECT.has(earlier.type)) return;
       }
-      events.sort((a, b) => a.seq - b.seq);
+    };
+    const versions = await this.fold(back(), event.kind, subject);
+    this.around.set(key, versions);
+    return versions;
+  }
+
+  /** Events of one object, newest first, folded oldest first: each with the object before and after it. */
+  private async fold(newestFirst: Iterable<StoredEvent>, kind: string, name: string): Promise<Versions> {
+    const events: StoredEvent[] = [];
+    for (const event of newestFirst) {
+      events.push(event);
+      await nextSlice();
     }
     const versions: Versions = new Map();
     let object: unknown;
-    for (const event of events) {
+    for (const event of events.reverse()) {
       const before = object;
       if (kind !== GAMESERVER_KIND) object = evolveResource(object as Resource | undefined, event);
-      else object = created.get(event.seq) ?? evolveGameServer(object as GameServer | undefined, event);
+      // A set creates its GameServers in batches, written under no name: the one holding this one creates it.
+      else if (event.name === '') object = gameServersOfBatch(event).find((g) => g.metadata.name === name);
+      else object = evolveGameServer(object as GameServer | undefined, event);
       versions.set(event.seq, { event, before, after: object });
+      await nextSlice();
     }
-    this.histories.set(key, versions);
     return versions;
   }
 }
+
+/** Events after which the object is what the event says, whatever it was before (evolveResource, evolveGameServer). */
+const SETS_WHOLE_OBJECT = new Set([
+  'ResourceCreated',
+  'ResourceUpdated',
+  'ResourceDeleted',
+  'GameServerCreated',
+  'GameServerReloaded',
+  'GameServersCreated',
+  'GameServerDeleted',
+]);
 
 type Versions = Map<number, { event: StoredEvent; before: unknown; after: unknown }>;
 

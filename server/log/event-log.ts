@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
 import { LogWriterThread } from './log-writer.js';
+import { ADD_INDEX_COLUMN, LINKS_COLUMNS, LINKS_TABLE, type MembersOf, ObjectHeads, SCAN_PAGE, nextOf } from './object-index.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
 export interface NewEvent<P = unknown> {
@@ -71,6 +72,12 @@ interface Row {
   cause: string | null;
 }
 
+/** A row with its links (server/log/object-index.ts), those of a row from before the index read from event_links. */
+interface LinkedRow extends Row {
+  prev: number | null;
+  member_prev: string | null;
+}
+
 /** `caused_by` with a reference followed (by primary key, in the same query). */
 const CAUSE_RESOLVED = `CASE WHEN substr(caused_by, 1, 1) = '@'
   THEN (SELECT origin.caused_by FROM events AS origin WHERE origin.seq = CAST(substr(events.caused_by, 2) AS INTEGER))
@@ -131,17 +138,16 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
  */
 const ADD_CAUSE_COLUMN = 'ALTER TABLE events ADD COLUMN caused_by TEXT';
 
-const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, caused_by)';
-const PARAMS_PER_ROW = 9;
+const COLUMNS = '(seq, time, type, kind, namespace, name, payload, schema_version, caused_by, prev)';
+const PARAMS_PER_ROW = 10;
 const PAYLOAD_COLUMN = 6;
 const CAUSE_COLUMN = 8;
+const PREV_COLUMN = 9;
 
 /** What `caused_by` will hold: the cause (written as JSON), its text already, or none. */
 type CauseColumn = Cause | string | null;
 const EVENT_FIELDS = ['seq', 'time', 'type', 'kind', 'namespace', 'name', 'payload', 'schema_version'].map((f) => `events.${f}`).join(', ');
 
-// No index by object: it would cost several times the insert itself, and only the replay tool's
-// per-object listing reads that way (a scan of the file).
 
 /**
  * Writes an event's row into `rows` from `at` on (`PARAMS_PER_ROW` values, in COLUMNS order), its
@@ -168,6 +174,13 @@ function encodeJsonColumns(params: unknown[], at: number): void {
   params[at + PAYLOAD_COLUMN] = stringifyJsonExact(params[at + PAYLOAD_COLUMN]);
   const cause = params[at + CAUSE_COLUMN];
   if (typeof cause === 'object' && cause !== null) params[at + CAUSE_COLUMN] = JSON.stringify(cause);
+}
+
+/** The `i`th (seq, prev, member_prev) of `triples` into `params` from `at`. */
+function copyTriple(triples: unknown[], i: number, params: unknown[], at: number): void {
+  params[at] = triples[i * 3];
+  params[at + 1] = triples[i * 3 + 1];
+  params[at + 2] = triples[i * 3 + 2];
 }
 
 /** Rows per multi-row INSERT. */
@@ -222,6 +235,25 @@ export class EventLog {
   private readonly insertBatch: (events: StoredEvent[], causes: CauseColumn[]) => void;
   /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
   private readonly keepsCauses: boolean;
+  /** Whether the file has the index columns (a log written before them, opened read-only, does not). */
+  private readonly indexed: boolean;
+  private readonly readonly: boolean;
+  private readonly membersOf: MembersOf | undefined;
+  /** The newest event of each object, for the links of the rows this log writes and for `history`. */
+  private readonly heads = new ObjectHeads();
+  /** The heads hold every row up to this one (see `learn`). */
+  private learnedThrough = 0;
+  /** The last row in the file when it was opened: the heads must learn up to it before use. */
+  private readonly openedThrough: number;
+  /** The last row of event_links (rows from before the index are linked up to it). */
+  private linkedThrough = 0;
+  /** Rows from before the index learned but not yet linked: (seq, prev, member_prev) triples. */
+  private unlinked: unknown[] = [];
+  /** event_links rows of the rows being written (batches whose members had earlier namesakes): triples too. */
+  private newLinks: unknown[] = [];
+  /** Statements reading one row by sequence number (prepared once: an explanation reads thousands). */
+  private eventStatement: Database.Statement | undefined;
+  private linkedRowStatement: Database.Statement | undefined;
   private nextSeq: number;
   private pending: StoredEvent[] = [];
   /** The `caused_by` of each pending event, in the same order. */
@@ -239,7 +271,6 @@ export class EventLog {
   private flushScheduled = false;
   private closed = false;
   private readonly flushWhenFull: boolean;
-  private readonly readonly: boolean;
   /** Write-behind: batches released but not yet written (see the constructor). */
   private readonly writeBehind: boolean;
   /** Write-behind: the rows released but not yet handed to the writer (`setRow`'s). */
@@ -270,11 +301,12 @@ export class EventLog {
    * a client. A transaction per turn of the loop costs a page or two written per commit, however
    * few its events, and the inserts themselves took a quarter of a simulated day's time.
    */
-  constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean } = {}) {
+  constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean; membersOf?: MembersOf } = {}) {
     this.path = path;
     this.flushWhenFull = options.flushWhenFull ?? true;
-    this.readonly = options.readonly ?? false;
     this.writeBehind = options.writeBehind ?? false;
+    this.readonly = options.readonly ?? false;
+    this.membersOf = options.membersOf;
     if (options.readonly) {
       if (!existsSync(path)) throw new Error(`no event log at ${path}`);
       this.db = new Database(path, { readonly: true, fileMustExist: true });
@@ -289,9 +321,14 @@ export class EventLog {
       this.db.pragma('cache_size = -2000');
       this.db.exec(SCHEMA);
       // A log from before causes were kept gains the column; its old events keep none.
-      if (!this.hasCauseColumn()) this.db.exec(ADD_CAUSE_COLUMN);
+      if (!this.hasColumn('caused_by')) this.db.exec(ADD_CAUSE_COLUMN);
+      // Likewise the index's column; its old rows are linked in event_links (see `learn`).
+      if (!this.hasColumn('prev')) this.db.exec(ADD_INDEX_COLUMN);
+      this.db.exec(LINKS_TABLE);
+      this.linkedThrough = (this.db.prepare('SELECT MAX(seq) AS seq FROM event_links').get() as { seq: number | null }).seq ?? 0;
     }
-    this.keepsCauses = this.hasCauseColumn();
+    this.keepsCauses = this.hasColumn('caused_by');
+    this.indexed = this.hasColumn('prev') && this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_links'").get() !== undefined;
     // A read-only log (perhaps from before causes) is never written: nothing to prepare.
     this.insertBatch = options.readonly
       ? () => {
@@ -300,21 +337,76 @@ export class EventLog {
       : this.prepareInsertBatch();
     const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
     this.nextSeq = (last.seq ?? 0) + 1;
+    this.openedThrough = last.seq ?? 0;
   }
 
   /** The transaction that writes a batch of events in this thread, each row straight into the statement's parameters. */
   private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[]) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
+    const insertLinks = rowInserter(this.db, LINKS_COLUMNS, 3);
     return this.db.transaction((events: StoredEvent[], causes: CauseColumn[]) => {
       insertEvents(events.length, (i, params, p) => {
         setRow(events[i]!, causes[i]!, params, p);
+        this.setLinks(events[i]!, params, p);
         encodeJsonColumns(params, p);
       });
+      this.learnedThrough = events[events.length - 1]!.seq;
+      if (this.newLinks.length === 0) return;
+      const links = this.newLinks;
+      this.newLinks = [];
+      insertLinks(links.length / 3, (i, params, p) => copyTriple(links, i, params, p));
     });
   }
 
-  private hasCauseColumn(): boolean {
-    return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'caused_by'").get() !== undefined;
+  private hasColumn(name: string): boolean {
+    return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = ?").get(name) !== undefined;
+  }
+
+  /** Writes the event's link into its row (`rows` from `at`) and makes it its objects' newest event. */
+  private setLinks(e: StoredEvent, rows: unknown[], at: number): void {
+    const prev = this.heads.advance(e.kind, e.namespace, e.name, e.seq);
+    rows[at + PREV_COLUMN] = prev;
+    if (e.name !== '') return;
+    const members = this.membersOf?.(e);
+    const memberPrev = members === undefined ? null : this.heads.advanceMembers(e.kind, e.namespace, members, e.seq);
+    if (memberPrev !== null) this.newLinks.push(e.seq, prev, memberPrev);
+  }
+
+  /**
+   * Takes a row already in the file into the heads, in sequence order (the store's replay at
+   * start, or `learnRest`). A row from before the index gets its links computed here, kept for
+   * event_links.
+   */
+  private learn(event: StoredEvent, prevInFile: number | null): void {
+    if (event.seq <= this.learnedThrough) return;
+    const prev = this.heads.advance(event.kind, event.namespace, event.name, event.seq);
+    const members = event.name === '' ? this.membersOf?.(event) : undefined;
+    const memberPrev = members === undefined ? null : this.heads.advanceMembers(event.kind, event.namespace, members, event.seq);
+    if (prevInFile === null && event.seq > this.linkedThrough) this.unlinked.push(event.seq, prev, memberPrev);
+    this.learnedThrough = event.seq;
+  }
+
+  /** The heads learn what the file held when opened and they have not seen yet; rows from before the index are linked. */
+  private learnRest(): void {
+    if (this.readonly || this.learnedThrough >= this.openedThrough) return;
+    const rows = this.db
+      .prepare(`SELECT seq, type, kind, namespace, name, CASE WHEN name = '' THEN payload END AS payload, prev FROM events WHERE seq > ? AND seq <= ? ORDER BY seq`)
+      .iterate(this.learnedThrough, this.openedThrough) as IterableIterator<{ seq: number; type: string; kind: string; namespace: string; name: string; payload: string | null; prev: number | null }>;
+    for (const row of rows) {
+      const payload = row.payload === null ? null : parseJsonExact(row.payload);
+      this.learn({ ...row, payload, time: 0, schemaVersion: SCHEMA_VERSION }, row.prev);
+    }
+    this.linkUnlinked();
+  }
+
+  /** Writes the links of rows from before the index into event_links, once. */
+  private linkUnlinked(): void {
+    if (this.unlinked.length === 0) return;
+    const triples = this.unlinked;
+    this.unlinked = [];
+    const insert = rowInserter(this.db, LINKS_COLUMNS, 3);
+    this.db.transaction(() => insert(triples.length / 3, (i, params, at) => copyTriple(triples, i, params, at)))();
+    this.linkedThrough = triples[triples.length - 3] as number;
   }
 
   /** Sequence number of the last event appended (committed or queued); 0 for an empty log. */
@@ -393,6 +485,7 @@ export class EventLog {
     this.pendingCauses = [];
     this.batch = undefined;
     try {
+      this.learnRest();
       // Another thread cannot reach an in-memory database: such a log writes here, as it goes.
       if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
       else this.insertBatch(events, causes);
@@ -414,7 +507,12 @@ export class EventLog {
 
   /** Write-behind: keeps a released batch, and writes what is kept once there is enough. */
   private gather(events: StoredEvent[], causes: CauseColumn[]): void {
-    for (let i = 0; i < events.length; i++) setRow(events[i]!, causes[i]!, this.unwritten, this.unwritten.length);
+    for (let i = 0; i < events.length; i++) {
+      const at = this.unwritten.length;
+      setRow(events[i]!, causes[i]!, this.unwritten, at);
+      this.setLinks(events[i]!, this.unwritten, at);
+    }
+    this.learnedThrough = events[events.length - 1]!.seq;
     if (this.unwritten.length >= WRITE_BEHIND_EVENTS * PARAMS_PER_ROW) this.writeUnwritten();
   }
 
@@ -422,12 +520,16 @@ export class EventLog {
   private writeUnwritten(): void {
     if (this.unwritten.length === 0) return;
     const rows = this.unwritten;
+    const links = this.newLinks;
     this.unwritten = [];
-    this.writer ??= new LogWriterThread(this.path, `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, PARAMS_PER_ROW, {
-      json: [PAYLOAD_COLUMN],
-      jsonUnlessText: [CAUSE_COLUMN],
-    });
-    this.writer.write(rows);
+    this.newLinks = [];
+    this.writer ??= new LogWriterThread(
+      this.path,
+      { sql: `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, width: PARAMS_PER_ROW },
+      { json: [PAYLOAD_COLUMN], jsonUnlessText: [CAUSE_COLUMN] },
+      { sql: `INSERT INTO ${LINKS_COLUMNS} VALUES (?, ?, ?)`, width: 3 },
+    );
+    this.writer.write(rows, links);
   }
 
   /** Before reading the file: everything appended is in it. */
@@ -456,23 +558,106 @@ export class EventLog {
         params[key] = value;
       }
     }
-    const from = this.keepsCauses ? `SELECT ${EVENT_FIELDS}, caused_by, ${CAUSE_RESOLVED} AS cause FROM events` : `SELECT ${EVENT_FIELDS}, NULL AS caused_by, NULL AS cause FROM events`;
     // A cause written once and referred to by later events is parsed once per read.
     const parsed = new Map<string, Cause>();
-    const statement = this.db.prepare(`${from} WHERE ${where.join(' AND ')} ORDER BY seq`);
-    for (const row of statement.iterate(params) as IterableIterator<Row>) {
-      yield {
-        seq: row.seq,
-        time: row.time,
-        type: row.type,
-        kind: row.kind,
-        namespace: row.namespace,
-        name: row.name,
-        payload: parseJsonExact(row.payload),
-        schemaVersion: row.schema_version,
-        cause: row.cause === null ? undefined : parseCause(row.caused_by!, row.cause, parsed, row),
-      };
+    const statement = this.db.prepare(`${this.selectEvents('none')} WHERE ${where.join(' AND ')} ORDER BY seq`);
+    for (const row of statement.iterate(params) as IterableIterator<Row>) yield this.storedEvent(row, parsed);
+  }
+
+  /** One committed event; undefined when the log has none with this sequence number. */
+  eventAt(seq: number): StoredEvent | undefined {
+    this.written();
+    this.eventStatement ??= this.db.prepare(`${this.selectEvents('none')} WHERE seq = ?`);
+    const row = this.eventStatement.get(seq) as Row | undefined;
+    return row && this.storedEvent(row, new Map());
+  }
+
+  /**
+   * Every event in sequence order, for the store's start. The index learns each row as it passes,
+   * at no cost beyond the read; rows from before the index are linked once all have passed.
+   */
+  *replay(): Generator<StoredEvent> {
+    this.written();
+    const parsed = new Map<string, Cause>();
+    const statement = this.db.prepare(`${this.selectEvents(this.readonly ? 'none' : 'raw')} ORDER BY seq`);
+    for (const row of statement.iterate() as IterableIterator<LinkedRow>) {
+      const event = this.storedEvent(row, parsed);
+      if (!this.readonly) this.learn(event, row.prev);
+      yield event;
     }
+    if (!this.readonly) this.linkUnlinked();
+  }
+
+  /**
+   * One object's committed events, newest first (from `fromSeq`, one of them, when given): its
+   * own, and those written under no name that created it (a set's batch of GameServers, named by
+   * `membersOf`). A log that writes walks its index back, one row by primary key at a time, so a
+   * caller may stop or pause between them; a log opened read-only scans the file a page at a time.
+   */
+  *history(kind: string, namespace: string, name: string, fromSeq?: number): Generator<StoredEvent> {
+    this.written();
+    if (this.readonly || !this.indexed) {
+      yield* this.scanHistory(kind, namespace, name, (fromSeq ?? this.lastSeq) + 1);
+      return;
+    }
+    this.learnRest();
+    const parsed = new Map<string, Cause>();
+    const rowAt = (this.linkedRowStatement ??= this.db.prepare(`${this.selectEvents('resolved')} WHERE events.seq = ?`));
+    let seq = fromSeq ?? this.heads.get(kind, namespace, name);
+    while (seq > 0) {
+      const row = rowAt.get(seq) as LinkedRow | undefined;
+      if (row === undefined) return;
+      yield this.storedEvent(row, parsed);
+      const next = nextOf(row, name);
+      // Only a row that neither the file nor event_links links: read the rest the slow way.
+      if (next === null) {
+        yield* this.scanHistory(kind, namespace, name, seq);
+        return;
+      }
+      seq = next;
+    }
+  }
+
+  /** `history` without the index: pages of rows back from `beforeSeq`, the object's own and those under no name whose payload names it. */
+  private *scanHistory(kind: string, namespace: string, name: string, beforeSeq: number): Generator<StoredEvent> {
+    const first = (this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null }).seq;
+    if (first === null) return;
+    const parsed = new Map<string, Cause>();
+    const page = this.db.prepare(
+      `${this.selectEvents('none')} WHERE seq >= @lo AND seq < @hi AND kind = @kind AND namespace = @namespace
+        AND (events.name = @name OR (@batches AND events.name = '' AND instr(payload, @needle) > 0)) ORDER BY seq DESC`,
+    );
+    const batches = this.membersOf === undefined ? 0 : 1;
+    for (let hi = beforeSeq; hi > first; hi -= SCAN_PAGE) {
+      const rows = page.all({ lo: Math.max(first, hi - SCAN_PAGE), hi, kind, namespace, name, batches, needle: JSON.stringify(name) }) as Row[];
+      for (const row of rows) {
+        const event = this.storedEvent(row, parsed);
+        if (row.name === name || this.membersOf?.(event)?.includes(name)) yield event;
+      }
+    }
+  }
+
+  /** The SELECT of whole events with their causes, and `prev` as written (`raw`) or with event_links' (`resolved`: old rows' prev, batches' member_prev). */
+  private selectEvents(links: 'none' | 'raw' | 'resolved'): string {
+    const cause = this.keepsCauses ? `caused_by, ${CAUSE_RESOLVED} AS cause` : 'NULL AS caused_by, NULL AS cause';
+    if (links === 'none') return `SELECT ${EVENT_FIELDS}, ${cause} FROM events`;
+    if (!this.indexed) return `SELECT ${EVENT_FIELDS}, ${cause}, NULL AS prev, NULL AS member_prev FROM events`;
+    if (links === 'raw') return `SELECT ${EVENT_FIELDS}, ${cause}, events.prev AS prev, NULL AS member_prev FROM events`;
+    return `SELECT ${EVENT_FIELDS}, ${cause}, COALESCE(events.prev, links.prev) AS prev, links.member_prev AS member_prev FROM events LEFT JOIN event_links AS links ON links.seq = events.seq`;
+  }
+
+  private storedEvent(row: Row, parsed: Map<string, Cause>): StoredEvent {
+    return {
+      seq: row.seq,
+      time: row.time,
+      type: row.type,
+      kind: row.kind,
+      namespace: row.namespace,
+      name: row.name,
+      payload: parseJsonExact(row.payload),
+      schemaVersion: row.schema_version,
+      cause: row.cause === null ? undefined : parseCause(row.caused_by!, row.cause, parsed, row),
+    };
   }
 
   /**

@@ -28,8 +28,10 @@ try {
   db = new Database(workerData.path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  const insert = db.prepare(workerData.insertSql);
-  const { width, json, jsonUnlessText } = workerData;
+  const insert = db.prepare(workerData.rows.sql);
+  const width = workerData.rows.width;
+  const { json, jsonUnlessText } = workerData;
+  const insertExtra = workerData.extra && db.prepare(workerData.extra.sql);
   // As stringifyJsonExact (server/log/json.ts): JSON.stringify, or lossless-json when there is a bigint.
   let lossless;
   const exact = (value) => {
@@ -41,13 +43,14 @@ try {
       return lossless.stringify(value) ?? 'null';
     }
   };
-  write = db.transaction((values) => {
+  write = db.transaction(([values, extra]) => {
     for (let i = 0; i < values.length; i += width) {
       const row = values.slice(i, i + width);
       for (const column of json) row[column] = exact(row[column]);
       for (const column of jsonUnlessText) if (typeof row[column] === 'object' && row[column] !== null) row[column] = exact(row[column]);
       insert.run(row);
     }
+    for (let i = 0; i < extra.length; i += workerData.extra.width) insertExtra.run(extra.slice(i, i + workerData.extra.width));
   });
 } catch (error) {
   fail(error);
@@ -72,10 +75,16 @@ export class LogWriterThread {
   private sent = 0;
 
   /**
-   * `insertSql` inserts one row of `width` values. The columns in `json` are sent as values and
+   * `rows.sql` inserts one row of `rows.width` values. The columns in `json` are sent as values and
    * written as their exact JSON; those in `jsonUnlessText` likewise, unless text or null already.
+   * `extra` inserts rows of another table that go with them, written as they are, in the same transaction.
    */
-  constructor(path: string, insertSql: string, width: number, encode: { json: number[]; jsonUnlessText: number[] } = { json: [], jsonUnlessText: [] }) {
+  constructor(
+    path: string,
+    rows: { sql: string; width: number },
+    encode: { json: number[]; jsonUnlessText: number[] } = { json: [], jsonUnlessText: [] },
+    extra?: { sql: string; width: number },
+  ) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
       workerData: {
@@ -83,8 +92,8 @@ export class LogWriterThread {
         losslessJson: createRequire(import.meta.url).resolve('lossless-json'),
         ...encode,
         path,
-        insertSql,
-        width,
+        rows,
+        extra,
         progress: this.progress.buffer,
         failure: this.failure.buffer,
       },
@@ -92,10 +101,10 @@ export class LogWriterThread {
     this.worker.unref();
   }
 
-  /** Queues rows (`width` values each, in column order) for one transaction. */
-  write(values: unknown[]): void {
+  /** Queues rows (`width` values each, in column order), and the extra rows that go with them, for one transaction. */
+  write(values: unknown[], extra: unknown[] = []): void {
     this.check();
-    this.worker.postMessage(values);
+    this.worker.postMessage([values, extra]);
     this.sent++;
   }
 

@@ -4,6 +4,7 @@ import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
 import { EventLog, LogClosedError, type NewEvent, type StoredEvent } from '../log/event-log.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { batchMemberNames } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import { ChangeSubject } from './change-subject.js';
@@ -114,7 +115,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly });
+    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly, membersOf: batchMemberNames });
     this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });
@@ -122,7 +123,7 @@ export class Store {
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
     this.gameServerChanges$ = this.committedGameServers.asObservable();
 
-    for (const event of this.log.read()) {
+    for (const event of this.log.replay()) {
       this.readModel.apply(event);
       if (event.kind !== GAMESERVER_KIND) this.resourceApplied$.next(event);
     }

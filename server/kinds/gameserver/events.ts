@@ -284,6 +284,17 @@ export function gameServersOfBatch(event: StoredEvent): GameServer[] {
   );
 }
 
+/**
+ * The names of the GameServers a batch creation makes, without building them: what the log's
+ * index by object needs (server/log/object-index.ts). Undefined for any other event.
+ */
+export function batchMemberNames(event: { type: string; kind: string; payload: unknown }): string[] | undefined {
+  if (event.type !== 'GameServersCreated' || event.kind !== GAMESERVER_KIND) return undefined;
+  const { objects, template, members } = event.payload as GameServersCreated;
+  if (template && members) return members.map((member) => member.name);
+  return (objects ?? []).map((o) => o.metadata.name);
+}
+
 /** True when `a` and `b` share everything (by reference) but their name and uid. */
 export function differOnlyInIdentity(a: GameServer, b: GameServer): boolean {
   const sameKeys = <T extends object>(x: T, y: T, except: ReadonlySet<string>) => {

@@ -4,7 +4,7 @@ import { EventLog } from '../log/event-log.js';
 import { stringifyJsonExact } from '../log/json.js';
 import { DEFAULT_DB } from './serve-command.js';
 import { LogExplainer, type ObjectHistory, formatHistory, kindByName } from '../history/explain.js';
-import { batchMemberNames } from '../kinds/gameserver/events.js';
+import { OBJECT_EVENTS } from '../runtime/store.js';
 
 const FLAGS: FlagSpec[] = [
   { name: 'db', type: 'string', help: `read this event log file (default ${DEFAULT_DB}, serve's)` },
@@ -51,7 +51,7 @@ export async function explainCommand(argv: string[]): Promise<number> {
 
 async function read(db: string, kind: string, namespace: string, name: string): Promise<ObjectHistory> {
   if (!existsSync(db)) throw new Error(`no event log at ${db} (--db FILE, or --server URL for a running fleetsim)`);
-  const log = new EventLog(db, { readonly: true, membersOf: batchMemberNames });
+  const log = new EventLog(db, { readonly: true, objectEvents: OBJECT_EVENTS });
   try {
     return await new LogExplainer(log).explainObject(kind, namespace, name);
   } finally {

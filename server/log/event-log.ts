@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
 import { LogWriterThread } from './log-writer.js';
-import { ADD_INDEX_COLUMN, LINKS_COLUMNS, LINKS_TABLE, type MembersOf, ObjectHeads, SCAN_PAGE, nextOf } from './object-index.js';
+import { ADD_INDEX_COLUMN, LINKS_COLUMNS, LINKS_TABLE, ObjectHeads, type ObjectEvents, SCAN_PAGE, nextOf } from './object-index.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
 export interface NewEvent<P = unknown> {
@@ -238,9 +238,9 @@ export class EventLog {
   /** Whether the file has the index columns (a log written before them, opened read-only, does not). */
   private readonly indexed: boolean;
   private readonly readonly: boolean;
-  private readonly membersOf: MembersOf | undefined;
+  private readonly objectEvents: ObjectEvents | undefined;
   /** The newest event of each object, for the links of the rows this log writes and for `history`. */
-  private readonly heads = new ObjectHeads();
+  private readonly heads: ObjectHeads;
   /** The heads hold every row up to this one (see `learn`). */
   private learnedThrough = 0;
   /** The last row in the file when it was opened: the heads must learn up to it before use. */
@@ -295,18 +295,25 @@ export class EventLog {
    * `flushWhenFull: false` leaves a full batch to the caller's `flushIfFull()`, for a caller that
    * has more to do with the records (project them) before they may commit.
    *
+   * `objectEvents` tells the index by object which events create several objects and which end
+   * one; `maxEndedHeads` how many ended objects it keeps the heads of (server/log/object-index.ts).
+   *
    * `writeBehind: true` releases each batch at once and writes batches to the file together, many
    * thousands of events per transaction, on a thread of their own (and waits for it before
    * reading or closing): for a what-if run, whose log is its record rather than a promise made to
    * a client. A transaction per turn of the loop costs a page or two written per commit, however
    * few its events, and the inserts themselves took a quarter of a simulated day's time.
    */
-  constructor(path: string, options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean; membersOf?: MembersOf } = {}) {
+  constructor(
+    path: string,
+    options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean; objectEvents?: ObjectEvents; maxEndedHeads?: number } = {},
+  ) {
     this.path = path;
     this.flushWhenFull = options.flushWhenFull ?? true;
     this.writeBehind = options.writeBehind ?? false;
     this.readonly = options.readonly ?? false;
-    this.membersOf = options.membersOf;
+    this.objectEvents = options.objectEvents;
+    this.heads = new ObjectHeads(options.maxEndedHeads);
     if (options.readonly) {
       if (!existsSync(path)) throw new Error(`no event log at ${path}`);
       this.db = new Database(path, { readonly: true, fileMustExist: true });
@@ -364,12 +371,24 @@ export class EventLog {
 
   /** Writes the event's link into its row (`rows` from `at`) and makes it its objects' newest event. */
   private setLinks(e: StoredEvent, rows: unknown[], at: number): void {
-    const prev = this.heads.advance(e.kind, e.namespace, e.name, e.seq);
+    const prev = this.advance(e);
     rows[at + PREV_COLUMN] = prev;
     if (e.name !== '') return;
-    const members = this.membersOf?.(e);
-    const memberPrev = members === undefined ? null : this.heads.advanceMembers(e.kind, e.namespace, members, e.seq);
+    const memberPrev = this.advanceMembers(e);
     if (memberPrev !== null) this.newLinks.push(e.seq, prev, memberPrev);
+  }
+
+  /** Makes `e` its object's newest event (one that ends it, its last); returns the event it follows. */
+  private advance(e: StoredEvent): number {
+    const prev = this.heads.advance(e.kind, e.namespace, e.name, e.seq);
+    if (e.name !== '' && this.objectEvents?.ends(e)) this.heads.end(e.kind, e.namespace, e.name, e.seq);
+    return prev;
+  }
+
+  /** For an event under no name that creates objects: it becomes each one's newest; `member_prev` when any had a namesake. */
+  private advanceMembers(e: StoredEvent): string | null {
+    const members = this.objectEvents?.membersOf(e);
+    return members === undefined ? null : this.heads.advanceMembers(e.kind, e.namespace, members, e.seq);
   }
 
   /**
@@ -379,9 +398,8 @@ export class EventLog {
    */
   private learn(event: StoredEvent, prevInFile: number | null): void {
     if (event.seq <= this.learnedThrough) return;
-    const prev = this.heads.advance(event.kind, event.namespace, event.name, event.seq);
-    const members = event.name === '' ? this.membersOf?.(event) : undefined;
-    const memberPrev = members === undefined ? null : this.heads.advanceMembers(event.kind, event.namespace, members, event.seq);
+    const prev = this.advance(event);
+    const memberPrev = event.name === '' ? this.advanceMembers(event) : null;
     if (prevInFile === null && event.seq > this.linkedThrough) this.unlinked.push(event.seq, prev, memberPrev);
     this.learnedThrough = event.seq;
   }
@@ -591,7 +609,7 @@ export class EventLog {
   /**
    * One object's committed events, newest first (from `fromSeq`, one of them, when given): its
    * own, and those written under no name that created it (a set's batch of GameServers, named by
-   * `membersOf`). A log that writes walks its index back, one row by primary key at a time, so a
+   * `objectEvents`). A log that writes walks its index back, one row by primary key at a time, so a
    * caller may stop or pause between them; a log opened read-only scans the file a page at a time.
    */
   *history(kind: string, namespace: string, name: string, fromSeq?: number): Generator<StoredEvent> {
@@ -604,6 +622,11 @@ export class EventLog {
     const parsed = new Map<string, Cause>();
     const rowAt = (this.linkedRowStatement ??= this.db.prepare(`${this.selectEvents('resolved')} WHERE events.seq = ?`));
     let seq = fromSeq ?? this.heads.get(kind, namespace, name);
+    // No head: no such object, unless its head was forgotten (it ended long ago); a scan finds it.
+    if (seq === 0 && this.heads.forgot) {
+      yield* this.scanHistory(kind, namespace, name, this.lastSeq + 1);
+      return;
+    }
     while (seq > 0) {
       const row = rowAt.get(seq) as LinkedRow | undefined;
       if (row === undefined) return;
@@ -627,12 +650,12 @@ export class EventLog {
       `${this.selectEvents('none')} WHERE seq >= @lo AND seq < @hi AND kind = @kind AND namespace = @namespace
         AND (events.name = @name OR (@batches AND events.name = '' AND instr(payload, @needle) > 0)) ORDER BY seq DESC`,
     );
-    const batches = this.membersOf === undefined ? 0 : 1;
+    const batches = this.objectEvents === undefined ? 0 : 1;
     for (let hi = beforeSeq; hi > first; hi -= SCAN_PAGE) {
       const rows = page.all({ lo: Math.max(first, hi - SCAN_PAGE), hi, kind, namespace, name, batches, needle: JSON.stringify(name) }) as Row[];
       for (const row of rows) {
         const event = this.storedEvent(row, parsed);
-        if (row.name === name || this.membersOf?.(event)?.includes(name)) yield event;
+        if (row.name === name || this.objectEvents?.membersOf(event)?.includes(name)) yield event;
       }
     }
   }

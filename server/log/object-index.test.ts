@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { tempDir } from '../../test/helpers/temp-dir.js';
 import { EventLog, type NewEvent } from './event-log.js';
-import type { MembersOf } from './object-index.js';
+import type { ObjectEvents } from './object-index.js';
 
 /**
  * The log's index by object: a history walked back through the rows' links equals what a scan of
@@ -13,7 +13,10 @@ import type { MembersOf } from './object-index.js';
 
 const tempDb = () => join(tempDir('fleetsim-index-'), 'events.db');
 
-const membersOf: MembersOf = (event) => (event.type === 'Batch' ? (event.payload as { members: string[] }).members : undefined);
+const objectEvents: ObjectEvents = {
+  membersOf: (event) => (event.type === 'Batch' ? (event.payload as { members: string[] }).members : undefined),
+  ends: (event) => event.type === 'Deleted',
+};
 const changed = (name: string, n: number): NewEvent => ({ type: 'Changed', kind: 'Thing', namespace: 'default', name, payload: { n } });
 const batch = (...members: string[]): NewEvent => ({ type: 'Batch', kind: 'Thing', namespace: 'default', name: '', payload: { members } });
 const other = (name: string): NewEvent => ({ type: 'Changed', kind: 'Other', namespace: 'default', name, payload: {} });
@@ -33,7 +36,7 @@ const seqsOf = (log: EventLog, name: string, kind = 'Thing') => [...log.history(
 describe('the index by object', () => {
   it("walks an object's history back through its links, batches and earlier namesakes included, as a scan of the file finds it", async () => {
     const path = tempDb();
-    const log = new EventLog(path, { membersOf });
+    const log = new EventLog(path, { objectEvents });
     for (const events of EVENTS) await log.append(events, 1000).committed;
     // 1 a, 2 other a, 3 batch x y, 4 x, 5 a, 6 x deleted, 7 other x, 8 batch x z, 9 x.
     const expected = { a: [5, 1], x: [9, 8, 6, 4, 3], y: [3], z: [8], nobody: [] };
@@ -44,18 +47,18 @@ describe('the index by object', () => {
     expect(log.database.prepare('SELECT seq, prev, member_prev FROM event_links').all()).toEqual([{ seq: 8, prev: 3, member_prev: '{"x":6}' }]);
     log.close();
 
-    const reader = new EventLog(path, { readonly: true, membersOf });
+    const reader = new EventLog(path, { readonly: true, objectEvents });
     for (const [name, seqs] of Object.entries(expected)) expect(seqsOf(reader, name), name).toEqual(seqs);
     reader.close();
 
     // Started again, the log learns its heads from the store's replay and goes on linking.
-    const again = new EventLog(path, { membersOf });
+    const again = new EventLog(path, { objectEvents });
     expect([...again.replay()]).toHaveLength(9);
     await again.append([changed('y', 6)], 2000).committed;
     expect(seqsOf(again, 'y')).toEqual([10, 3]);
     again.close();
     // Or without a replay: the heads are learned from the file before the first write.
-    const unreplayed = new EventLog(path, { membersOf });
+    const unreplayed = new EventLog(path, { objectEvents });
     await unreplayed.append([changed('z', 7)], 3000).committed;
     expect(seqsOf(unreplayed, 'z')).toEqual([11, 8]);
     unreplayed.close();
@@ -71,11 +74,11 @@ describe('the index by object', () => {
     for (const events of EVENTS) for (const e of events) insert.run(++seq, e.type, e.kind, e.namespace, e.name, JSON.stringify(e.payload));
     old.close();
 
-    const reader = new EventLog(path, { readonly: true, membersOf });
+    const reader = new EventLog(path, { readonly: true, objectEvents });
     expect(seqsOf(reader, 'x')).toEqual([9, 8, 6, 4, 3]);
     reader.close();
 
-    const writer = new EventLog(path, { membersOf });
+    const writer = new EventLog(path, { objectEvents });
     expect([...writer.replay()]).toHaveLength(9);
     expect(writer.database.prepare('SELECT COUNT(*) FROM event_links').pluck().get()).toBe(9);
     await writer.append([changed('x', 6)], 2000).committed;
@@ -83,7 +86,7 @@ describe('the index by object', () => {
     expect(seqsOf(writer, 'a')).toEqual([5, 1]);
     writer.close();
     // Linked once: a second start finds nothing left to link.
-    const second = new EventLog(path, { membersOf });
+    const second = new EventLog(path, { objectEvents });
     [...second.replay()].forEach(() => undefined);
     expect(second.database.prepare('SELECT COUNT(*) FROM event_links').pluck().get()).toBe(9);
     second.close();
@@ -91,7 +94,7 @@ describe('the index by object', () => {
 
   it('indexes a log written behind (what-if runs) the same way', async () => {
     const path = tempDb();
-    const log = new EventLog(path, { writeBehind: true, membersOf });
+    const log = new EventLog(path, { writeBehind: true, objectEvents });
     for (const events of EVENTS) await log.append(events, 1000).committed;
     expect(seqsOf(log, 'x')).toEqual([9, 8, 6, 4, 3]);
     log.close();
@@ -101,5 +104,19 @@ describe('the index by object', () => {
     ]);
     expect(db.prepare('SELECT seq, member_prev FROM event_links').all()).toEqual([{ seq: 8, member_prev: '{"x":6}' }]);
     db.close();
+  });
+
+  it('keeps the heads of the last objects that ended only, and finds an older one by a scan', async () => {
+    const log = new EventLog(':memory:', { objectEvents, maxEndedHeads: 2 });
+    const ended = (name: string) => ({ ...changed(name, 0), type: 'Deleted' });
+    await log.append([changed('a', 1), ended('a'), changed('b', 2), ended('b'), changed('c', 3), ended('c'), changed('d', 4)], 1000).committed;
+    // a ended first and is forgotten; its history is still found, by a scan of the file.
+    expect(seqsOf(log, 'a')).toEqual([2, 1]);
+    expect(seqsOf(log, 'c')).toEqual([6, 5]);
+    // Used again after it was forgotten, its name starts a history of its own.
+    await log.append([changed('a', 5)], 2000).committed;
+    expect(seqsOf(log, 'a')).toEqual([8]);
+    expect(log.database.prepare('SELECT prev FROM events WHERE seq = 8').pluck().get()).toBe(0);
+    log.close();
   });
 });

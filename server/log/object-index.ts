@@ -12,14 +12,25 @@
  * event instead (three to ten times the insert, measured).
  *
  * The newest event of every object (the heads) is kept in memory by the log that writes: learned
- * once when the store replays the log at start, then kept as events are written. Rows written
+ * once when the store replays the log at start, then kept as events are written. Those of objects
+ * that ended (deleted) are kept for the last MAX_ENDED_HEADS of them, so memory follows the
+ * cluster, not the length of its history: an object that ended before them is found by a scan,
+ * and a name used again after its namesake was forgotten starts a history of its own. Rows written
  * before the index existed have no `prev`: the first writer to open such a log links them in
  * `event_links`, once. A log opened read-only (the CLI) has no heads: it finds an object's events
- * with one scan of the file in SQLite (`scanQuery`).
+ * with one scan of the file in SQLite.
  */
 
-/** The names of the objects an event written under no name creates (a set's batch of GameServers); undefined for any other event. */
-export type MembersOf = (event: { type: string; kind: string; payload: unknown }) => readonly string[] | undefined;
+/** What the index must know of an event beyond its kind, namespace and name: the kinds answer it. */
+export interface ObjectEvents {
+  /** The names of the objects an event written under no name creates (a set's batch of GameServers); undefined for any other event. */
+  membersOf(event: { type: string; kind: string; payload: unknown }): readonly string[] | undefined;
+  /** Whether the event ends its object (a deletion). */
+  ends(event: { type: string }): boolean;
+}
+
+/** Objects that ended whose heads are kept: explaining one of the last hundred thousand deleted costs no scan. */
+export const MAX_ENDED_HEADS = 100_000;
 
 export const ADD_INDEX_COLUMN = 'ALTER TABLE events ADD COLUMN prev INTEGER';
 
@@ -42,6 +53,13 @@ interface Head {
 /** The newest event of each object, by kind, namespace and name (nested maps share the names' strings with the events). */
 export class ObjectHeads {
   private readonly byKind = new Map<string, Map<string, Map<string, Head>>>();
+  /** Objects that ended, oldest first from `endedFrom`: the map holding each, its name and its head then. */
+  private ended: Array<{ names: Map<string, Head>; name: string; head: Head; seq: number }> = [];
+  private endedFrom = 0;
+  /** Whether a head was ever forgotten: an object without one may then have events. */
+  forgot = false;
+
+  constructor(private readonly maxEnded = MAX_ENDED_HEADS) {}
   /** The map used last: appends come in runs of one kind and namespace. */
   private lastKind: string | undefined;
   private lastNamespace: string | undefined;
@@ -63,6 +81,25 @@ export class ObjectHeads {
     const prev = head.seq;
     head.seq = seq;
     return prev;
+  }
+
+  /** The object's newest event, `seq`, ended it: its head is kept for the last `maxEnded` objects that ended. */
+  end(kind: string, namespace: string, name: string, seq: number): void {
+    const names = this.namesOf(kind, namespace);
+    const head = names.get(name);
+    if (head === undefined) return;
+    this.ended.push({ names, name, head, seq });
+    if (this.ended.length - this.endedFrom <= this.maxEnded) return;
+    const oldest = this.ended[this.endedFrom++]!;
+    // Not forgotten if the name lives again (its head has moved on since).
+    if (oldest.head.seq === oldest.seq && oldest.names.get(oldest.name) === oldest.head) {
+      oldest.names.delete(oldest.name);
+      this.forgot = true;
+    }
+    if (this.endedFrom * 2 > this.ended.length) {
+      this.ended = this.ended.slice(this.endedFrom);
+      this.endedFrom = 0;
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
 import { EventLog, LogClosedError, type NewEvent, type StoredEvent } from '../log/event-log.js';
+import type { ObjectEvents } from '../log/object-index.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { batchMemberNames } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
@@ -51,6 +52,12 @@ export function unawaited(committed: Promise<void> | undefined): void {
     if (!(error instanceof LogClosedError)) throw error;
   });
 }
+
+/** What the log's index by object needs to know of events (server/log/object-index.ts). */
+export const OBJECT_EVENTS: ObjectEvents = {
+  membersOf: batchMemberNames,
+  ends: (event) => event.type === 'GameServerDeleted' || event.type === 'ResourceDeleted',
+};
 
 /** How many committed changes a watch can resume from (Kubernetes's watch cache window). */
 export const WATCH_WINDOW = 100_000;
@@ -115,7 +122,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly, membersOf: batchMemberNames });
+    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly, objectEvents: OBJECT_EVENTS });
     this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import { type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ClusterAccess } from './kubeconfig.js';
@@ -172,9 +172,9 @@ export class KubeClient {
     if (access.token !== undefined) return { token: access.token };
     if (access.tokenFile !== undefined) {
       try {
-        return { token: readFileSync(access.tokenFile, 'utf8').trim() };
+        return { token: readInputFile(access.tokenFile).trim() };
       } catch (error) {
-        throw new KubeApiError(0, 'Unauthorized', `tokenFile ${access.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new KubeApiError(0, 'Unauthorized', `tokenFile ${access.tokenFile}: ${whyUnreadable(error)}`);
       }
     }
     if (!access.exec) return {};

@@ -72,6 +72,13 @@ describe('loadClusterAccess', () => {
     expect(() => loadClusterAccess([bad])).toThrow(/server "ftp:\/\/x" is not an http\(s\) URL/);
   });
 
+  it('reads regular files of at most 1 MiB only, as every file a user names', () => {
+    const large = write('large', `${CONFIG}#${'x'.repeat(2 * 1024 * 1024)}\n`);
+    expect(() => loadClusterAccess([large])).toThrow(`cannot read the kubeconfig ${large}: 2 MiB: more than the 1 MiB fleetsim reads from such a file`);
+    const certificateDir = write('dir-ca', CONFIG.replace('certificate-authority: ca.pem', `certificate-authority: ${dir}`));
+    expect(() => loadClusterAccess([certificateDir], 'prod')).toThrow(`cluster "prod": certificate-authority ${dir}: not a regular file (a directory)`);
+  });
+
   it('merges $KUBECONFIG as kubectl does: the first file to name an entry wins', () => {
     const other = write('other', 'current-context: prod\ncontexts: [{ name: prod, context: { cluster: local } }]\n');
     expect(loadClusterAccess([other, file])).toMatchObject({ context: 'prod', cluster: 'local' });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readInputFile, whyUnreadable } from '../input-file.js';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -64,9 +64,9 @@ export function kubeconfigFiles(flag: string | undefined, env: NodeJS.ProcessEnv
 function readConfig(file: string): Fields {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInputFile(file);
   } catch (error) {
-    throw new KubeconfigError(`cannot read the kubeconfig ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new KubeconfigError(`cannot read the kubeconfig ${file}: ${whyUnreadable(error)}`);
   }
   let config: unknown;
   try {
@@ -110,9 +110,10 @@ function bytes(entry: Named<Fields>, key: string, what: string): Buffer | undefi
   if (path === undefined) return undefined;
   const file = isAbsolute(path) ? path : join(entry.dir, path);
   try {
-    return readFileSync(file);
+    // PEM, text: read as every file a user names is (regular, bounded).
+    return Buffer.from(readInputFile(file));
   } catch (error) {
-    throw new KubeconfigError(`${entry.file}: ${what} "${entry.name}": ${key} ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new KubeconfigError(`${entry.file}: ${what} "${entry.name}": ${key} ${file}: ${whyUnreadable(error)}`);
   }
 }
 

@@ -1,8 +1,8 @@
 import { Allocator, type AllocatorOptions } from './allocation/allocator.js';
 import { AllocationService } from './allocation/allocation-service.js';
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
-import { type RouteHandler, allocationRoutes } from './api/allocation-routes.js';
-import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator-tls.js';
+import { type RouteHandler, allocationRoutes } from './api/allocator/allocation-routes.js';
+import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator/allocator-tls.js';
 import { allocationGrpc } from './grpc/allocation-grpc.js';
 import { RequestOriginGuard } from './api/request-origin.js';
 import type { Cluster } from './cluster.js';

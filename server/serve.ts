@@ -9,22 +9,16 @@ import { FleetAutoscalerController } from './controllers/fleetautoscaler-control
 import { NamespaceController } from './controllers/namespace-controller.js';
 import { NodeLoss } from './controllers/node-loss.js';
 import { ClusterMetrics } from './api/metrics.js';
-import { dashboardRoutes } from './api/dashboard.js';
+import { dashboardRoutes } from './api/web/dashboard.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
-import { apiErrorHandler, resourceApi } from './api/resource-api.js';
-import {
-  type SidecarResolver,
-  type SidecarWebSockets,
-  attachSidecarWebSocket,
-  decodePathSegment,
-  sidecarHttpHandler,
-} from './api/sidecar-http.js';
+import { apiErrorHandler, resourceApi } from './api/k8s/resource-api.js';
+import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } from './api/sdk/sidecar-http.js';
+import { type GameServerSidecars, gameServerSidecars, sdkPathResolver } from './api/sdk/gameserver-sidecars.js';
 import { apiErrors } from './k8s/status.js';
 import { ResourceService } from './resources/service.js';
 import { Cluster } from './cluster.js';
 import { FLEET_KIND } from './kinds/fleet/fleet.js';
-import { Sidecar } from './sidecar/sidecar.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
 import { type NodePool, ensurePoolNodes } from './sim/node-pools.js';
@@ -38,14 +32,12 @@ import { KIND_DEFINITIONS } from './kinds/definitions.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
 import { ProcessWatchdog } from './controllers/process-watchdog.js';
-import { explainRoutes } from './api/explain-routes.js';
+import { explainRoutes } from './api/web/explain-routes.js';
 import { SidecarPortRange } from './sidecar-endpoints.js';
 import { type Advance, MAX_ROUNDS_PER_INSTANT, IN_FLIGHT_GRACE_MS, advanceTo } from './sim/virtual-time.js';
 import { ConnectionGuard } from './connections.js';
 import { ActivityLog } from './history/activity-log.js';
 import { type LogOutput, type LogSettings, type Logger, commandLogger } from './log/logger.js';
-import type { Cause } from './log/cause.js';
-import { objectKey } from './kinds/meta.js';
 
 export interface ServeOptions {
   port: number;
@@ -129,6 +121,8 @@ export class FleetsimServer {
   /** The server's own log: what the cluster does, a line each. */
   readonly logger: Logger;
   private readonly activity: ActivityLog;
+  /** Every GameServer's sidecar, for /sdk/{namespace}/{name}/… and for each real process's own ports. */
+  private readonly sidecars: GameServerSidecars;
 
   /** Sidecar watch streams (REST and WebSocket) open now. */
   get openWatchStreams(): number {
@@ -149,6 +143,7 @@ export class FleetsimServer {
     this.connections = options.connections ?? new ConnectionGuard();
     this.logger = commandLogger(options.log, () => this.clock.now(), options.logOutput);
     this.activity = new ActivityLog(this.cluster, this.logger);
+    this.sidecars = gameServerSidecars(this.cluster, this.logger);
     this.allocation = new AllocatorService(this.cluster, {
       model: options.allocatorModel,
       tls: options.allocatorTls,
@@ -163,7 +158,7 @@ export class FleetsimServer {
       (namespace, name) =>
         sdkPorts.start({
           address: '127.0.0.1',
-          sidecar: (cause) => this.sidecar(namespace, name, cause),
+          sidecar: (cause) => this.sidecars(namespace, name, cause),
           allowedHosts: options.allowedHosts,
           connections: this.connections,
         }),
@@ -230,13 +225,7 @@ export class FleetsimServer {
     const app = express();
     app.disable('x-powered-by');
     app.disable('etag');
-    const resolveSidecar: SidecarResolver = (path) => {
-      const m = /^\/sdk\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
-      if (!m) return undefined;
-      const namespace = decodePathSegment(m[1]!, 'namespace');
-      const name = decodePathSegment(m[2]!, 'GameServer name');
-      return { sidecar: (cause) => this.sidecar(namespace, name, cause), path: m[3] ?? '/' };
-    };
+    const resolveSidecar = sdkPathResolver(this.sidecars);
     const sidecars = sidecarHttpHandler(resolveSidecar, this.streams);
     // Through Express too: a request in absolute form (`GET http://host/sdk/…`) reaches it there.
     app.use('/sdk', sidecars);
@@ -291,23 +280,6 @@ export class FleetsimServer {
         throw new Error(`the log holds ${definition.kind} ${namespace}/${name}, which runs a command (${command.field}), but commands are off: ${this.commandsOff}`);
       }
     }
-  }
-
-  /**
-   * A GameServer's sidecar for one request or stream: it logs each SDK call it receives to the
-   * pod's sidecar container (`kubectl logs POD -c agones-gameserver-sidecar`), as Agones's does.
-   */
-  private sidecar(namespace: string, name: string, cause: Cause | (() => Cause)): Sidecar {
-    return new Sidecar(this.cluster, namespace, name, { cause, log: this.logger.enabled('info') ? this.sidecarLog(namespace, name) : undefined });
-  }
-
-  private sidecarLog(namespace: string, name: string): Logger {
-    const key = objectKey(namespace, name);
-    const pods = this.cluster.pods;
-    // Only for a GameServer that is there: calls to an unknown one would leave pods' logs behind.
-    return this.logger.to((text, time) => {
-      if (this.cluster.gameServers.getByKey(key)) pods.appendLog(key, 'stderr', text, time, 'sidecar');
-    });
   }
 
   /**

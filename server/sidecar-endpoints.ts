@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } from './api/sidecar-http.js';
+import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } from './api/sdk/sidecar-http.js';
 import { RequestOriginGuard } from './api/request-origin.js';
 import { type SidecarGrpcServer, startSidecarGrpc } from './grpc/sidecar-grpc-port.js';
 import type { RequestCause } from './log/cause.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestCertificates, base64, createTestCertificates } from '../../test/helpers/certs.js';
 import { VirtualClock, WallClock } from '../clock.js';
 import type { Resource } from '../kinds/resource.js';
-import { type AllocatorTlsListener, startAllocatorTls } from '../api/allocator-tls.js';
+import { type AllocatorTlsListener, startAllocatorTls } from '../api/allocator/allocator-tls.js';
 import { type ClusterConnectionInfo, RemoteAllocationError, RemoteAllocator, clientTls, endpointAddress } from './remote-allocator.js';
 import type { RemoteCall, RemoteReply } from './remote-transport.js';
 import { toAllocationRequest } from './remote-wire.js';

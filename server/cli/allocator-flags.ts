@@ -1,4 +1,4 @@
-import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator-tls.js';
+import { DEFAULT_ALLOCATOR_TLS_PORT, readAllocatorTls } from '../api/allocator/allocator-tls.js';
 import type { AllocatorModel } from '../allocation/allocator.js';
 import type { AllocatorTlsOptions } from '../allocator-service.js';
 import { parseAllocatorModel } from '../allocation/allocator-model-flags.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import { AllocationService } from '../allocation/allocation-service.js';
 import { Allocator } from '../allocation/allocator.js';
-import { resourceApi } from '../api/resource-api.js';
+import { resourceApi } from '../api/k8s/resource-api.js';
 import { VirtualClock } from '../clock.js';
 import { Cluster } from '../cluster.js';
 import { FleetController } from '../controllers/fleet-controller.js';

@@ -1,14 +1,14 @@
 import type { Request, Response } from 'express';
-import { KIND_DEFINITIONS } from '../kinds/definitions.js';
-import { CRD_DEFINITION, crdOf } from '../kinds/customresourcedefinition/definition.js';
-import { NAMESPACE_KIND } from '../kinds/namespace/namespace.js';
-import { rfc3339 } from '../kinds/meta.js';
-import { matchesSelector } from '../kinds/label-selector.js';
-import type { Resource } from '../kinds/resource.js';
-import { apiErrors } from '../k8s/status.js';
-import type { Cluster } from '../cluster.js';
-import { selectorOf, sendJson, wantsTable } from './responses.js';
-import { listOptionsOf } from './request-options.js';
+import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
+import { CRD_DEFINITION, crdOf } from '../../kinds/customresourcedefinition/definition.js';
+import { NAMESPACE_KIND } from '../../kinds/namespace/namespace.js';
+import { rfc3339 } from '../../kinds/meta.js';
+import { matchesSelector } from '../../kinds/label-selector.js';
+import type { Resource } from '../../kinds/resource.js';
+import { apiErrors } from '../../k8s/status.js';
+import type { Cluster } from '../../cluster.js';
+import { selectorOf, sendJson, wantsTable } from '../responses.js';
+import { listOptionsOf } from '../request-options.js';
 import { toTable } from './table.js';
 
 /**

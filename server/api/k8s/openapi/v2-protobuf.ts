@@ -1,6 +1,6 @@
 import type protobuf from 'protobufjs/light.js';
-import { protobufRoot } from '../../k8s/protobuf.js';
-import type { FieldSpec } from '../../k8s/protobuf-schema.js';
+import { protobufRoot } from '../../../k8s/protobuf.js';
+import type { FieldSpec } from '../../../k8s/protobuf-schema.js';
 import { isJsonObject, type Json, type JsonObject } from './json.js';
 
 /**

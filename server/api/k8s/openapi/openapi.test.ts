@@ -1,8 +1,8 @@
 import { type Server, createServer } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
-import { FLEET_DEFINITION } from '../../kinds/fleet/definition.js';
+import { KIND_DEFINITIONS } from '../../../kinds/definitions.js';
+import { FLEET_DEFINITION } from '../../../kinds/fleet/definition.js';
 import { apiResourceList } from '../discovery.js';
 import { groupVersions } from './group-versions.js';
 import type { Json, JsonObject } from './json.js';
@@ -12,7 +12,7 @@ import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_ACCEPT, acceptedTypes, negotia
 import { openApiV2Document, toV2Schema } from './v2.js';
 import { encodeOpenApiV2 } from './v2-protobuf.js';
 import { openApiV3Document } from './v3.js';
-import { listenLocally } from '../../../test/helpers/local-server.js';
+import { listenLocally } from '../../../../test/helpers/local-server.js';
 
 const obj = (value: Json | undefined): JsonObject => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`not an object: ${JSON.stringify(value)}`);

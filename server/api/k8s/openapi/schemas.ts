@@ -1,6 +1,6 @@
-import { apiVersionOf, type KindDefinition } from '../../kinds/registry.js';
-import { jsonEqual } from '../../kinds/common.js';
-import { OBJECT_META_SCHEMA } from '../../k8s/schema.js';
+import { apiVersionOf, type KindDefinition } from '../../../kinds/registry.js';
+import { jsonEqual } from '../../../kinds/common.js';
+import { OBJECT_META_SCHEMA } from '../../../k8s/schema.js';
 import { isJsonObject, type JsonObject, toJson } from './json.js';
 import {
   DELETE_OPTIONS,

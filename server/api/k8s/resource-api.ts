@@ -1,17 +1,17 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Subscription } from 'rxjs';
-import { findDefinition } from '../kinds/definitions.js';
-import type { KindDefinition } from '../kinds/registry.js';
-import { apiVersionOf } from '../kinds/registry.js';
-import type { Resource } from '../kinds/resource.js';
-import { ApiError, apiErrors } from '../k8s/status.js';
-import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../k8s/protobuf.js';
-import type { Cluster } from '../cluster.js';
-import type { Change } from '../runtime/read-model.js';
-import { type DeleteOptions, type FieldValidation, ResourceService, type WriteOptions } from '../resources/service.js';
-import { httpRequestCause } from './request-cause.js';
-import { matchesSelector } from '../kinds/label-selector.js';
-import { isClientMistake, parseRequestText } from './request-body.js';
+import { findDefinition } from '../../kinds/definitions.js';
+import type { KindDefinition } from '../../kinds/registry.js';
+import { apiVersionOf } from '../../kinds/registry.js';
+import type { Resource } from '../../kinds/resource.js';
+import { ApiError, apiErrors } from '../../k8s/status.js';
+import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../../k8s/protobuf.js';
+import type { Cluster } from '../../cluster.js';
+import type { Change } from '../../runtime/read-model.js';
+import { type DeleteOptions, type FieldValidation, ResourceService, type WriteOptions } from '../../resources/service.js';
+import { httpRequestCause } from '../request-cause.js';
+import { matchesSelector } from '../../kinds/label-selector.js';
+import { isClientMistake, parseRequestText } from '../request-body.js';
 import {
   checkBodyMediaType,
   deleteOptionsOf,
@@ -25,16 +25,16 @@ import {
   PROTOBUF_MEDIA_TYPE,
   queryText,
   writeOptionsKind,
-} from './request-options.js';
+} from '../request-options.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.js';
 import { openApiRouter } from './openapi/routes.js';
 import { toTable } from './table.js';
-import { stringifyJsonExact } from '../log/json.js';
+import { stringifyJsonExact } from '../../log/json.js';
 import { servePods } from './pods.js';
 import { serveCustomResourceDefinitions } from './crds.js';
-import { CRD_KIND } from '../kinds/customresourcedefinition/definition.js';
-import { POD_KIND } from '../kinds/pod/pod.js';
-import { fieldFilterOf, selectorOf, sendError, sendJson, wantsTable } from './responses.js';
+import { CRD_KIND } from '../../kinds/customresourcedefinition/definition.js';
+import { POD_KIND } from '../../kinds/pod/pod.js';
+import { fieldFilterOf, selectorOf, sendError, sendJson, wantsTable } from '../responses.js';
 
 /** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
 export const API_BODY_LIMIT = 3 * 1024 * 1024;

@@ -1,5 +1,5 @@
-import { KIND_DEFINITIONS } from '../kinds/definitions.js';
-import type { KindDefinition } from '../kinds/registry.js';
+import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
+import type { KindDefinition } from '../../kinds/registry.js';
 
 /** The Kubernetes version fleetsim reports (kubectl checks it for skew). */
 export const VERSION_INFO = {

@@ -1,5 +1,5 @@
-import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
-import type { KindDefinition } from '../../kinds/registry.js';
+import { KIND_DEFINITIONS } from '../../../kinds/definitions.js';
+import type { KindDefinition } from '../../../kinds/registry.js';
 import { groupVersionPath } from './names.js';
 
 /** The group versions fleetsim serves, each with its own document, and the kinds in each. */

@@ -1,10 +1,10 @@
 import express, { type Request, type Response } from 'express';
-import { apiErrors } from '../k8s/status.js';
-import type { EventLog } from '../log/event-log.js';
-import { LogExplainer, type ObjectHistory, kindByName } from '../history/explain.js';
-import { nextSlice } from '../history/slices.js';
-import { stringifyJsonExact } from '../log/json.js';
-import { sendError, sendJson } from './responses.js';
+import { apiErrors } from '../../k8s/status.js';
+import type { EventLog } from '../../log/event-log.js';
+import { LogExplainer, type ObjectHistory, kindByName } from '../../history/explain.js';
+import { nextSlice } from '../../history/slices.js';
+import { stringifyJsonExact } from '../../log/json.js';
+import { sendError, sendJson } from '../responses.js';
 
 /**
  * What `fleetsim explain --server` and the dashboard ask a running server:

@@ -2,12 +2,12 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { type Http2SecureServer, type Http2Session, type IncomingHttpHeaders, type ServerHttp2Stream, createSecureServer } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import { readInputFile, whyUnreadable } from '../input-file.js';
-import type { AllocationService } from '../allocation/allocation-service.js';
-import { GrpcCode, GrpcError, type GrpcStreamHandler } from '../grpc-status.js';
+import { readInputFile, whyUnreadable } from '../../input-file.js';
+import type { AllocationService } from '../../allocation/allocation-service.js';
+import { GrpcCode, GrpcError, type GrpcStreamHandler } from '../../grpc-status.js';
 import { allocationRoutes } from './allocation-routes.js';
-import { sendJsonText } from './request-body.js';
-import { ConnectionGuard, TcpPort } from '../connections.js';
+import { sendJsonText } from '../request-body.js';
+import { ConnectionGuard, TcpPort } from '../../connections.js';
 
 /**
  * The allocator service's own listener (reference §6.9(b)): `POST /gameserverallocation` over

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import Negotiator from 'negotiator';
-import { ApiError, apiErrors } from '../../k8s/status.js';
+import { ApiError, apiErrors } from '../../../k8s/status.js';
 import { groupVersions } from './group-versions.js';
 import type { JsonObject } from './json.js';
 import { groupVersionPath } from './names.js';

@@ -1,4 +1,4 @@
-import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
+import { KIND_DEFINITIONS } from '../../../kinds/definitions.js';
 import { definitionsOf, groupVersions } from './group-versions.js';
 import { isJsonObject, type JsonObject } from './json.js';
 import { GVK_EXTENSION, INFO, ref, tagOf } from './names.js';

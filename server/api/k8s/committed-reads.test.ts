@@ -1,13 +1,13 @@
 import { type Server, createServer } from 'node:http';
 import express from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { VirtualClock } from '../clock.js';
-import { parseFeatureGates } from '../features.js';
-import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
-import { Cluster } from '../cluster.js';
-import { ResourceService } from '../resources/service.js';
+import { VirtualClock } from '../../clock.js';
+import { parseFeatureGates } from '../../features.js';
+import { SECRET_DEFINITION } from '../../kinds/secret/definition.js';
+import { Cluster } from '../../cluster.js';
+import { ResourceService } from '../../resources/service.js';
 import { resourceApi } from './resource-api.js';
-import { listenLocally } from '../../test/helpers/local-server.js';
+import { listenLocally } from '../../../test/helpers/local-server.js';
 
 /**
  * The resource API reads only what is durable: while a group commit is in flight (a slow disk;

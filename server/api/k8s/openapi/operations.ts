@@ -1,4 +1,4 @@
-import type { KindDefinition } from '../../kinds/registry.js';
+import type { KindDefinition } from '../../../kinds/registry.js';
 import type { JsonObject } from './json.js';
 import { DELETE_OPTIONS, EVICTION, PATCH, SCALE, STATUS, gvk, schemaName } from './names.js';
 

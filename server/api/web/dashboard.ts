@@ -3,19 +3,19 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import express, { type Request, type Response } from 'express';
-import { apiErrors } from '../k8s/status.js';
-import { FLEET_KIND } from '../kinds/fleet/fleet.js';
-import { FLEETAUTOSCALER_KIND } from '../kinds/fleetautoscaler/fleetautoscaler.js';
-import { GAMESERVER_STATES } from '../kinds/gameserver/gameserver.js';
-import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
-import { NODE_DEFINITION } from '../kinds/node/definition.js';
-import type { ReadModel } from '../runtime/read-model.js';
-import type { Store } from '../runtime/store.js';
-import { Timeline } from '../runtime/timeline.js';
-import { type ClusterInput, summarize } from '../../dashboard/summary.js';
-import { echartsBrowserBundlePath } from '../../reports/charts/browser-bundle.js';
-import { type Query, queryText } from './request-options.js';
-import { sendError, sendJson } from './responses.js';
+import { apiErrors } from '../../k8s/status.js';
+import { FLEET_KIND } from '../../kinds/fleet/fleet.js';
+import { FLEETAUTOSCALER_KIND } from '../../kinds/fleetautoscaler/fleetautoscaler.js';
+import { GAMESERVER_STATES } from '../../kinds/gameserver/gameserver.js';
+import { GAMESERVERSET_KIND } from '../../kinds/gameserverset/gameserverset.js';
+import { NODE_DEFINITION } from '../../kinds/node/definition.js';
+import type { ReadModel } from '../../runtime/read-model.js';
+import type { Store } from '../../runtime/store.js';
+import { Timeline } from '../../runtime/timeline.js';
+import { type ClusterInput, summarize } from '../../../dashboard/summary.js';
+import { echartsBrowserBundlePath } from '../../../reports/charts/browser-bundle.js';
+import { type Query, queryText } from '../request-options.js';
+import { sendError, sendJson } from '../responses.js';
 
 /**
  * The dashboard: its page at `/` (for a client that asks for HTML; any other client gets what the

@@ -2,12 +2,12 @@ import { type Server, createServer } from 'node:http';
 import express from 'express';
 import protobuf from 'protobufjs/light.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VirtualClock } from '../clock.js';
-import { parseFeatureGates } from '../features.js';
-import { Cluster } from '../cluster.js';
-import fixtures from '../k8s/protobuf.fixtures.json' with { type: 'json' };
+import { VirtualClock } from '../../clock.js';
+import { parseFeatureGates } from '../../features.js';
+import { Cluster } from '../../cluster.js';
+import fixtures from '../../k8s/protobuf.fixtures.json' with { type: 'json' };
 import { resourceApi } from './resource-api.js';
-import { listenLocally } from '../../test/helpers/local-server.js';
+import { listenLocally } from '../../../test/helpers/local-server.js';
 
 // client-go sends built-in kinds as Kubernetes protobuf; the resource API reads them as the JSON
 // a JSON client would have sent (the fixtures are client-go's own bytes).

@@ -1,12 +1,12 @@
 import { get } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { parseFeatureGates } from '../features.js';
-import { findDefinition } from '../kinds/definitions.js';
-import { FleetsimServer } from '../serve.js';
-import { StandaloneSidecar } from '../standalone.js';
-import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
-import { waitFor } from '../../test/helpers/wait.js';
+import { parseFeatureGates } from '../../features.js';
+import { findDefinition } from '../../kinds/definitions.js';
+import { FleetsimServer } from '../../serve.js';
+import { StandaloneSidecar } from '../../standalone.js';
+import { SIDECAR_RUNNING_STATES } from '../../kinds/gameserver/gameserver.js';
+import { waitFor } from '../../../test/helpers/wait.js';
 
 /**
  * A sidecar watch (NDJSON `GET /watch/gameserver` or its WebSocket) whose client goes away must

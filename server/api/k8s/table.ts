@@ -1,5 +1,5 @@
-import type { KindDefinition, PrinterColumn } from '../kinds/registry.js';
-import type { Resource } from '../kinds/resource.js';
+import type { KindDefinition, PrinterColumn } from '../../kinds/registry.js';
+import type { Resource } from '../../kinds/resource.js';
 
 /** Evaluates the simple JSONPaths printer columns use: `.status.ports[0].port`. */
 export function readPath(object: unknown, path: string): unknown {

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AllocationService } from '../allocation/allocation-service.js';
-import { unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
-import { ApiError, apiErrors } from '../k8s/status.js';
-import { GrpcCode, GrpcError, allocatorErrorOf } from '../grpc-status.js';
-import { parseJsonBody, parseRequestText, readBody, sendJsonText } from './request-body.js';
-import { API_BODY_LIMIT, fieldValidationOf } from './resource-api.js';
-import { checkBodyMediaType } from './request-options.js';
-import { stringifyJsonExact } from '../log/json.js';
-import { httpRequestCause } from './request-cause.js';
+import type { AllocationService } from '../../allocation/allocation-service.js';
+import { unallocatedGrpcCode } from '../../kinds/gameserverallocation/allocation-request.js';
+import { ApiError, apiErrors } from '../../k8s/status.js';
+import { GrpcCode, GrpcError, allocatorErrorOf } from '../../grpc-status.js';
+import { parseJsonBody, parseRequestText, readBody, sendJsonText } from '../request-body.js';
+import { API_BODY_LIMIT, fieldValidationOf } from '../k8s/resource-api.js';
+import { checkBodyMediaType } from '../request-options.js';
+import { stringifyJsonExact } from '../../log/json.js';
+import { httpRequestCause } from '../request-cause.js';
 
 /** Largest AllocationRequest body read by the allocator endpoint. */
 export const ALLOCATOR_BODY_LIMIT = 1024 * 1024;

@@ -2,14 +2,14 @@ import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } 
 import type { Duplex } from 'node:stream';
 import { createRequire } from 'node:module';
 import type { WebSocket, WebSocketServer } from 'ws';
-import type { Sidecar } from '../sidecar/sidecar.js';
-import type { StreamRegistry } from '../sidecar/stream-registry.js';
-import { GrpcCode, GrpcError } from '../grpc-status.js';
+import type { Sidecar } from '../../sidecar/sidecar.js';
+import type { StreamRegistry } from '../../sidecar/stream-registry.js';
+import { GrpcCode, GrpcError } from '../../grpc-status.js';
 import { type ResponseSink, type SidecarRequest, dispatchSidecar } from './sidecar-routes.js';
-import { stringifyJsonExact } from '../log/json.js';
-import type { RequestCause } from '../log/cause.js';
-import { httpRequestCause } from './request-cause.js';
-import { readBody, sendJsonText } from './request-body.js';
+import { stringifyJsonExact } from '../../log/json.js';
+import type { RequestCause } from '../../log/cause.js';
+import { httpRequestCause } from '../request-cause.js';
+import { readBody, sendJsonText } from '../request-body.js';
 
 /** Bodies over this are refused (Agones has no limit; an unbounded body is a way to exhaust memory). */
 export const SIDECAR_BODY_LIMIT = 1024 * 1024;

@@ -1,10 +1,10 @@
 import type { Subscription } from 'rxjs';
-import type { Counter, Sidecar } from '../sidecar/sidecar.js';
-import type { SdkGameServer } from '../kinds/gameserver/sdk-json.js';
-import type { Int64 } from '../int64.js';
-import { GrpcCode, GrpcError } from '../grpc-status.js';
-import { type Decoded, type FieldSpec, decodeMessage, fieldMaskFromBody } from '../proto-json.js';
-import { parseJsonBody, parseJsonSequence } from './request-body.js';
+import type { Counter, Sidecar } from '../../sidecar/sidecar.js';
+import type { SdkGameServer } from '../../kinds/gameserver/sdk-json.js';
+import type { Int64 } from '../../int64.js';
+import { GrpcCode, GrpcError } from '../../grpc-status.js';
+import { type Decoded, type FieldSpec, decodeMessage, fieldMaskFromBody } from '../../proto-json.js';
+import { parseJsonBody, parseJsonSequence } from '../request-body.js';
 
 /**
  * The sidecar's REST routes, exactly as Agones's gateway serves them (the route table of

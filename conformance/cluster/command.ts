@@ -83,7 +83,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   const started = new Date();
   mkdirSync(settings.out, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'fleetsim-conformance-cluster-'));
-  let reference: RunningFleetsim | undefined;
+  let reference: { fleetsim: RunningFleetsim; cluster: KubectlCluster } | undefined;
   // Ctrl-C or SIGTERM: finish the step under way, delete what the run made, then stop.
   let stopping = false;
   const stop = () => {
@@ -93,21 +93,10 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', stop).on('SIGTERM', stop);
   try {
-    reference = await startFleetsim({
-      dbPath: join(work, 'reference.db'),
-      logPath: join(settings.out, 'reference-serve.log'),
-      nodes: 4,
-      maxPods: 110,
-      featureGates: settings.featureGates,
-      // Its simulated game servers listen, so send steps reach them as they reach the target's.
-      portRange: settings.referencePortRange,
-    });
-    const referenceKubeconfig = join(work, 'reference.kubeconfig');
-    writeFileSync(referenceKubeconfig, kubeconfigText(reference.baseUrl, settings.namespace));
-    const referenceCluster = new KubectlCluster('reference', referenceKubeconfig, settings.namespace);
-    if (settings.namespace !== 'default') await referenceCluster.run(['create', 'namespace', settings.namespace]);
+    reference = await startReference({ ...settings, work, log: join(settings.out, 'reference-serve.log') });
+    const referenceCluster = reference.cluster;
 
-    console.log(`fleetsim conformance cluster: run ${settings.runId}, namespace ${settings.namespace}, reference fleetsim serve on ${reference.baseUrl}`);
+    console.log(`fleetsim conformance cluster: run ${settings.runId}, namespace ${settings.namespace}, reference fleetsim serve on ${reference.fleetsim.baseUrl}`);
     for (const skipped of settings.skipped) console.log(`skipped ${skipped}`);
     const result = await runScenarios(settings.scenarios, {
       reference: referenceCluster,
@@ -139,9 +128,36 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     return conformanceExitCode(result.outcomes);
   } finally {
     process.off('SIGINT', stop).off('SIGTERM', stop);
-    await reference?.process.stop();
+    await reference?.fleetsim.process.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The reference: a fresh `fleetsim serve` (its log in a file of `work`) with the target's gates, and
+ * kubectl pointed at it in `namespace`. Its simulated game servers listen on `referencePortRange`,
+ * so send steps reach them as they reach the target's.
+ */
+export async function startReference(settings: {
+  work: string;
+  log: string;
+  featureGates: string;
+  referencePortRange: string;
+  namespace: string;
+}): Promise<{ fleetsim: RunningFleetsim; cluster: KubectlCluster }> {
+  const fleetsim = await startFleetsim({
+    dbPath: join(settings.work, 'reference.db'),
+    logPath: settings.log,
+    nodes: 4,
+    maxPods: 110,
+    featureGates: settings.featureGates,
+    portRange: settings.referencePortRange,
+  });
+  const kubeconfig = join(settings.work, 'reference.kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigText(fleetsim.baseUrl, settings.namespace));
+  const cluster = new KubectlCluster('reference', kubeconfig, settings.namespace);
+  if (settings.namespace !== 'default') await cluster.run(['create', 'namespace', settings.namespace]);
+  return { fleetsim, cluster };
 }
 
 function settingsOf(values: Record<string, string | number | boolean | undefined>): ClusterSettings {
@@ -152,11 +168,7 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new FlagError(`--namespace: "${namespace}" is not a namespace name`);
   const waitTimeoutMs = parseDuration(String(values.timeout), '--timeout');
   if (waitTimeoutMs < 1000) throw new FlagError('--timeout: at least 1s');
-  const referencePortRange = String(values['reference-port-range']);
-  const range = /^(\d+)-(\d+)$/.exec(referencePortRange);
-  if (!range || !(Number(range[1]) >= 1024 && Number(range[2]) >= Number(range[1]) && Number(range[2]) <= 65535)) {
-    throw new FlagError(`--reference-port-range: "${referencePortRange}" is not a range of ports like 27000-27999 (1024 to 65535)`);
-  }
+  const referencePortRange = referencePortRangeOf(String(values['reference-port-range']));
 
   const dir = values.scenarios === undefined ? CLUSTER_SCENARIOS_DIR : resolve(String(values.scenarios));
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new FlagError(`--scenarios ${dir}: not a folder`);
@@ -208,7 +220,16 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
   };
 }
 
-function knownDifferences(file: string): KnownDifference[] {
+/** --reference-port-range, checked: a range of unprivileged ports. */
+export function referencePortRangeOf(text: string): string {
+  const range = /^(\d+)-(\d+)$/.exec(text);
+  if (!range || !(Number(range[1]) >= 1024 && Number(range[2]) >= Number(range[1]) && Number(range[2]) <= 65535)) {
+    throw new FlagError(`--reference-port-range: "${text}" is not a range of ports like 27000-27999 (1024 to 65535)`);
+  }
+  return text;
+}
+
+export function knownDifferences(file: string): KnownDifference[] {
   try {
     return parseKnownDifferences(file, readInputFile(file), CLUSTER_PROFILES);
   } catch (error) {
@@ -226,7 +247,7 @@ function readable(file: string, flag: string): void {
 }
 
 /** Before anything runs: the cluster answers through the kubeconfig and serves Agones's Fleets. */
-async function checkReachable(cluster: KubectlCluster, what: string): Promise<void> {
+export async function checkReachable(cluster: KubectlCluster, what: string): Promise<void> {
   const found = await cluster.run(['get', 'fleets.agones.dev', '-o', 'name', '--request-timeout', '15s'], '', 30_000);
   if (found.code !== 0) {
     const why = found.stderr.trim().split('\n').at(-1) ?? `kubectl exited ${found.code}`;

@@ -55,7 +55,7 @@ export async function runScenarios(scenarios: readonly Scenario[], settings: Run
 }
 
 /** A step that could not run at all (kubectl missing, a reply that is not JSON) is an outcome too. */
-async function safely(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
+export async function safely(run: () => Promise<StepOutcome>): Promise<StepOutcome> {
   try {
     return await run();
   } catch (error) {

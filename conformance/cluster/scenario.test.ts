@@ -5,7 +5,7 @@ import { CLUSTER_SCENARIOS_DIR } from './command.js';
 import { statusOf } from './kubectl.js';
 import { judge } from './run-scenarios.js';
 import { ScenarioError, loadScenario, parseScenario, scenarioFiles } from './scenario.js';
-import { normalizeValue } from './steps.js';
+import { normalizeValue, showsAny } from './steps.js';
 
 const RUN = 'cf123456';
 const parse = (text: string) => parseScenario(text, '/x/demo.yaml', RUN);
@@ -43,6 +43,39 @@ describe('cluster scenarios', () => {
       until: { 'by.Ready': 2 },
       timeoutSeconds: 30,
     });
+  });
+
+  it('reads a wait that settles: the same answer for a while, with no passing value in it, and until optional', () => {
+    const scenario = parse(
+      `steps:\n  - name: rest\n    wait: { count: gameservers, selector: x=${RUN}, by: [metadata.name, status.state] }\n    settle: { seconds: 3, passing: [Creating] }\n`,
+    );
+    expect(scenario.steps[0]).toEqual({
+      action: 'wait',
+      name: 'rest',
+      read: { action: 'count', name: 'rest', kind: 'gameservers', selector: `x=${RUN}`, by: ['metadata.name', 'status.state'] },
+      until: {},
+      settle: { seconds: 3, passing: ['Creating'] },
+    });
+    expect(() => parse(`steps:\n  - name: w\n    wait: { get: fleet/${RUN}-f, fields: [a] }\n    settle: { seconds: 0 }\n`)).toThrow(/settle: seconds must be a positive number/);
+    expect(() => parse(`steps:\n  - name: w\n    wait: { get: fleet/${RUN}-f, fields: [a] }\n    settle: { seconds: 1, quiet: true }\n`)).toThrow(/settle is \{seconds: N, passing: \[values…\]\}, not "quiet"/);
+    expect(() => parse(`steps:\n  - name: w\n    count: gameservers\n    by: []\n`)).toThrow(/by must be a field or a list of fields/);
+  });
+
+  it('tells a passing value in an answer, as a value or as part of a key counted by several fields', () => {
+    expect(showsAny({ total: 2, by: { 'f1/Ready': 1, 'f1/Creating': 1 } }, ['Creating'])).toBe(true);
+    expect(showsAny({ 'status.state': 'Scheduled' }, ['Creating', 'Scheduled'])).toBe(true);
+    expect(showsAny({ total: 2, by: { 'f1/Ready': 2 } }, ['Creating'])).toBe(false);
+    expect(showsAny({ 'status.state': 'Creating' }, [])).toBe(false);
+  });
+
+  it('reads the GameServer an earlier allocate step chose, and refuses one that names no earlier allocate step', () => {
+    const allocate = `  - name: pick\n    allocate: { apiVersion: allocation.agones.dev/v1, kind: GameServerAllocation, spec: {} }\n`;
+    const scenario = parse(`steps:\n${allocate}  - name: it\n    get: { allocatedBy: pick }\n    fields: [status.state]\n`);
+    expect(scenario.steps[1]).toEqual({ action: 'get', name: 'it', ref: { allocatedBy: 'pick' }, fields: ['status.state'] });
+    expect(() => parse(`steps:\n  - name: it\n    wait: { get: { allocatedBy: later }, fields: [status.state] }\n    until: { status.state: Ready }\n`)).toThrow(
+      new ScenarioError('demo.yaml step 1 ("it"): wait: allocatedBy must name an earlier allocate step, not "later"'),
+    );
+    expect(() => parse(`steps:\n  - name: it\n    get: { name: x }\n    fields: [a]\n`)).toThrow(/get is kind\/name or \{allocatedBy: STEP\}/);
   });
 
   it('reads a send step: a GameServer by name or by the allocate step that chose it, UDP unless told', () => {

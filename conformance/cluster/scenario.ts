@@ -19,6 +19,11 @@ import { type PortProtocol } from './game-server-port.js';
  *       until: { status.readyReplicas: 3 }
  *     - name: reserve it
  *       send: { gameServer: ${run}-gs, message: RESERVE 5s }   (or allocatedBy: <an allocate step's name>; protocol: udp|tcp; port: NAME)
+ *     - name: it has settled
+ *       wait: { count: gameservers, selector: agones.dev/fleet=${run}-f, by: [metadata.name, status.state] }
+ *       settle: { seconds: 3, passing: [Creating, Scheduled] }   (the same answer for 3 s, none of these values in it)
+ *     - name: the allocated one
+ *       get: { allocatedBy: reserve it }, fields: [status.state]    (the GameServer an allocate step chose)
  */
 
 /** `kind/name`, as kubectl takes it (`fleet/${run}-f`). */
@@ -45,7 +50,8 @@ export interface AllocateStep extends StepBase {
 
 export interface GetStep extends StepBase {
   action: 'get';
-  ref: ObjectRef;
+  /** The object, or the GameServer an earlier allocate step (named) chose. */
+  ref: ObjectRef | { allocatedBy: string };
 }
 
 export interface CountStep {
@@ -54,8 +60,11 @@ export interface CountStep {
   /** A plural or kind kubectl knows (`gameservers`). */
   kind: string;
   selector?: string;
-  /** A field whose values are counted (`status.state`): the answer is `{total, by: {Ready: 2}}`. */
-  by?: string;
+  /**
+   * A field whose values are counted (`status.state`): the answer is `{total, by: {Ready: 2}}`; or
+   * several, counted together (`[metadata.name, status.state]`: `by: {"x/Ready": 1}`).
+   */
+  by?: string | string[];
 }
 
 export type ReadStep = GetStep | CountStep;
@@ -66,7 +75,18 @@ export interface WaitStep {
   read: ReadStep;
   /** Values the read's answer must show (keys: a field the read returns, or `total`, `by.Ready`). */
   until: Record<string, unknown>;
+  /**
+   * Waiting for an eventual state rather than for values: the answer must stay the same for
+   * `seconds` and show none of the `passing` values (states that end by themselves, such as
+   * Creating), so that two clusters are compared once each has come to rest, however fast.
+   */
+  settle?: Settle;
   timeoutSeconds?: number;
+}
+
+export interface Settle {
+  seconds: number;
+  passing: string[];
 }
 
 export interface ScaleStep {
@@ -148,13 +168,20 @@ export function parseScenario(text: string, file: string, runId: string): Scenar
     const at = `${where} step ${index + 1}`;
     const step = parseStep(raw, at, runId);
     if (seen.has(step.name)) throw new ScenarioError(`${where}: two steps are named "${step.name}"`);
-    if (step.action === 'send' && 'allocatedBy' in step.gameServer && seen.get(step.gameServer.allocatedBy)?.action !== 'allocate') {
-      throw new ScenarioError(`${at} ("${step.name}"): send: allocatedBy must name an earlier allocate step, not "${step.gameServer.allocatedBy}"`);
+    const allocatedBy = allocatedByOf(step);
+    if (allocatedBy !== undefined && seen.get(allocatedBy)?.action !== 'allocate') {
+      throw new ScenarioError(`${at} ("${step.name}"): ${step.action}: allocatedBy must name an earlier allocate step, not "${allocatedBy}"`);
     }
     seen.set(step.name, step);
     return step;
   });
   return { name, file, description: typeof doc.description === 'string' ? doc.description.trim() : '', gates: gates as string[], steps };
+}
+
+/** The allocate step whose GameServer a step talks to or reads, if it names one. */
+function allocatedByOf(step: Step): string | undefined {
+  const target = step.action === 'send' ? step.gameServer : step.action === 'get' ? step.ref : step.action === 'wait' && step.read.action === 'get' ? step.read.ref : undefined;
+  return typeof target === 'object' && 'allocatedBy' in target ? target.allocatedBy : undefined;
 }
 
 const ACTIONS = ['create', 'allocate', 'get', 'count', 'wait', 'scale', 'patch', 'delete', 'send'] as const;
@@ -180,10 +207,12 @@ function parseStep(raw: unknown, where: string, runId: string): Step {
       return readStep(raw, name, at, runId);
     case 'wait': {
       if (!isObject(raw.wait)) throw new ScenarioError(`${at}: wait is a read: {get: kind/name, fields: […]} or {count: kind, selector, by}`);
-      if (!isObject(raw.until) || Object.keys(raw.until).length === 0) throw new ScenarioError(`${at}: until must name the values waited for`);
+      const settle = raw.settle === undefined ? undefined : settleOf(raw.settle, at);
+      const until = raw.until ?? (settle ? {} : undefined);
+      if (!isObject(until) || (Object.keys(until).length === 0 && !settle)) throw new ScenarioError(`${at}: until must name the values waited for (or settle say how long the answer must rest)`);
       const timeout = raw.timeoutSeconds;
       if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0))) throw new ScenarioError(`${at}: timeoutSeconds must be a positive number`);
-      return { action: 'wait', name, read: readStep(raw.wait, name, at, runId), until: raw.until, ...(timeout !== undefined && { timeoutSeconds: timeout }) };
+      return { action: 'wait', name, read: readStep(raw.wait, name, at, runId), until, ...(settle && { settle }), ...(timeout !== undefined && { timeoutSeconds: timeout }) };
     }
     case 'scale':
       if (!Number.isInteger(raw.replicas)) throw new ScenarioError(`${at}: scale needs replicas (a whole number)`);
@@ -219,17 +248,36 @@ function sendStep(raw: unknown, name: string, at: string, runId: string): SendSt
   return { action: 'send', name, gameServer, message: raw.message, protocol, ...(raw.port !== undefined && { port: raw.port as string }) };
 }
 
+function settleOf(raw: unknown, at: string): Settle {
+  const usage = `${at}: settle is {seconds: N, passing: [values…]}`;
+  if (!isObject(raw)) throw new ScenarioError(usage);
+  const unknown = Object.keys(raw).find((key) => !['seconds', 'passing'].includes(key));
+  if (unknown !== undefined) throw new ScenarioError(`${usage}, not "${unknown}"`);
+  if (typeof raw.seconds !== 'number' || !(raw.seconds > 0)) throw new ScenarioError(`${at}: settle: seconds must be a positive number`);
+  const passing = raw.passing ?? [];
+  if (!Array.isArray(passing) || !passing.every((value) => typeof value === 'string')) throw new ScenarioError(`${at}: settle: passing must be a list of values`);
+  return { seconds: raw.seconds, passing: passing as string[] };
+}
+
 function readStep(raw: Record<string, unknown>, name: string, at: string, runId: string): ReadStep {
   const fields = stringList(raw.fields, `${at}: fields`);
   if (raw.get !== undefined) {
     if (!fields || fields.length === 0) throw new ScenarioError(`${at}: get needs fields (the JSON paths compared)`);
+    if (isObject(raw.get)) {
+      if (typeof raw.get.allocatedBy !== 'string' || raw.get.allocatedBy === '' || Object.keys(raw.get).length !== 1) {
+        throw new ScenarioError(`${at}: get is kind/name or {allocatedBy: STEP}, the GameServer an earlier allocate step chose`);
+      }
+      return { action: 'get', name, ref: { allocatedBy: raw.get.allocatedBy }, fields };
+    }
     return { action: 'get', name, ref: ownRef(raw.get, at, runId), fields };
   }
   if (typeof raw.count !== 'string' || raw.count === '') throw new ScenarioError(`${at}: a read is get: kind/name or count: kind`);
-  for (const key of ['selector', 'by'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw new ScenarioError(`${at}: ${key} must be a string`);
+  if (raw.selector !== undefined && typeof raw.selector !== 'string') throw new ScenarioError(`${at}: selector must be a string`);
+  const by = raw.by;
+  if (by !== undefined && typeof by !== 'string' && !(Array.isArray(by) && by.length > 0 && by.every((field) => typeof field === 'string'))) {
+    throw new ScenarioError(`${at}: by must be a field or a list of fields`);
   }
-  return { action: 'count', name, kind: raw.count, ...(raw.selector !== undefined && { selector: raw.selector as string }), ...(raw.by !== undefined && { by: raw.by as string }) };
+  return { action: 'count', name, kind: raw.count, ...(raw.selector !== undefined && { selector: raw.selector as string }), ...(by !== undefined && { by: by as string | string[] }) };
 }
 
 function manifestOf(raw: unknown, at: string): Record<string, unknown> {

@@ -120,7 +120,13 @@ export class ClusterSteps {
   }
 
   private async get(step: GetStep): Promise<StepOutcome> {
-    const answer = await this.cluster.request(['get', step.ref, '-o', 'json']);
+    let ref = step.ref;
+    if (typeof ref !== 'string') {
+      const name = this.allocated.get(ref.allocatedBy);
+      if (name === undefined) return { readFailed: `step "${ref.allocatedBy}" allocated no GameServer` };
+      ref = `gameservers.agones.dev/${name}`;
+    }
+    const answer = await this.cluster.request(['get', ref, '-o', 'json']);
     if (!answer.ok) return this.failed(answer.error);
     return this.normalize(pick(JSON.parse(answer.stdout) as Record<string, unknown>, step.fields ?? []));
   }
@@ -131,9 +137,10 @@ export class ClusterSteps {
     const items = ((JSON.parse(answer.stdout) as { items?: Record<string, unknown>[] }).items ?? []).filter((item) => !valueAt(item, 'metadata.deletionTimestamp'));
     const outcome: StepOutcome = { total: items.length };
     if (step.by) {
+      const fields = typeof step.by === 'string' ? [step.by] : step.by;
       const by: Record<string, number> = {};
       for (const item of items) {
-        const key = String(valueAt(item, step.by) ?? '(none)');
+        const key = fields.map((field) => String(valueAt(item, field) ?? '(none)')).join('/');
         by[key] = (by[key] ?? 0) + 1;
       }
       outcome.by = Object.fromEntries(Object.entries(by).sort(([a], [b]) => a.localeCompare(b)));
@@ -141,13 +148,22 @@ export class ClusterSteps {
     return this.normalize(outcome);
   }
 
-  /** Reads until the answer shows the values waited for, or the time is up; either way the last answer is the outcome. */
+  /**
+   * Reads until the answer shows the values waited for (and, to settle, has stayed the same long
+   * enough with no passing value in it), or the time is up; either way the last answer is the outcome.
+   */
   private async wait(step: WaitStep): Promise<StepOutcome> {
     const deadline = Date.now() + (step.timeoutSeconds !== undefined ? Math.min(step.timeoutSeconds * 1000, this.waitTimeoutMs) : this.waitTimeoutMs);
     const until = this.normalize(step.until);
+    let resting: { answer: string; since: number } | undefined;
     for (;;) {
       const outcome = await this.read(step.read);
-      const met = Object.entries(until).every(([key, want]) => sameJson(outcomeValue(outcome, key), want));
+      let met = Object.entries(until).every(([key, want]) => sameJson(outcomeValue(outcome, key), want));
+      if (step.settle) {
+        const answer = JSON.stringify(outcome);
+        if (resting?.answer !== answer) resting = { answer, since: Date.now() };
+        met &&= Date.now() - resting.since >= step.settle.seconds * 1000 && !showsAny(outcome, step.settle.passing);
+      }
       if (met || Date.now() >= deadline) return { met, ...outcome };
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -250,6 +266,15 @@ function refOf(object: Record<string, unknown>): string {
 function sameKind(created: string, ref: string): boolean {
   const kindOf = (r: string) => r.slice(0, r.indexOf('/')).split('.')[0]!.toLowerCase().replace(/s$/, '');
   return kindOf(created) === kindOf(ref);
+}
+
+/** True when any of `values` is a string in the answer, a key of it, or a part of a key counted by several fields (`x/Creating`). */
+export function showsAny(answer: unknown, values: readonly string[]): boolean {
+  if (values.length === 0) return false;
+  if (typeof answer === 'string') return values.includes(answer);
+  if (Array.isArray(answer)) return answer.some((item) => showsAny(item, values));
+  if (!isObject(answer)) return false;
+  return Object.entries(answer).some(([key, item]) => key.split('/').some((part) => values.includes(part)) || showsAny(item, values));
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -25,12 +25,12 @@ const objects = [
 writeFileSync(join(source, 'install', 'yaml', 'install.yaml'), ['# comment', ...objects.map((o) => stringify(o))].join('---\n'));
 
 describe("Agones's install manifest, as the oracle applies it", () => {
-  const certs = { ca: 'CA', server: { cert: 'CERT', key: 'KEY' }, clientCa: 'CLIENT-CA' };
+  const certs = { ca: 'CA', server: { cert: 'CERT', key: 'KEY' }, clientCa: 'CLIENT-CA', client: { cert: 'CLIENT-CERT', key: 'CLIENT-KEY' } };
   const manifests = agonesManifests(source, certs, 'CountsAndLists=false');
   const find = (kind: string, name: string) => manifests.find((m) => m.kind === kind && m.metadata.name === name) as unknown;
   const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-  it('creates agones-system first, then everything the manifest holds', () => {
+  it("creates agones-system first, then everything the manifest holds, then the allocator client's Secret", () => {
     expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual([
       'Namespace/agones-system',
       'ServiceAccount/agones-sdk',
@@ -38,6 +38,7 @@ describe("Agones's install manifest, as the oracle applies it", () => {
       'Secret/allocator-client-ca',
       'Service/agones-allocator',
       'Deployment/agones-controller',
+      'Secret/allocator-client.default',
     ]);
   });
 
@@ -51,6 +52,10 @@ describe("Agones's install manifest, as the oracle applies it", () => {
     expect(find('Secret', 'allocator-tls')).toMatchObject({ data: { 'tls.crt': b64('CERT'), 'tls.key': b64('KEY') } });
     expect(find('Secret', 'allocator-client-ca')).toMatchObject({ data: { 'client-ca.crt': b64('CLIENT-CA') } });
     expect(find('Service', 'agones-allocator')).toMatchObject({ spec: { type: 'LoadBalancer', clusterIP: ALLOCATOR_IP } });
+  });
+
+  it("gives the default namespace the allocator client's certificate, as Agones's Helm chart does (its e2e suite reads it)", () => {
+    expect(find('Secret', 'allocator-client.default')).toMatchObject({ type: 'kubernetes.io/tls', metadata: { namespace: 'default' }, data: { 'tls.crt': b64('CLIENT-CERT'), 'tls.key': b64('CLIENT-KEY') } });
   });
 
   it('says what is missing when the source tree has no install manifest', () => {

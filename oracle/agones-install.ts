@@ -13,7 +13,10 @@ import { type AllocatorCerts } from './pki.js';
  *   - the allocator's TLS and client-CA Secrets hold the run's certificates, so mutual TLS can be
  *     used from outside with run/allocator-client/, and its Service has a fixed cluster IP the
  *     server certificate names;
- *   - FEATURE_GATES is the gates given to `up`.
+ *   - FEATURE_GATES is the gates given to `up`;
+ *   - the default namespace gets the allocator client Secret (allocator-client.default, the run's
+ *     client certificate) that Agones's Helm chart makes by default and install.yaml leaves out;
+ *     Agones's e2e suite reads it to call the allocator.
  */
 
 export const AGONES_NAMESPACE = 'agones-system';
@@ -35,7 +38,15 @@ export function agonesManifests(agonesSrc: string, allocator: AllocatorCerts, fe
   const objects = parseAllDocuments(readFileSync(file, 'utf8'))
     .map((document) => document.toJS() as Manifest | null)
     .filter((object): object is Manifest => object !== null && typeof object === 'object' && typeof object.kind === 'string');
-  return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGONES_NAMESPACE } }, ...objects.map((object) => patched(object, allocator, featureGates))];
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const clientSecret: Manifest = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name: 'allocator-client.default', namespace: 'default' },
+    data: { 'tls.crt': b64(allocator.client.cert), 'tls.key': b64(allocator.client.key) },
+  };
+  return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGONES_NAMESPACE } }, ...objects.map((object) => patched(object, allocator, featureGates)), clientSecret];
 }
 
 function patched(object: Manifest, allocator: AllocatorCerts, featureGates: string): Manifest {

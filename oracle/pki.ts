@@ -29,6 +29,8 @@ export interface AllocatorCerts {
   ca: string;
   server: CertificateAndKey;
   clientCa: string;
+  /** The run's client certificate (signed by clientCa), run/allocator-client/. */
+  client: CertificateAndKey;
 }
 
 export const ALLOCATOR_SERVICE_NAMES = ['agones-allocator', 'agones-allocator.agones-system', 'agones-allocator.agones-system.svc', `agones-allocator.agones-system.svc.${CLUSTER_DOMAIN}`, ALLOCATOR_IP];
@@ -108,9 +110,14 @@ export function makePki(dir: string, allocatorClientDir: string, now = Date.now(
   return { dir, caFile: join(dir, 'ca.crt'), adminCertFile: join(dir, 'admin.crt'), adminKeyFile: join(dir, 'admin.key'), ca, admin };
 }
 
-export function allocatorCerts(dir: string): AllocatorCerts {
-  const read = (name: string) => readFileSync(join(dir, name), 'utf8');
-  return { ca: read('allocator-ca.crt'), server: { cert: read('allocator.crt'), key: read('allocator.key') }, clientCa: read('allocator-client-ca.crt') };
+export function allocatorCerts(dir: string, allocatorClientDir: string): AllocatorCerts {
+  const read = (name: string, from = dir) => readFileSync(join(from, name), 'utf8');
+  return {
+    ca: read('allocator-ca.crt'),
+    server: { cert: read('allocator.crt'), key: read('allocator.key') },
+    clientCa: read('allocator-client-ca.crt'),
+    client: { cert: read('tls.crt', allocatorClientDir), key: read('tls.key', allocatorClientDir) },
+  };
 }
 
 /** A kubeconfig with its certificates inline, for the API server on the control namespace's address. */

@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     await waitFor('the default service account', undefined, async () => (await api.get<unknown>('/api/v1/namespaces/default/serviceaccounts/default'), true));
 
     step(`installing Agones from ${config.agonesSrc}`);
-    const manifests = agonesManifests(config.agonesSrc, allocatorCerts(paths.pki), config.featureGates);
+    const manifests = agonesManifests(config.agonesSrc, allocatorCerts(paths.pki, paths.allocatorClient), config.featureGates);
     await run('kubectl', ['--kubeconfig', paths.kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }), timeoutMs: 120_000 });
     const deployments = manifests.filter((m) => m.kind === 'Deployment').map((m) => m.metadata.name);
     await waitFor(`Agones's deployments (${deployments.join(', ')}) to be available`, undefined, async () => {

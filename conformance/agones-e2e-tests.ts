@@ -16,13 +16,21 @@
 
 export type SuiteGroup = 'resource-api' | 'game-server' | 'pods' | 'allocator-service';
 
-export interface SuiteTest {
-  test: string;
-  group: SuiteGroup;
-  /** The outcome expected against fleetsim (default: pass). */
+/** What the suite ran against: fleetsim, or a cluster running Agones (the oracle, docs/oracle.md). */
+export type Side = 'fleetsim' | 'agones';
+
+export interface Expectation {
+  /** The outcome expected (default: pass). */
   expect?: 'pass' | 'fail' | 'skip';
   /** Why the test does not pass, or what it needs beyond the group. */
   because?: string;
+}
+
+export interface SuiteTest extends Expectation {
+  test: string;
+  group: SuiteGroup;
+  /** What is expected against real Agones (the oracle), where it is not a pass. */
+  agones?: Expectation;
 }
 
 /** Agones accepts a minimum equal to the buffer (or a maximum equal to it); the spec wants strictly bigger. */

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGONES_E2E_TESTS, type SuiteGroup } from './agones-e2e-tests.js';
+import { AGONES_E2E_TESTS, type Side, type SuiteGroup } from './agones-e2e-tests.js';
+import { recordE2eRun } from './agones-e2e-table.js';
 import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 
 /**
@@ -13,7 +14,13 @@ import { kubeconfigText } from '../server/k8s/kubeconfig.js';
  * builds offline). Prints a line per test and a summary, and writes them to
  * `reports/out/agones-e2e.json`. A conformance run, like the benchmarks: not part of `npm test`.
  *
- *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild] [-- --jobs=N] [-- --feature-gates=A=true&B=false]
+ * With `--kubeconfig=FILE` the suite runs against that cluster instead, real Agones (the oracle:
+ * `npm run oracle -- exec node dist/conformance/agones-e2e.js --kubeconfig=…`), one test after
+ * another, its outcomes judged against what conformance/agones-e2e-tests.ts expects of Agones and
+ * written to `reports/out/agones-e2e-agones.json`. `--record` keeps a run's verdicts in
+ * conformance/agones-e2e-results.json and writes the table of both sides, docs/agones-e2e.md.
+ *
+ *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild] [-- --jobs=N] [-- --feature-gates=A=true&B=false] [-- --kubeconfig=FILE] [-- --record]
  */
 
 const CLI = fileURLToPath(new URL('../../bin/fleetsim.js', import.meta.url));
@@ -115,11 +122,13 @@ function firstCause(output: string): string | undefined {
   return lines.find((l) => /level=(error|fatal)|panic:|--- FAIL/.test(l))?.trim();
 }
 
-async function runOne(binary: string, cwd: string, test: string, dir: string, worker: number, gates: string): Promise<Outcome> {
+async function runOne(binary: string, cwd: string, test: string, dir: string, worker: number, gates: string, cluster: string | undefined): Promise<Outcome> {
   const started = Date.now();
-  const { child, host, port } = await startServe(worker, gates);
-  const kubeconfig = join(dir, `${test}.kubeconfig`);
-  writeFileSync(kubeconfig, kubeconfigText(`http://${host}:${port}`));
+  // A cluster of the user's, or a fresh fleetsim of the test's own.
+  if (cluster !== undefined) await laterSecond();
+  const serve = cluster === undefined ? await startServe(worker, gates) : undefined;
+  const kubeconfig = cluster ?? join(dir, `${test}.kubeconfig`);
+  if (serve) writeFileSync(kubeconfig, kubeconfigText(`http://${serve.host}:${serve.port}`));
   try {
     const suiteArgs = [`-test.run=^${test}$`, '-test.v', `--kubeconfig=${kubeconfig}`, `--feature-gates=${gates}`];
     // Some tests run kubectl themselves, which finds the cluster through KUBECONFIG.
@@ -140,16 +149,41 @@ async function runOne(binary: string, cwd: string, test: string, dir: string, wo
     if (new RegExp(`--- SKIP: ${test} `).test(output)) return { test, result: 'skip', seconds, cause: firstCause(output) };
     return { test, result: 'fail', seconds, cause: firstCause(output) ?? output.trim().split('\n').slice(-1)[0] };
   } finally {
-    await stop(child);
+    if (serve) await stop(serve.child);
   }
 }
 
-/** `--jobs=N`: tests run at once (default 3; each has its own server and port ranges). */
-function jobsOf(args: string[]): number {
+let lastStartSecond = 0;
+
+/**
+ * The suite names its test namespace after the second it starts (a Unix timestamp), and the
+ * previous test's namespace is still being deleted when the next test begins: on a cluster, each
+ * test starts in a later second than the one before it.
+ */
+async function laterSecond(): Promise<void> {
+  while (Math.floor(Date.now() / 1000) <= lastStartSecond) await new Promise((resolve) => setTimeout(resolve, 50));
+  lastStartSecond = Math.floor(Date.now() / 1000);
+}
+
+/**
+ * `--jobs=N`: tests run at once (default 3; each has its own server and port ranges). Against a
+ * cluster, one: the suite's TestMain deletes every e2e namespace it finds, another test's too.
+ */
+function jobsOf(args: string[], cluster: string | undefined): number {
   const flag = args.find((a) => a.startsWith('--jobs='));
-  const jobs = flag ? Number(flag.slice('--jobs='.length)) : 3;
+  const jobs = flag ? Number(flag.slice('--jobs='.length)) : cluster === undefined ? 3 : 1;
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 20) throw new Error('--jobs must be a whole number from 1 to 20');
+  if (cluster !== undefined && jobs > 1) throw new Error("--jobs: one at a time against a cluster (the suite's TestMain deletes the e2e namespaces of the tests running beside it)");
   return jobs;
+}
+
+/** `--kubeconfig=FILE`: the cluster the suite runs against instead of fleetsim (a path to a readable file). */
+function clusterOf(args: string[]): string | undefined {
+  const flag = args.find((a) => a.startsWith('--kubeconfig='));
+  if (flag === undefined) return undefined;
+  const file = resolve(flag.slice('--kubeconfig='.length));
+  if (!existsSync(file)) throw new Error(`--kubeconfig: no file ${file}`);
+  return file;
 }
 
 /**
@@ -176,7 +210,9 @@ async function main(): Promise<void> {
   const pattern = args.find((a) => !a.startsWith('--')) ?? '.*';
   const tests = listTests(cwd, pattern);
   const dir = mkdtempSync(join(tmpdir(), 'fleetsim-agones-e2e-'));
-  const jobs = jobsOf(args);
+  const cluster = clusterOf(args);
+  const side: Side = cluster === undefined ? 'fleetsim' : 'agones';
+  const jobs = jobsOf(args, cluster);
   const gates = gatesOf(args);
   const byName = new Map<string, Outcome>();
   const print = (o: Outcome, note = '') =>
@@ -185,7 +221,7 @@ async function main(): Promise<void> {
   // Each test has its own server, so several run at once; most of their time is waiting.
   const worker = async (index: number) => {
     for (let test = queue.shift(); test !== undefined; test = queue.shift()) {
-      const outcome = await runOne(binary, cwd, test, dir, index, gates);
+      const outcome = await runOne(binary, cwd, test, dir, index, gates, cluster);
       byName.set(test, outcome);
       print(outcome);
     }
@@ -194,15 +230,15 @@ async function main(): Promise<void> {
   // Tests that share the machine can collide where a cluster would spread them over nodes (a
   // static host port): what failed beside others runs again alone, and says so.
   if (jobs > 1 && !args.includes('--no-retry')) {
-    for (const test of tests.filter((t) => ['fail', 'timeout'].includes(byName.get(t)!.result) && expectationOf(t).expect === 'pass')) {
-      const outcome = { ...(await runOne(binary, cwd, test, dir, 0, gates)), alone: true };
+    for (const test of tests.filter((t) => ['fail', 'timeout'].includes(byName.get(t)!.result) && expectationOf(t, side).expect === 'pass')) {
+      const outcome = { ...(await runOne(binary, cwd, test, dir, 0, gates, cluster)), alone: true };
       byName.set(test, outcome);
       print(outcome, ' alone');
     }
   }
   rmSync(dir, { recursive: true, force: true });
 
-  const outcomes = tests.map((t) => ({ ...byName.get(t)!, ...expectationOf(t) }));
+  const outcomes = tests.map((t) => ({ ...byName.get(t)!, ...expectationOf(t, side) }));
   const unexpected = outcomes.filter((o) => !(o.result === o.expect || (o.expect === 'fail' && o.result === 'timeout')));
   console.log('');
   for (const group of ['resource-api', 'game-server', 'pods', 'allocator-service', 'unlisted'] as const) {
@@ -213,18 +249,20 @@ async function main(): Promise<void> {
   }
   const count = (r: Outcome['result']) => outcomes.filter((o) => o.result === r).length;
   console.log(`${tests.length} tests: ${count('pass')} passed, ${count('fail')} failed, ${count('timeout')} timed out, ${count('skip')} skipped`);
-  if (unexpected.length === 0) console.log('every outcome is the one expected (conformance/agones-e2e-tests.ts)');
+  if (unexpected.length === 0) console.log(`every outcome is the one expected of ${side} (conformance/agones-e2e-tests.ts)`);
   for (const o of unexpected) console.log(`UNEXPECTED ${o.test}: ${o.result}, expected ${o.expect}${o.because ? ` (${o.because})` : ''}`);
   mkdirSync(OUT, { recursive: true });
-  writeFileSync(join(OUT, 'agones-e2e.json'), JSON.stringify({ pattern, gates, outcomes }, null, 2));
+  writeFileSync(join(OUT, side === 'fleetsim' ? 'agones-e2e.json' : 'agones-e2e-agones.json'), JSON.stringify({ side, pattern, gates, outcomes }, null, 2));
+  if (args.includes('--record')) console.log(`recorded: ${recordE2eRun(side, gates, outcomes).join(', ')}`);
   if (unexpected.length > 0) process.exitCode = 1;
 }
 
-/** What conformance/agones-e2e-tests.ts expects of a test; a test it does not list is expected to pass. */
-function expectationOf(test: string): { group: SuiteGroup | 'unlisted'; expect: 'pass' | 'fail' | 'skip'; because?: string } {
+/** What conformance/agones-e2e-tests.ts expects of a test on a side; a test it does not list is expected to pass. */
+function expectationOf(test: string, side: Side): { group: SuiteGroup | 'unlisted'; expect: 'pass' | 'fail' | 'skip'; because?: string } {
   const listed = AGONES_E2E_TESTS.find((t) => t.test === test);
   if (!listed) return { group: 'unlisted', expect: 'pass' };
-  return { group: listed.group, expect: listed.expect ?? 'pass', ...(listed.because && { because: listed.because }) };
+  const expected = side === 'fleetsim' ? listed : (listed.agones ?? {});
+  return { group: listed.group, expect: expected.expect ?? 'pass', ...(expected.because && { because: expected.because }) };
 }
 
 await main();

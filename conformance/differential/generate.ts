@@ -66,6 +66,7 @@ const LIST = 'players';
 const MODES = ['blue', 'green', 'red'];
 const SDK_LABELS = ['tier', 'map'];
 const SDK_ANNOTATIONS = ['note', 'owner'];
+const PLAYERS = ['p1', 'p2', 'p3', 'p4'];
 
 interface FleetModel {
   name: string;
@@ -73,7 +74,7 @@ interface FleetModel {
   by: string;
   counters: boolean;
   lists: boolean;
-  autoscaler?: { name: string; by: string; buffer: number };
+  autoscaler?: { name: string; by: string };
 }
 
 interface GameServerModel {
@@ -108,8 +109,9 @@ class World {
     return ++this.made;
   }
 
+  /** A player's name: a few, so that lists see the same one twice. */
   nextPlayer(): string {
-    return `p${++this.players}`;
+    return PLAYERS[this.players++ % PLAYERS.length]!;
   }
 
   pick<T>(items: readonly T[]): T {
@@ -219,6 +221,8 @@ function createFleet(world: World, id: string, options: GenerateOptions): Operat
       ? { type: 'RollingUpdate', rollingUpdate: { maxSurge: world.pick(['25%', 1, 2]), maxUnavailable: world.pick(['25%', 1, 0]) } }
       : { type: 'Recreate' },
     ...(counters && world.chance(0.5) && { priorities: [{ type: 'Counter', key: COUNTER, order: world.pick(['Ascending', 'Descending']) }] }),
+    // Allocated GameServers beyond the replicas (after a scale down) are marked.
+    ...(world.chance(0.3) && { allocationOverflow: { labels: { overflow: 'yes' } } }),
     template: {
       metadata: { labels: { 'diff-run': RUN_TOKEN, mode: world.pick(MODES) } },
       spec: gameServerSpec(counters, lists, world.between(2, 4)),
@@ -330,13 +334,13 @@ function allocate(world: World, id: string): Operation {
     ...(state && { gameServerState: state }),
     matchLabels: { ...label, ...('fleet' in target && world.chance(0.2) && { mode: world.pick(MODES) }) },
     ...(counters && world.chance(0.35) && { counters: { [COUNTER]: { minAvailable: world.between(1, 2) } } }),
-    ...(lists && world.chance(0.25) && { lists: { [LIST]: { minAvailable: 1 } } }),
+    ...(lists && world.chance(0.25) && { lists: { [LIST]: world.chance(0.5) ? { minAvailable: 1 } : { containsValue: world.pick(PLAYERS) } } }),
   });
   if (allocatedFirst) selectors.push(selector('Allocated'));
   selectors.push(selector());
   const player = world.chance(0.4) ? world.nextPlayer() : undefined;
   const priorities = counters && world.chance(0.3) ? [{ type: 'Counter', key: COUNTER, order: world.pick(['Ascending', 'Descending']) }] : undefined;
-  const counterAction = counters && world.chance(0.4) ? { [COUNTER]: { action: world.pick(['Increment', 'Decrement']), amount: world.between(1, 2) } } : undefined;
+  const counterAction = counters && world.chance(0.4) ? { [COUNTER]: { action: world.pick(['Increment', 'Decrement']), amount: world.between(1, 5) } } : undefined;
   const listAction = lists && world.chance(0.4) ? { [LIST]: { addValues: [player ?? world.nextPlayer()] } } : undefined;
   const spec = {
     selectors,
@@ -378,16 +382,18 @@ function sdk(world: World, id: string, options: GenerateOptions): Operation {
     ['READY', 2],
     ['ALLOCATE', 2],
     ['RESERVE 0', 1.5],
+    // Shorter than a settle: the read after it sees the GameServer Ready again.
+    ['RESERVE 2s', 0.5],
     [`LABEL ${world.pick(SDK_LABELS)} ${world.pick(['gold', 'dust', 'x1'])}`, 1.5],
     [`ANNOTATION ${world.pick(SDK_ANNOTATIONS)} ${world.pick(['hello', 'sim'])}`, 1],
     ['EXIT', 0.7],
     [`GET_COUNTER_COUNT ${COUNTER}`, gated(counters ? 0.5 : 0.2)],
     [`INCREMENT_COUNTER ${COUNTER} ${world.between(1, 3)}`, gated(counters ? 2 : 0.2)],
-    [`DECREMENT_COUNTER ${COUNTER} ${world.between(1, 2)}`, counters ? 1 : 0],
+    [`DECREMENT_COUNTER ${COUNTER} ${world.between(1, 4)}`, counters ? 1 : 0],
     [`SET_COUNTER_COUNT ${COUNTER} ${world.between(0, 5)}`, counters ? 1 : 0],
     [`SET_COUNTER_CAPACITY ${COUNTER} ${world.between(0, 6)}`, counters ? 1 : 0],
-    [`APPEND_LIST_VALUE ${LIST} ${world.pick(['p1', 'p2', 'p3'])}`, gated(lists ? 2 : 0.2)],
-    [`DELETE_LIST_VALUE ${LIST} ${world.pick(['p1', 'p2', 'p3'])}`, lists ? 1 : 0],
+    [`APPEND_LIST_VALUE ${LIST} ${world.pick(PLAYERS)}`, gated(lists ? 2 : 0.2)],
+    [`DELETE_LIST_VALUE ${LIST} ${world.pick(PLAYERS)}`, lists ? 1 : 0],
     [`SET_LIST_CAPACITY ${LIST} ${world.between(0, 4)}`, lists ? 0.7 : 0],
     [`GET_LIST_LENGTH ${LIST}`, lists ? 0.5 : 0],
   ];
@@ -410,23 +416,38 @@ function sdk(world: World, id: string, options: GenerateOptions): Operation {
   };
 }
 
+/** A Buffer policy (a count or a percentage of Ready GameServers) or, for a fleet with counters, a Counter policy on free capacity. */
+function autoscalerPolicy(world: World, fleet: FleetModel): { policy: Record<string, unknown>; summary: string } {
+  if (fleet.counters && world.chance(0.35)) {
+    const bufferSize = world.between(1, 3);
+    // The spec wants minCapacity strictly above the buffer and below maxCapacity.
+    const minCapacity = bufferSize + world.between(1, 3);
+    const maxCapacity = minCapacity + world.between(2, 8);
+    return { policy: { type: 'Counter', counter: { key: COUNTER, bufferSize, minCapacity, maxCapacity } }, summary: `${COUNTER} capacity, a buffer of ${bufferSize}, ${minCapacity} to ${maxCapacity}` };
+  }
+  if (world.chance(0.25)) {
+    const bufferSize = world.pick(['25%', '50%']);
+    const minReplicas = world.between(1, 2);
+    const maxReplicas = minReplicas + world.between(1, 4);
+    return { policy: { type: 'Buffer', buffer: { bufferSize, minReplicas, maxReplicas } }, summary: `a buffer of ${bufferSize}, ${minReplicas} to ${maxReplicas}` };
+  }
+  const bufferSize = world.between(1, 3);
+  // The spec wants the minimum strictly above an absolute buffer (Agones accepts it equal).
+  const minReplicas = bufferSize + world.between(1, 2);
+  const maxReplicas = minReplicas + world.between(0, 3);
+  return { policy: { type: 'Buffer', buffer: { bufferSize, minReplicas, maxReplicas } }, summary: `a buffer of ${bufferSize}, ${minReplicas} to ${maxReplicas}` };
+}
+
 function createAutoscaler(world: World, id: string): Operation {
   const fleet = world.pick(world.fleets.filter((candidate) => !candidate.autoscaler));
-  const buffer = world.between(1, 2);
-  // The spec wants the minimum strictly above an absolute buffer (Agones accepts it equal).
-  const minReplicas = buffer + world.between(1, 2);
-  const maxReplicas = minReplicas + world.between(0, 3);
-  fleet.autoscaler = { name: `${fleet.name}-as`, by: id, buffer };
-  const summary = `autoscale ${fleet.name} with a buffer of ${buffer}, ${minReplicas} to ${maxReplicas}`;
+  const { policy, summary: what } = autoscalerPolicy(world, fleet);
+  fleet.autoscaler = { name: `${fleet.name}-as`, by: id };
+  const summary = `autoscale ${fleet.name} on ${what}`;
   const manifest = {
     apiVersion: 'autoscaling.agones.dev/v1',
     kind: 'FleetAutoscaler',
     metadata: { name: run(fleet.autoscaler.name) },
-    spec: {
-      fleetName: run(fleet.name),
-      policy: { type: 'Buffer', buffer: { bufferSize: buffer, minReplicas, maxReplicas } },
-      sync: { type: 'FixedInterval', fixedInterval: { seconds: 1 } },
-    },
+    spec: { fleetName: run(fleet.name), policy, sync: { type: 'FixedInterval', fixedInterval: { seconds: 1 } } },
   };
   return {
     id,
@@ -437,21 +458,20 @@ function createAutoscaler(world: World, id: string): Operation {
   };
 }
 
+/** A new policy replaces the old one whole (a merge patch would mix a Buffer's and a Counter's fields). */
 function patchAutoscaler(world: World, id: string): Operation {
   const fleet = world.pick(world.fleets.filter((candidate) => candidate.autoscaler));
   const autoscaler = fleet.autoscaler!;
-  const buffer = world.between(1, 3);
-  const minReplicas = buffer + world.between(1, 2);
-  const maxReplicas = minReplicas + world.between(0, 3);
-  autoscaler.buffer = buffer;
-  const summary = `change ${autoscaler.name} to a buffer of ${buffer}, ${minReplicas} to ${maxReplicas}`;
+  const { policy, summary: what } = autoscalerPolicy(world, fleet);
+  const summary = `change ${autoscaler.name} to ${what}`;
+  const other = policy.type === 'Buffer' ? 'counter' : 'buffer';
   return {
     id,
     kind: 'patch-autoscaler',
     summary,
     needs: [autoscaler.by],
     steps: [
-      { name: `${id} ${summary}`, patch: `fleetautoscaler/${run(autoscaler.name)}`, merge: { spec: { policy: { buffer: { bufferSize: buffer, minReplicas, maxReplicas } } } } },
+      { name: `${id} ${summary}`, patch: `fleetautoscaler/${run(autoscaler.name)}`, merge: { spec: { policy: { ...policy, [other]: null } } } },
       ...observe(id, summary, { fleet, autoscaler: true }),
     ],
   };
@@ -494,10 +514,10 @@ function observe(id: string, summary: string, what: Observed): Record<string, un
     if (fleet.counters) fields.push(`status.counters.${COUNTER}`);
     if (fleet.lists) fields.push(`status.lists.${LIST}`);
     steps.push(step(`fleet ${fleet.name}`, { get: `fleet/${run(fleet.name)}`, fields }));
-    if (what.rolled) {
-      steps.push(step(`the GameServers of ${fleet.name} by mode`, { count: 'gameservers', selector: `agones.dev/fleet=${run(fleet.name)}`, by: ['metadata.labels.mode', 'status.state'] }));
-      steps.push(step(`the GameServerSets of ${fleet.name}`, { count: 'gameserversets', selector: `agones.dev/fleet=${run(fleet.name)}`, by: 'spec.replicas' }));
-    }
+    steps.push(
+      step(`the GameServers of ${fleet.name} by mode`, { count: 'gameservers', selector: `agones.dev/fleet=${run(fleet.name)}`, by: ['metadata.labels.mode', 'metadata.labels.overflow', 'status.state'] }),
+    );
+    if (what.rolled) steps.push(step(`the GameServerSets of ${fleet.name}`, { count: 'gameserversets', selector: `agones.dev/fleet=${run(fleet.name)}`, by: 'spec.replicas' }));
     if (what.autoscaler && fleet.autoscaler) {
       steps.push(step(`autoscaler ${fleet.autoscaler.name}`, { get: `fleetautoscaler/${run(fleet.autoscaler.name)}`, fields: ['status.ableToScale', 'status.scalingLimited', 'status.currentReplicas', 'status.desiredReplicas'] }));
     }

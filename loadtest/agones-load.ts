@@ -132,7 +132,7 @@ export function agonesLoadSettings(argv: readonly string[]): AgonesLoadSettings 
 }
 
 /** The tool's binary, built from the Agones tree unless a build is there already. */
-function buildTool(settings: AgonesLoadSettings, log: (line: string) => void): string {
+export function buildTool(settings: Pick<AgonesLoadSettings, 'src' | 'tool' | 'rebuild'>, log: (line: string) => void): string {
   const binary = join(settings.src, '.fleetsim', settings.tool);
   if (existsSync(binary) && !settings.rebuild) return binary;
   mkdirSync(join(settings.src, '.fleetsim'), { recursive: true });

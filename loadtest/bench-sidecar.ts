@@ -31,7 +31,7 @@ import { BenchRun, formatNumber } from '../server/bench/record.js';
  * on every route, p99 no higher than its, idle RSS <= 1.5x its (both idle figures).
  */
 
-interface Route {
+export interface Route {
   name: string;
   method: 'GET' | 'POST' | 'PUT';
   path: string;
@@ -39,7 +39,7 @@ interface Route {
   body?: string;
 }
 
-const ROUTES: Route[] = [
+export const ROUTES: Route[] = [
   { name: 'GET /gameserver', method: 'GET', path: '/gameserver' },
   { name: 'POST /health', method: 'POST', path: '/health', body: '{}' },
   { name: 'PUT /metadata/label', method: 'PUT', path: '/metadata/label', body: '{"key":"bench","value":"v%d"}' },
@@ -92,7 +92,7 @@ export function parseWrk(output: string): WrkResult {
 }
 
 /** The wrk script sending one route's request (a fresh label value each time for `%d`). */
-function wrkScript(route: Route): string {
+export function wrkScript(route: Route): string {
   const body = route.body ?? '';
   const lines = [`wrk.method = "${route.method}"`, `wrk.headers["Content-Type"] = "application/json"`];
   if (body.includes('%d')) {
@@ -103,14 +103,15 @@ function wrkScript(route: Route): string {
   return lines.join('\n') + '\n';
 }
 
-interface Measured extends WrkResult {
+export interface Measured extends WrkResult {
   cpuMicrosPerRequest: number;
   peakRssBytes: number;
   /** Cores other programs kept busy during the run (the machine's busy time minus the server's and wrk's). */
   otherCores: number;
 }
 
-async function runWrk(url: string, scriptPath: string, seconds: number, serverPid: number): Promise<Measured> {
+/** wrk against `url`, the server being `serverPid`; `wrapper` runs wrk through another command (`nsenter -t PID -n`, into a pod's network). */
+export async function runWrk(url: string, scriptPath: string, seconds: number, serverPid: number, wrapper: readonly string[] = []): Promise<Measured> {
   const cpuBefore = readCpuSeconds(serverPid);
   const busyBefore = readMachineBusySeconds();
   // The true peak (VmHWM, started over for this run) where Linux lets us reset it; else samples.
@@ -124,7 +125,8 @@ async function runWrk(url: string, scriptPath: string, seconds: number, serverPi
     }
   }, 200);
   const started = Date.now();
-  const wrk = spawn('wrk', ['-t1', '-c32', `-d${seconds}s`, '--latency', '-s', scriptPath, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [...wrapper, 'wrk', '-t1', '-c32', `-d${seconds}s`, '--latency', '-s', scriptPath, url];
+  const wrk = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   wrk.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   wrk.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -157,11 +159,11 @@ async function runWrk(url: string, scriptPath: string, seconds: number, serverPi
   };
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   return percentile(sortNumbers(values), 50);
 }
 
-function wrkAvailable(): boolean {
+export function wrkAvailable(): boolean {
   try {
     execFileSync('wrk', ['--version'], { stdio: 'ignore' });
     return true;

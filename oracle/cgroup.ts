@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from './shell.js';
 
@@ -31,6 +31,24 @@ export function cgroupProcesses(): number[] {
     .split('\n')
     .filter((line) => /^\d+$/.test(line))
     .map(Number);
+}
+
+/**
+ * The group's processes as /proc tells them: a process inside the oracle's namespace (`npm run
+ * oracle -- exec`) has its own /sys, without the group's directory, but the same /proc.
+ */
+export function cgroupProcessesByProc(): number[] {
+  const member = new RegExp(`^\\d+:[^:]*:/${NAME}(/.*)?$`, 'm');
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return member.test(readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
 }
 
 /** SIGKILLs what is left in the group until it is empty, then removes it; the processes it killed. */

@@ -122,3 +122,15 @@ function editDistance(a: string, b: string): number {
   }
   return previous[b.length]!;
 }
+
+/** Runs a script's main to its exit code: 2 and the message for a flag error, 1 and the stack for any other. */
+export function runScript(main: () => Promise<number>): void {
+  main().then(
+    (code) => (process.exitCode = code),
+    (error: Error) => {
+      const usage = error instanceof FlagError;
+      console.error(usage ? error.message : (error.stack ?? error.message));
+      process.exitCode = usage ? 2 : 1;
+    },
+  );
+}

@@ -1,14 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseFeatureGates } from '../../server/features.js';
-import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags } from '../../server/flags.js';
+import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags, runScript } from '../../server/flags.js';
 import { runFolder } from '../../loadtest/paths.js';
 import { type CaseOutcome, differences } from '../../reports/conformance-report.js';
-import { ORACLE_DIST, oraclePaths } from '../../oracle/paths.js';
+import { oraclePaths } from '../../oracle/paths.js';
+import { rerunInOracle } from '../../oracle/rerun.js';
 import { type KnownContext, type KnownDifference, knownDifferenceFor } from '../sidecar/cases.js';
 import { CLUSTER_KNOWN_FILE, checkReachable, knownDifferences, referencePortRangeOf, startReference } from '../cluster/command.js';
 import { KubectlCluster } from '../cluster/kubectl.js';
@@ -283,21 +283,7 @@ function settingsOf(values: Record<string, string | number | boolean | undefined
 function inOracle(argv: string[]): Promise<number> {
   const paths = oraclePaths();
   if (!existsSync(paths.kubeconfig)) throw new FlagError('no --kubeconfig, and the oracle is not up (npm run oracle -- up), whose kubeconfig is the default');
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ORACLE_DIST, 'cli.js'), 'exec', process.execPath, SELF, ...argv, '--kubeconfig', paths.kubeconfig], { stdio: 'inherit' });
-    child.once('error', (error) => {
-      console.error(error.message);
-      done(127);
-    });
-    child.once('exit', (code, signal) => done(code ?? (signal ? 128 : 1)));
-  });
+  return rerunInOracle(SELF, [...argv, '--kubeconfig', paths.kubeconfig]);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => (process.exitCode = code),
-  (error: Error) => {
-    const usage = error instanceof FlagError;
-    console.error(usage ? error.message : (error.stack ?? error.message));
-    process.exitCode = usage ? 2 : 1;
-  },
-);
+runScript(() => main(process.argv.slice(2)));

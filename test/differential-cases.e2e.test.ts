@@ -60,18 +60,18 @@ describe.sequential('differential regression cases against fleetsim', () => {
     writeFileSync(
       file,
       JSON.stringify({
-        description: 'a fleet of one, whose recorded Ready count is wrong',
+        description: 'a fleet of one, whose recorded replicas are wrong',
         steps: [
           { name: 'o1 create fleet f1 of 1', create: fleet, fields: ['spec.replicas'] },
-          { name: 'o1 after: fleet f1', wait: { get: 'fleet/${run}-f1', fields: ['status.readyReplicas'] }, settle: { seconds: 1, passing: [] } },
+          { name: 'o1 after: fleet f1', wait: { get: 'fleet/${run}-f1', fields: ['spec.replicas'] }, settle: { seconds: 1, passing: [] } },
         ],
-        oracle: { recorded: 'by hand', outcomes: { 'o1 create fleet f1 of 1': { created: true, 'spec.replicas': 1 }, 'o1 after: fleet f1': { met: true, 'status.readyReplicas': 2 } } },
+        oracle: { recorded: 'by hand', outcomes: { 'o1 create fleet f1 of 1': { created: true, 'spec.replicas': 1 }, 'o1 after: fleet f1': { met: true, 'spec.replicas': 2 } } },
       }),
     );
     const { outcomes } = await replay(readCase(file, 'tampered'));
     expect(outcomes.map((o) => [o.name, o.verdict, o.detail])).toEqual([
       ['o1 create fleet f1 of 1', 'same', undefined],
-      ['o1 after: fleet f1', 'different', '$["status.readyReplicas"]: 1 ≠ 2'],
+      ['o1 after: fleet f1', 'different', '$["spec.replicas"]: 1 ≠ 2'],
     ]);
   });
 });

@@ -394,7 +394,8 @@ function sdk(world: World, id: string, options: GenerateOptions): Operation {
     [`SET_COUNTER_CAPACITY ${COUNTER} ${world.between(0, 6)}`, counters ? 1 : 0],
     [`APPEND_LIST_VALUE ${LIST} ${world.pick(PLAYERS)}`, gated(lists ? 2 : 0.2)],
     [`DELETE_LIST_VALUE ${LIST} ${world.pick(PLAYERS)}`, lists ? 1 : 0],
-    [`SET_LIST_CAPACITY ${LIST} ${world.between(0, 4)}`, lists ? 0.7 : 0],
+    // No SET_LIST_CAPACITY: Agones refuses it where the spec allows it (list-capacity-bound-by-a-fleet
+    // in conformance/cluster-known.yaml), and every later read of the list would differ as well.
     [`GET_LIST_LENGTH ${LIST}`, lists ? 0.5 : 0],
   ];
   const total = messages.reduce((sum, [, weight]) => sum + weight, 0);
@@ -434,7 +435,8 @@ function autoscalerPolicy(world: World, fleet: FleetModel): { policy: Record<str
   const bufferSize = world.between(1, 3);
   // The spec wants the minimum strictly above an absolute buffer (Agones accepts it equal).
   const minReplicas = bufferSize + world.between(1, 2);
-  const maxReplicas = minReplicas + world.between(0, 3);
+  // And the maximum strictly above the minimum (Agones accepts them equal: autoscaler-bounds-equal).
+  const maxReplicas = minReplicas + world.between(1, 3);
   return { policy: { type: 'Buffer', buffer: { bufferSize, minReplicas, maxReplicas } }, summary: `a buffer of ${bufferSize}, ${minReplicas} to ${maxReplicas}` };
 }
 

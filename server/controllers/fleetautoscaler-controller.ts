@@ -93,16 +93,19 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Agones compares the status as a Go struct, where a status never written (or a field left out)
+ * is its zero value: an autoscaler that has never scaled and cannot find its fleet keeps no status.
+ */
 function sameStatus(a: unknown, b: FleetAutoscalerStatus): boolean {
-  if (typeof a !== 'object' || a === null) return false;
-  const s = a as Partial<FleetAutoscalerStatus>;
+  const s = (typeof a === 'object' && a !== null ? a : {}) as Partial<FleetAutoscalerStatus>;
   return (
-    s.currentReplicas === b.currentReplicas &&
-    s.desiredReplicas === b.desiredReplicas &&
+    (s.currentReplicas ?? 0) === b.currentReplicas &&
+    (s.desiredReplicas ?? 0) === b.desiredReplicas &&
     (s.lastScaleTime ?? null) === b.lastScaleTime &&
-    s.ableToScale === b.ableToScale &&
-    s.scalingLimited === b.scalingLimited &&
-    s.lastAppliedPolicy === b.lastAppliedPolicy
+    (s.ableToScale ?? false) === b.ableToScale &&
+    (s.scalingLimited ?? false) === b.scalingLimited &&
+    (s.lastAppliedPolicy ?? '') === b.lastAppliedPolicy
   );
 }
 

@@ -29,13 +29,24 @@ export interface Expectation {
 export interface SuiteTest extends Expectation {
   test: string;
   group: SuiteGroup;
-  /** What is expected against real Agones (the oracle), where it is not a pass. */
+  /** What is expected against real Agones (the oracle), where it is not a pass; a test the suite skips is skipped there too. */
   agones?: Expectation;
 }
 
 /** Agones accepts a minimum equal to the buffer (or a maximum equal to it); the spec wants strictly bigger. */
 const EQUALITY = 'relies on Agones accepting a FleetAutoscaler bound equal to the buffer; the spec says strictly bigger/smaller, and the spec wins';
 const PLAYER_TRACKING = 'skipped by the suite: PlayerTracking is off (alpha)';
+/** Against the oracle: its stand-in kubelet runs programs, not images (oracle/images.ts). */
+/**
+ * Against the oracle: the allocator tests put a certificate of their own in the allocator's TLS
+ * Secret and call it once the allocator serves it; a kubelet rewrites a Secret's volume when the
+ * Secret changes, the oracle's stand-in writes it once, when the pod starts (oracle/kubelet/volumes.ts).
+ */
+const ORACLE_SECRET_NOT_REFRESHED = {
+  expect: 'fail' as const,
+  because: "the oracle's stand-in kubelet writes a Secret volume once, at the pod's start: the allocator keeps serving its first certificate after the test replaces allocator-tls, and the test's client refuses it (bad certificate) until it times out",
+};
+const ORACLE_NO_IMAGE = { expect: 'fail' as const, because: "the oracle runs no container images, only the programs it maps Agones's own images to (oracle/images.ts): this image is not one, so its GameServer never gets Ready" };
 const SIDECAR_CONTAINERS = 'skipped by the suite: SidecarContainers is on (beta, the default)';
 const IMAGE_NOT_RUN = 'passes without the image: fleetsim does not run images, it simulates the process, which reports Ready';
 const WEBHOOK_POD = 'runs the autoscaler-webhook image as a Pod behind a Service: fleetsim runs no images';
@@ -139,15 +150,20 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestHighDensityGameServerFlow', group: 'game-server' },
 
   // Pods, images and Agones's own deployment.
-  { test: 'TestSuperTuxKartGameServerReady', group: 'pods', because: IMAGE_NOT_RUN },
-  { test: 'TestRustGameServerReady', group: 'pods', because: IMAGE_NOT_RUN },
-  { test: 'TestCppSimpleGameServerReady', group: 'pods', because: IMAGE_NOT_RUN },
-  { test: 'TestNodeJSGameServerReady', group: 'pods', because: IMAGE_NOT_RUN },
-  { test: 'TestXonoticGameServerReady', group: 'pods', because: IMAGE_NOT_RUN },
+  { test: 'TestSuperTuxKartGameServerReady', group: 'pods', because: IMAGE_NOT_RUN, agones: ORACLE_NO_IMAGE },
+  { test: 'TestRustGameServerReady', group: 'pods', because: IMAGE_NOT_RUN, agones: ORACLE_NO_IMAGE },
+  { test: 'TestCppSimpleGameServerReady', group: 'pods', because: IMAGE_NOT_RUN, agones: ORACLE_NO_IMAGE },
+  { test: 'TestNodeJSGameServerReady', group: 'pods', because: IMAGE_NOT_RUN, agones: ORACLE_NO_IMAGE },
+  { test: 'TestXonoticGameServerReady', group: 'pods', because: IMAGE_NOT_RUN, agones: ORACLE_NO_IMAGE },
   { test: 'TestHostName', group: 'pods', because: "reads the projected pod's hostname" },
   { test: 'TestGameServerUnhealthyAfterDeletingPod', group: 'pods', because: 'deletes the projected pod' },
   { test: 'TestGameServerEvicted', group: 'pods', because: 'evicts the projected pod (pods/eviction)' },
-  { test: 'TestGameServerSlowStart', group: 'pods', because: "a postStart hook that sleeps: fleetsim runs no hooks, and the test only waits for Ready" },
+  {
+    test: 'TestGameServerSlowStart',
+    group: 'pods',
+    because: 'a postStart hook that sleeps: fleetsim runs no hooks, and the test only waits for Ready',
+    agones: { expect: 'fail', because: "its game server is an alpine image running sleep, which the oracle's stand-in kubelet has no program for (oracle/images.ts), so it never gets Ready" },
+  },
   { test: 'TestUnhealthyGameServersWithoutFreePorts', group: 'pods', expect: 'skip', because: SIDECAR_CONTAINERS },
   { test: 'TestAutoscalerWebhook', group: 'pods', expect: 'fail', because: WEBHOOK_POD },
   { test: 'TestFleetAutoscalerTLSWebhook', group: 'pods', expect: 'fail', because: `${WEBHOOK_POD}, its certificate mounted from a Secret` },
@@ -157,17 +173,18 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestPingUDP', group: 'pods', expect: 'fail', because: "Agones's agones-ping Service (UDP) in agones-system, part of Agones's deployment" },
 
   // The allocator service as Agones installs it (--allocator-tls auto: its Service and Secrets).
-  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
-  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
-  { test: 'TestAllocatorWithCountersAndLists', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
+  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestAllocatorWithCountersAndLists', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
   {
     test: 'TestAllocatorCrossNamespace',
     group: 'allocator-service',
     because: `gRPC, through a policy to a second namespace whose endpoint has no port (dialled on 443: the harness binds 443 where it may); ${ALLOCATOR}`,
+    agones: ORACLE_SECRET_NOT_REFRESHED,
   },
-  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
-  { test: 'TestRestAllocatorWithCountersAndLists', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
-  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
+  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestRestAllocatorWithCountersAndLists', group: 'allocator-service', because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
   {
     test: 'TestCounterAutoscalerAllocatedMultipleNamespaces',
     group: 'allocator-service',

@@ -1,19 +1,18 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { FlagError, type FlagSpec, flagsHelp, parseDuration, parseFlags, runScript } from '../server/flags.js';
 import { buildTool } from '../loadtest/agones-load.js';
 import { allocatorClientFiles } from '../loadtest/bench.js';
 import { type Measured, ROUTES, median, runWrk, wrkAvailable, wrkScript } from '../loadtest/bench-sidecar.js';
-import { CLI, REPO_ROOT, runFolder } from '../loadtest/paths.js';
+import { CLI, runFolder } from '../loadtest/paths.js';
 import { readRssBytes } from '../loadtest/proc-stats.js';
 import { RemoteFleet } from '../loadtest/remote-fleet.js';
 import { runToEnd, runWithInput } from '../loadtest/run-process.js';
 import { SIMPLE_GAME_SERVER_IMAGE, remoteChurningFleet } from '../loadtest/scenarios.js';
 import { type RunningFleetsim, readAllocatorClient, startFleetsim } from '../loadtest/servers.js';
 import { kubeconfigText } from '../server/k8s/kubeconfig.js';
+import { BenchRun, type Figure } from '../server/bench/record.js';
 import { parseAllocationload } from '../reports/agones-load-data.js';
 import type { RunData } from '../reports/run-data.js';
 import { cgroupProcessesByProc } from './cgroup.js';
@@ -33,7 +32,7 @@ import { insideOracle, rerunInOracle } from './rerun.js';
  *
  * It runs inside the oracle's namespace (it starts itself there), where the oracle's API server,
  * allocator and pods are reachable; the fleetsim it compares is started there too. The figures and
- * their ratios are printed and written as a record, bench-results/<time>-oracle-bench.json.
+ * their ratios are printed and written as a benchmark record, bench-results/<time>-oracle-bench.json.
  */
 
 const FLAGS: FlagSpec[] = [
@@ -63,13 +62,6 @@ const ORACLE_MARGIN_BYTES = 3 * 2 ** 30;
 const SYSTEM_PODS = 6;
 const NAMESPACE = 'default';
 
-interface Figure {
-  name: string;
-  value: number;
-  unit: string;
-  note?: string;
-}
-
 /** One of the two, as a client sees a cluster: kubectl through a kubeconfig, an allocator over mutual TLS, its memory. */
 interface Side {
   label: 'fleetsim' | 'Agones';
@@ -98,45 +90,22 @@ async function main(argv: string[]): Promise<number> {
   const out = values.out === undefined ? runFolder('oracle-bench') : String(values.out);
   mkdirSync(out, { recursive: true });
   const log: Log = (line) => console.log(line);
-  const figures: Figure[] = [];
+  const run = BenchRun.start('oracle:bench');
+  run.note(`the oracle: ${oracleVersion()}`);
   const notes: string[] = [];
-  const startedAt = new Date();
-
+  const figures: Figure[] = [];
   if (parts.has('ready')) {
-    for (const wanted of sizes) {
-      const size = fittingSize(wanted, notes, log);
-      figures.push(...(await fleetToReady(size, out, log)));
-    }
+    for (const wanted of sizes) figures.push(...(await fleetToReady(fittingSize(wanted, notes, log), out, log)));
   }
   const allocationFleet = values['allocation-fleet'] as number;
   if (parts.has('k6')) figures.push(...(await k6Allocation(allocationFleet, String(values.duration), values.rate as number, values.vus as number, out, log)));
   if (parts.has('agones-load')) figures.push(...(await agonesLoad(allocationFleet, values.clients as number, values['per-client'] as number, out, log)));
   if (parts.has('sidecar')) figures.push(...(await sidecars(values['sidecar-seconds'] as number, values.pairs as number, out, log)));
-
-  const record = {
-    bench: 'oracle:bench',
-    date: startedAt.toISOString(),
-    commit: git(['rev-parse', 'HEAD']),
-    dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
-    settings: Object.fromEntries(Object.entries(values).filter(([name, value]) => name !== 'help' && value !== undefined).map(([name, value]) => [name, String(value)])),
-    machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? '?', node: process.version, load: { loadAverage: loadavg() } },
-    oracle: oracleVersion(),
-    figures,
-    notes,
-  };
-  const file = join(REPO_ROOT, 'bench-results', `${startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-oracle-bench.json`);
-  mkdirSync(join(REPO_ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
-  console.log(`\n| figure | value |\n| --- | ---: |`);
-  for (const figure of figures) console.log(`| ${figure.name} | ${format(figure)} |`);
-  for (const note of notes) console.log(`note: ${note}`);
-  console.log(`\nrecord: ${file}\nruns: ${out}`);
+  for (const figure of figures) run.figure(figure);
+  for (const note of notes) run.note(note);
+  run.finish();
+  console.log(`runs: ${out}`);
   return 0;
-}
-
-function format(figure: Figure): string {
-  const digits = figure.unit === '×' ? 2 : figure.value >= 100 ? 0 : figure.value >= 10 ? 1 : 2;
-  return `${figure.value.toFixed(digits)}${figure.unit === '' ? '' : ` ${figure.unit}`}${figure.note ? ` (${figure.note})` : ''}`;
 }
 
 /** A fleet size the oracle can hold: its nodes' pods and the machine's available memory; lowered to hundreds when not, with a note. */
@@ -439,14 +408,6 @@ function oracleVersion(): string {
     return `Agones ${record.agonesVersion ?? '?'} on Kubernetes ${record.kubeVersion ?? '?'}`;
   } catch {
     return 'unknown';
-  }
-}
-
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
   }
 }
 

@@ -29,6 +29,8 @@ const floors = [
     { name: 'server/controllers', files: ['server/controllers/**/*.ts'], refs: ['**/controllers/**'] },
     // Reading the log back: explanations of what happened and why.
     { name: 'server/history', files: ['server/history/**/*.ts'], refs: ['**/history/**'] },
+    // What the cluster's metrics count: the registry, its tallies and what feeds them (the routes are in api/web/).
+    { name: 'server/observability', files: ['server/observability/**/*.ts'], refs: ['**/observability/**'] },
   ],
   // The simulated world and the autoscaler's webhook client serve the controllers (a GameServer is
   // placed on a simulated node; a FleetAutoscaler asks its webhook), so they sit just below them.

@@ -3,7 +3,8 @@ import express from 'express';
 import { VirtualClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { Cluster } from './cluster.js';
-import { ClusterMetrics } from './api/metrics.js';
+import { ClusterMetrics } from './observability/cluster-metrics.js';
+import { metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
 import { explainRoutes } from './api/web/explain-routes.js';
 import { apiErrorHandler, resourceApi } from './api/k8s/resource-api.js';
@@ -68,7 +69,7 @@ export class ReadOnlyServer {
     app.get('/fleetsim/v1/clock', (_req, res) => {
       res.json({ kind: 'stopped', now: new Date(this.cluster.clock.now()).toISOString() });
     });
-    app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
+    app.get('/metrics', metricsRoute(this.metrics));
     app.use(explainRoutes(this.cluster.log));
     app.use(dashboardRoutes(this.cluster));
     app.use(resourceApi(this.cluster));

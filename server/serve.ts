@@ -8,7 +8,8 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
 import { NodeLoss } from './controllers/node-loss.js';
-import { ClusterMetrics } from './api/metrics.js';
+import { ClusterMetrics } from './observability/cluster-metrics.js';
+import { ApiRequestMetrics, metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
 import { EventExpiry } from './controllers/k8s-events.js';
 import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
@@ -230,7 +231,7 @@ export class FleetsimServer {
     // Through Express too: a request in absolute form (`GET http://host/sdk/…`) reaches it there.
     app.use('/sdk', sidecars);
     app.use(this.clockApi());
-    app.get('/metrics', (_req, res, next) => void this.metrics.serve(res).catch(next));
+    app.get('/metrics', metricsRoute(this.metrics));
     app.use(explainRoutes(this.cluster.log));
     // The dashboard's page answers / only for a browser (Accept: text/html); other clients reach the resource API.
     app.use(dashboardRoutes(this.cluster));
@@ -239,12 +240,13 @@ export class FleetsimServer {
     // answer their own in the gateway's format).
     app.use(apiErrorHandler);
     const allocation = this.allocation.plainRoutes();
+    const apiRequests = new ApiRequestMetrics(this.metrics);
     // The sidecar and the allocator answer in Agones's gateway format, the rest as the API server does.
     const errorFormat = (path: string): ErrorFormat => (/^\/(sdk|gameserverallocation)(\/|$)/i.test(path) ? 'gateway' : 'status');
     const guard = new RequestOriginGuard({ scheme: 'http', listenHost: this.options.host, allowedHosts: this.options.allowedHosts, errorFormat });
     this.httpServer = this.connections.createHttpServer(
       guard.requests((req, res) => {
-        this.metrics.observeRequest(req, res);
+        apiRequests.observe(req, res);
         if (allocation(req, res)) return;
         // The sidecars on plain node:http, as `fleetsim sidecar` serves them: Express's routing
         // and its request decoration cost more than the sidecar's own work.

@@ -15,7 +15,7 @@ import { AllocationService } from '../allocation/allocation-service.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { Cluster } from '../cluster.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
-import { ClusterMetrics } from '../api/metrics.js';
+import { ClusterMetrics } from '../observability/cluster-metrics.js';
 import { commitReadyFleet } from './ready-fleet.js';
 
 /**

@@ -21,6 +21,7 @@ import { fieldFilterOf, selectorOf, sendJson, wantsTable } from '../responses.js
 import type { Cause } from '../../log/cause.js';
 import { httpRequestCause } from '../request-cause.js';
 import { toTable } from './table.js';
+import { losePod } from '../../lifecycle/pod-loss.js';
 
 /**
  * Pods through the resource API: one per GameServer, built on read (server/kinds/pod/pod.ts)
@@ -99,15 +100,10 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
   sendJson(res, 200, { apiVersion: 'v1', kind: POD_DEFINITION.listKind, metadata, items });
 }
 
-/** As Agones's health controller: a GameServer whose pod is deleted (or evicted) is Unhealthy. */
+/** The pod goes (server/lifecycle/pod-loss.ts); answered once what that makes happen is committed. */
 async function removePod(cluster: Cluster, namespace: string, name: string, why: string, cause: Cause): Promise<Resource> {
   const pod = getPod(cluster, namespace, name);
-  const key = objectKey(namespace, name);
-  const gs = cluster.gameServers.getByKey(key)!;
-  if (gs.status.state !== 'Unhealthy' && gs.status.state !== 'Error') {
-    await cluster.actors.sendByKey(key, { type: 'controller.unhealthy', message: `Issue with Gameserver pod: ${why}` }, cause);
-  }
-  cluster.pods.markDeleted(key);
+  await losePod(cluster, objectKey(namespace, name), why, cause);
   await cluster.settled();
   return pod;
 }

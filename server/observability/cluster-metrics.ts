@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import client from 'prom-client';
@@ -8,8 +7,7 @@ import type { Cluster } from '../cluster.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
-import { type HistogramTally, TalliedCounter, TalliedGauge, TalliedHistogram, type ValueTally } from './metric-tallies.js';
-import type { WorkQueueObserver } from '../controllers/work-queue.js';
+import { type HistogramTally, TalliedCounter, TalliedGauge, TalliedHistogram } from './metric-tallies.js';
 import { stateEnteredAt } from '../kinds/gameserver/events.js';
 import { type ControllerRequest, controllerRequestOf, isControllerWrite } from './controller-requests.js';
 import type { Cause } from '../log/cause.js';
@@ -33,6 +31,9 @@ const STATE_DURATION_BUCKETS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 
 const NODE_COUNT_BUCKETS = [...[...Array(17).keys()], 32, 40, 50, 60, 70, 80, 90, 100, 110, 120].map((n) => n + 0.00001);
 /** The API server's request-duration buckets. */
 const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+/** The API server's request labels, in the order a request's label values are given. */
+export const REQUEST_LABELS = ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'] as const;
+export type RequestLabels = readonly [string, string, string, string, string, string, string, string];
 
 interface FleetStatusFields {
   replicas?: number;
@@ -105,8 +106,8 @@ export class ClusterMetrics {
   private readonly allocationRetries: TalliedHistogram;
   /** Its one series, made at the first success (Agones shows none before). */
   private retriedUntilSuccess: HistogramTally | undefined;
-  private readonly requests: TalliedCounter;
-  private readonly requestDuration: TalliedHistogram;
+  /** The resource API's requests (`apiserver_request_*`), counted by its HTTP adapter (api/web/metrics-routes.ts). */
+  readonly apiRequests: { total: TalliedCounter; duration: TalliedHistogram };
   private readonly queueDepth: TalliedGauge;
   private readonly queueAdds: TalliedCounter;
   private readonly queueLatency: TalliedHistogram;
@@ -118,8 +119,6 @@ export class ClusterMetrics {
   private pendingWrites: { committed: Promise<void>; requests: Array<{ request: ControllerRequest; started: number }> } | undefined;
   /** Liveness checks by name: Agones reports each as `agones_healthcheck_status{check}`. */
   private readonly healthChecks = new Map<string, () => boolean>();
-  /** Each resource-API request target's labels, parsed once (cleared when it grows past REQUEST_TARGETS). */
-  private readonly requestTargets = new Map<string, RequestSeries | null>();
 
   constructor(private readonly cluster: Cluster) {
     const registers = [this.registry];
@@ -317,20 +316,25 @@ export class ClusterMetrics {
       buckets: ALLOCATION_BUCKETS,
       registers,
     });
-    this.requests = new TalliedCounter({
+    const requests = new TalliedCounter({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
       labelNames: [...REQUEST_LABELS, 'code'],
       registers,
     });
-    this.requestDuration = new TalliedHistogram({
+    const requestDuration = new TalliedHistogram({
       name: 'apiserver_request_duration_seconds',
       help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
       labelNames: REQUEST_LABELS,
       buckets: REQUEST_BUCKETS,
       registers,
     });
+    this.apiRequests = { total: requests, duration: requestDuration };
+  }
 
+  /** Whether it follows the cluster now (between `start` and `close`). */
+  get started(): boolean {
+    return this.subscription !== undefined;
   }
 
   /**
@@ -399,8 +403,9 @@ export class ClusterMetrics {
   /**
    * An observer for one controller's work queue, under the name Agones gives that queue
    * (`agones.dev.FleetController`…): what it counts goes to the `agones_k8s_client_workqueue_*` series.
+   * It has the shape of the controllers' `WorkQueueObserver`, the port they declare beside themselves.
    */
-  workQueue(name: string): WorkQueueObserver {
+  workQueue(name: string) {
     const depth = this.queueDepth.series(name);
     const adds = this.queueAdds.series(name);
     const latency = this.queueLatency.series(name);
@@ -408,9 +413,9 @@ export class ClusterMetrics {
     const retries = this.queueRetries.series(name);
     return {
       added: () => void adds.value++,
-      depth: (waiting) => void (depth.value = waiting),
-      started: (waitedMs) => latency.observe(waitedMs / 1000),
-      finished: (workedMs) => work.observe(workedMs / 1000),
+      depth: (waiting: number) => void (depth.value = waiting),
+      started: (waitedMs: number) => latency.observe(waitedMs / 1000),
+      finished: (workedMs: number) => work.observe(workedMs / 1000),
       retried: () => void retries.value++,
     };
   }
@@ -418,24 +423,6 @@ export class ClusterMetrics {
   /** A liveness check, reported at each scrape under `check` as Agones reports its own (0 healthy, 1 failing). */
   addHealthCheck(check: string, healthy: () => boolean): void {
     this.healthChecks.set(check, healthy);
-  }
-
-  /** Counts a resource-API request once answered, as the API server's own metrics do. */
-  observeRequest(req: IncomingMessage, res: ServerResponse): void {
-    // Only once started, and only the resource API's paths.
-    if (!this.subscription || !req.url?.startsWith('/api')) return;
-    const series = this.requestSeries(req);
-    if (!series) return;
-    // One listener shared by every response (no closure per request): what it needs rides on the response.
-    (res as ObservedResponse)[OBSERVED] = { series, started: performance.now() };
-    res.on('finish', requestFinished);
-  }
-
-  /** `GET /metrics`: the Prometheus text exposition. */
-  async serve(res: ServerResponse): Promise<void> {
-    const text = await this.scrape();
-    res.writeHead(200, { 'Content-Type': this.registry.contentType });
-    res.end(text);
   }
 
   /** One scrape: the exposition text. */
@@ -506,23 +493,6 @@ export class ClusterMetrics {
     });
   }
 
-  /** A request's labels, from the parse of its method and target kept since the last time they were seen. */
-  /** A request target's series, found once per target (undefined for a path the API server does not count). */
-  private requestSeries(req: IncomingMessage): RequestSeries | undefined {
-    const target = req.url ?? '/';
-    const method = req.method ?? 'GET';
-    const key = method === 'GET' ? target : `${method} ${target}`;
-    let series = this.requestTargets.get(key);
-    if (series === undefined) {
-      // Objects' names make targets many: the parses kept are bounded.
-      if (this.requestTargets.size >= REQUEST_TARGETS) this.requestTargets.clear();
-      const labels = describeRequest(method, target);
-      series = labels ? { labels, duration: this.requestDuration.series(...labels), byStatus: new Map(), total: this.requests } : null;
-      this.requestTargets.set(key, series);
-    }
-    return series ?? undefined;
-  }
-
   /** GameServers scheduled on each node (every node, including empty ones), from the node counter. */
   private gameServersPerNode(): Map<string, number> {
     const perNode = new Map<string, number>();
@@ -533,77 +503,4 @@ export class ClusterMetrics {
 
 function fleetOf(gs: GameServer): string {
   return gs.metadata.labels[FLEET_LABEL] ?? 'none';
-}
-
-const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
-
-/** The API server's request labels, in the order `describeRequest` gives their values. */
-const REQUEST_LABELS = ['component', 'dry_run', 'group', 'resource', 'scope', 'subresource', 'verb', 'version'] as const;
-type RequestLabels = readonly [string, string, string, string, string, string, string, string];
-/** Parsed request targets kept at most. */
-const REQUEST_TARGETS = 1024;
-
-/** Status codes as label values, made once each. */
-const STATUS_TEXT = new Map<number, string>();
-/** A request target's label values and its series: the duration's, and the counter's per status code. */
-interface RequestSeries {
-  labels: RequestLabels;
-  duration: HistogramTally;
-  byStatus: Map<number, ValueTally>;
-  total: TalliedCounter;
-}
-
-const OBSERVED = Symbol('observedRequest');
-type ObservedResponse = ServerResponse & { [OBSERVED]?: { series: RequestSeries; started: number } };
-
-/** A response observed by `observeRequest` has been sent: its request is counted and timed. */
-function requestFinished(this: ServerResponse): void {
-  const observed = (this as ObservedResponse)[OBSERVED];
-  if (!observed) return;
-  const { series, started } = observed;
-  series.duration.observe((performance.now() - started) / 1000);
-  let counter = series.byStatus.get(this.statusCode);
-  if (counter === undefined) {
-    counter = series.total.series(...series.labels, statusText(this.statusCode));
-    series.byStatus.set(this.statusCode, counter);
-  }
-  counter.value++;
-}
-
-function statusText(code: number): string {
-  let text = STATUS_TEXT.get(code);
-  if (text === undefined) STATUS_TEXT.set(code, (text = String(code)));
-  return text;
-}
-
-/** A resource-API request's label values (REQUEST_LABELS), as the API server's request metrics name them; undefined for other paths. */
-function describeRequest(method: string, target: string): RequestLabels | undefined {
-  const q = target.indexOf('?');
-  const path = q < 0 ? target : target.slice(0, q);
-  const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
-  const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(\/.*)?$/.exec(path);
-  if (!m) return undefined;
-  const group = m[2] ?? '';
-  const version = m[1] ?? m[3]!;
-  let parts = (m[4] ?? '').split('/').filter(Boolean);
-  const namespaced = parts[0] === 'namespaces' && parts.length >= 3;
-  if (namespaced) parts = parts.slice(2);
-  const [resource = '', name, subresource = ''] = parts;
-  if (resource === '') return undefined;
-  // The API server's scopes: one object, a namespace's collection, or the cluster's.
-  const scope = name !== undefined ? 'resource' : namespaced ? 'namespace' : 'cluster';
-  const watch = query.get('watch');
-  const verb =
-    method === 'GET'
-      ? watch === 'true' || watch === '1'
-        ? 'WATCH'
-        : name === undefined
-          ? 'LIST'
-          : 'GET'
-      : method === 'DELETE'
-        ? name === undefined
-          ? 'DELETECOLLECTION'
-          : 'DELETE'
-        : (VERBS[method] ?? method).toUpperCase();
-  return ['apiserver', query.has('dryRun') ? 'All' : '', group, resource, scope, subresource, verb, version];
 }

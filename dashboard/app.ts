@@ -52,6 +52,20 @@ interface LogPage {
 }
 let logBounds: Pick<LogPage, 'first' | 'last'> = { first: null, last: null };
 
+/** `GET /fleetsim/v1/state`'s answer: the cluster right after event `seq`. */
+interface ClusterState {
+  seq: number;
+  time: string | null;
+  summary: ClusterSummary;
+}
+
+/**
+ * The cluster as the server had it when it sent the page (index.html's served-state), drawn at
+ * once so the first paint shows it, until the watches have listed the cluster themselves.
+ */
+const served = JSON.parse(document.getElementById('served-state')?.textContent || 'null') as ClusterState | null;
+if (served) logBounds = { first: null, last: { seq: served.seq, time: served.time ?? '' } };
+
 let charts: DashboardCharts | undefined;
 
 // ---- Drawing, coalesced ------------------------------------------------------------------------
@@ -80,15 +94,24 @@ function liveSummary(): ClusterSummary {
   });
 }
 
+/** What the page draws: the event it was moved to, else the watches' cluster once listed, else the cluster it was served with. */
+function shownSummary(listed: boolean): ClusterSummary | undefined {
+  if (view.mode === 'history') return view.summary;
+  if (listed || document.body.dataset.loaded === 'true') return liveSummary();
+  return served?.summary;
+}
+
 function render(): void {
   renderTimer = undefined;
   const started = (lastRender = performance.now());
   const listed = allWatches.every((w) => w.state === 'watching');
+  const retrying = allWatches.some((w) => w.state === 'retrying');
   const connection = element('connection');
-  connection.dataset.state = listed ? 'live' : allWatches.some((w) => w.state === 'retrying') ? 'retrying' : 'connecting';
-  connection.textContent = listed ? 'watching' : connection.dataset.state === 'retrying' ? 'reconnecting…' : 'connecting…';
-  if (view.mode === 'live' && !listed && document.body.dataset.loaded !== 'true') return;
-  const summary = view.mode === 'live' ? liveSummary() : view.summary;
+  const fromServed = !listed && !retrying && served !== null && document.body.dataset.loaded !== 'true';
+  connection.dataset.state = listed ? 'live' : retrying ? 'retrying' : fromServed ? 'served' : 'connecting';
+  connection.textContent = listed ? 'watching' : retrying ? 'reconnecting…' : fromServed ? `as of event #${served.seq}` : 'connecting…';
+  const summary = shownSummary(listed);
+  if (!summary) return;
   document.body.dataset.view = view.mode;
   renderTotals(summary.gameServers);
   renderFleetTable(summary);
@@ -226,7 +249,7 @@ async function travel(seq: number): Promise<void> {
     element('timeline-label').textContent = `could not replay to #${seq}: HTTP ${res.status}`;
     return;
   }
-  const body = (await res.json()) as { seq: number; time: string | null; summary: ClusterSummary };
+  const body = (await res.json()) as ClusterState;
   if (request !== travelRequest) return;
   view = { mode: 'history', seq: body.seq, time: body.time, summary: body.summary };
   slider.value = String(body.seq);
@@ -411,6 +434,8 @@ async function scrapeAllocations(): Promise<void> {
 
 function start(): void {
   charts = new DashboardCharts({ fleets: element('fleet-chart'), nodes: element('node-chart'), allocations: element('allocation-chart') });
+  // Drawn before the first paint (the script blocks rendering until it has run).
+  if (served) render();
   for (const watch of allWatches) {
     watch.onChange = scheduleRender;
     watch.start();

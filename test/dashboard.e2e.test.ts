@@ -65,7 +65,7 @@ describe('dashboard over HTTP', () => {
     const page = await get('/', { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.text).toContain('<script type="module" src="/dashboard/app.js"></script>');
+    expect(page.text).toContain('<script type="module" src="/dashboard/app.js" blocking="render"></script>');
     for (const accept of ['application/json, */*', 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json']) {
       const api = await get('/', { accept });
       expect(api.status).toBe(404);
@@ -240,6 +240,33 @@ describe('dashboard in headless Chromium', () => {
     expect(shown['default/alpha']).toEqual({ desired: 3, total: 3, states: { Ready: 2, Allocated: 1 } });
     const total = await page.$eval('#total-gameservers', (e) => e.textContent);
     expect(total).toBe('5');
+  });
+
+  it('paints the cluster it was served with first, before any request of its own is answered', async () => {
+    expect((await call('POST', FLEETS, fleetManifest('served', 2))).status).toBe(201);
+    await waitFor(async () => allReady((await apiFleets())['default/served'], 2), { timeoutMs: seconds(20), intervalMs: 100, what: 'served Ready' });
+    const state = (await call('GET', '/fleetsim/v1/state')).json as { seq: number; summary: { gameServers: { total: number } } };
+    const held = await browser.newPage();
+    try {
+      // The page's own reads (watches, log, metrics, state) are never answered: what it shows came with it.
+      await held.setRequestInterception(true);
+      held.on('request', (request) => {
+        if (!/^\/(apis?|fleetsim|metrics)\b/.test(new URL(request.url()).pathname)) void request.continue();
+      });
+      await held.goto(serve.baseUrl, { waitUntil: 'load' });
+      await held.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0, { timeout: seconds(10) });
+      expect(await shownFleets(held)).toEqual(await apiFleets());
+      expect(await held.$eval('#total-gameservers', (e) => e.textContent)).toBe(String(state.summary.gameServers.total));
+      expect(await held.$eval('#connection', (e) => e.textContent)).toBe(`as of event #${state.seq}`);
+      // The first paint came after the first drawing ended, not before it (an empty page saying "connecting…").
+      const [paint, drawn] = await held.evaluate(() => {
+        const render = performance.getEntriesByName('dashboard-render')[0];
+        return [performance.getEntriesByName('first-contentful-paint')[0].startTime, render ? render.startTime + render.duration : Infinity];
+      });
+      expect(paint).toBeGreaterThanOrEqual(drawn);
+    } finally {
+      await held.close();
+    }
   });
 
   it('follows a fleet scaling live, then replays an earlier event on the timeline and comes back to live', async () => {
@@ -435,6 +462,15 @@ describe('dashboard on a log whose objects hold markup', () => {
     expect(response?.headers()['x-content-type-options']).toBe('nosniff');
     expect((await apiRequest(serve.baseUrl, 'GET', '/dashboard/app.js')).headers.get('content-security-policy')).toBe(policy);
     await page.waitForSelector('body[data-loaded=true]', { timeout: seconds(20) });
+  });
+
+  it('writes the cluster into the page it sends as JSON that no name can break out of', async () => {
+    const sent = await apiRequest(serve.baseUrl, 'GET', '/', { headers: { accept: 'text/html' } });
+    const block = /<script id="served-state" type="application\/json">(.*?)<\/script>/s.exec(sent.text)?.[1] ?? '';
+    expect(block).not.toContain('<');
+    const served = JSON.parse(block) as { summary: { fleets: Array<{ name: string }> } };
+    expect(served.summary.fleets.map((f) => f.name)).toContain(markup('fleet-name'));
+    expect(sent.text.match(/<img/g)).toBeNull();
   });
 
   it('shows every value as text: names, a state, a node, an autoscaler and its lastScaleTime, log entries', async () => {

@@ -12,7 +12,7 @@ import { NODE_DEFINITION } from '../../kinds/node/definition.js';
 import type { ReadModel } from '../../runtime/read-model.js';
 import type { Store } from '../../runtime/store.js';
 import { Timeline } from '../../runtime/timeline.js';
-import { type ClusterInput, summarize } from '../../../dashboard/summary.js';
+import { type ClusterInput, type ClusterSummary, summarize } from '../../../dashboard/summary.js';
 import { echartsBrowserBundlePath } from '../../../reports/charts/browser-bundle.js';
 import { type Query, queryText } from '../request-options.js';
 import { sendError, sendJson } from '../responses.js';
@@ -91,11 +91,28 @@ interface Asset {
   mtimeMs: number;
 }
 
-/** Serves the assets from memory, gzipped for a client that takes it; a file is read again only when it changed. */
-function assets(): express.RequestHandler {
+/** The page's own paths: it is sent with the cluster as it is now, for its first paint. */
+const PAGE_PATHS = new Set(['/', '/dashboard/']);
+
+/**
+ * The element of index.html that carries the cluster as the page was served: a JSON data block (not
+ * run, so the policy's script-src allows it), which the page draws before any request of its own.
+ */
+const SERVED_STATE = '<script id="served-state" type="application/json">null</script>';
+
+/** `state` as a JSON data block's text: no `<` in it, so nothing in a name can end the element. */
+function dataBlock(state: unknown): string {
+  return `<script id="served-state" type="application/json">${JSON.stringify(state).replace(/</g, '\\u003c')}</script>`;
+}
+
+/**
+ * Serves the assets from memory, gzipped for a client that takes it; a file is read again only when
+ * it changed. The page itself is sent with `state()`, the cluster as it is now, written into it.
+ */
+function assets(state: () => Promise<unknown>): express.RequestHandler {
   const files = assetFiles();
   const loaded = new Map<string, Asset>();
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const file = files.get(req.path);
     if (!file || (req.path === '/' && !wantsHtml(req))) return next();
     const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
@@ -106,12 +123,21 @@ function assets(): express.RequestHandler {
       asset = { type: CONTENT_TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body, gzipped: gzipSync(body), mtimeMs };
       loaded.set(req.path, asset);
     }
+    let { body, gzipped } = asset;
+    if (PAGE_PATHS.has(req.path)) {
+      try {
+        body = Buffer.from(body.toString('utf8').replace(SERVED_STATE, dataBlock(await state())));
+      } catch (error) {
+        return sendError(res, error);
+      }
+      gzipped = gzipSync(body);
+    }
     setAssetHeaders(res, asset.type);
     res.setHeader('Vary', 'Accept, Accept-Encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
       res.setHeader('Content-Encoding', 'gzip');
-      res.end(asset.gzipped);
-    } else res.end(asset.body);
+      res.end(gzipped);
+    } else res.end(body);
   };
 }
 
@@ -156,10 +182,18 @@ function clusterInput(model: ReadModel): ClusterInput {
   } as ClusterInput;
 }
 
+/** `GET /fleetsim/v1/state`'s answer: the summary of the cluster right after event `seq`. */
+function clusterState(state: { seq: number; time: number | undefined; live: boolean; summary: ClusterSummary }) {
+  return { kind: 'ClusterState', apiVersion: 'fleetsim/v1', ...state, time: iso(state.time) };
+}
+
 export function dashboardRoutes(store: Store): express.Router {
   const router = express.Router();
   const timeline = new Timeline(store);
-  router.use(assets());
+  /** The cluster now (committed state). */
+  const liveState = () =>
+    store.readCommitted(() => clusterState({ seq: store.readModel.lastSeq, time: store.log.bounds()?.last.time, live: true, summary: summarize(clusterInput(store.readModel)) }));
+  router.use(assets(liveState));
   router.get('/dashboard/states.js', (_req: Request, res: Response) => {
     setAssetHeaders(res, CONTENT_TYPES['.js']!);
     res.end(`export const GAMESERVER_STATES = ${JSON.stringify(GAMESERVER_STATES)};\n`);
@@ -193,14 +227,9 @@ export function dashboardRoutes(store: Store): express.Router {
   router.get('/fleetsim/v1/state', async (req: Request, res: Response) => {
     try {
       const seq = integerParameter(req.query as Query, 'seq', { min: 0, max: store.log.bounds()?.last.seq ?? 0 });
-      const state =
-        seq === undefined
-          ? await store.readCommitted(() => {
-              const summary = summarize(clusterInput(store.readModel));
-              return { seq: store.readModel.lastSeq, time: store.log.bounds()?.last.time, live: true, summary };
-            })
-          : await timeline.at(seq).then((past) => ({ seq: past.seq, time: past.time, live: false, summary: summarize(clusterInput(past.model)) }));
-      sendJson(res, 200, { kind: 'ClusterState', apiVersion: 'fleetsim/v1', ...state, time: iso(state.time) });
+      if (seq === undefined) return sendJson(res, 200, await liveState());
+      const past = await timeline.at(seq);
+      sendJson(res, 200, clusterState({ seq: past.seq, time: past.time, live: false, summary: summarize(clusterInput(past.model)) }));
     } catch (error) {
       sendError(res, error);
     }

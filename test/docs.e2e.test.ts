@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { KUBECTL } from './helpers/kubectl.js';
 import { CLI, REPO_ROOT, cleanEnv } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { seconds } from './helpers/time-scale.js';
+import { onPath } from './helpers/tools.js';
 
 /**
  * Every command the README and docs/ show runs as written. Each page's `doc-test` blocks run in
@@ -16,6 +17,11 @@ import { seconds } from './helpers/time-scale.js';
  * `$FLEETSIM` is its URL and `KUBECONFIG` the kubeconfig it wrote. A block that exits non-zero
  * fails the page. Blocks that use kubectl are skipped, and counted, when kubectl is absent.
  * docs/design.md, "How the docs are tested", is the convention.
+ *
+ * The blocks' `npx` runs a command of the folder's node_modules/.bin as npm's npx does, without
+ * starting npm (half a second of CPU, two dozen times a run); anything else goes to npm's npx. That
+ * npm's npx finds the same fleetsim in a page's folder is checked once here, and from the
+ * checkout itself by test/cli.e2e.test.ts.
  */
 
 const PAGES = [
@@ -47,6 +53,22 @@ interface Server {
   closed: Promise<void>;
 }
 
+const NPM_NPX = onPath('npx');
+const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** A folder holding the blocks' `npx`: node_modules/.bin/<command> when there is one, npm's npx otherwise. */
+function npxFolder(): string {
+  const dir = tempDir('fleetsim-docs-npx-');
+  const npx = NPM_NPX === undefined ? 'echo "npx is not on the PATH" >&2; exit 127' : `exec '${NPM_NPX}' "$@"`;
+  writeFileSync(
+    join(dir, 'npx'),
+    `#!/bin/sh\ncase "$1" in\n  -*|*/*|'') ;;\n  *) [ -x "node_modules/.bin/$1" ] && { cmd="$PWD/node_modules/.bin/$1"; shift; exec "$cmd" "$@"; } ;;\nesac\n${npx}\n`,
+    { mode: 0o755 },
+  );
+  return dir;
+}
+const NPX_DIR = npxFolder();
+
 function pageFolder(): string {
   const dir = tempDir('fleetsim-docs-');
   mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
@@ -60,6 +82,7 @@ function baseEnv(): NodeJS.ProcessEnv {
   for (const name of Object.keys(env)) if (name.startsWith('FLEETSIM') || name === 'KUBECONFIG') delete env[name];
   // The kubectl the tests use (KUBECTL may name one off the PATH) is the blocks' kubectl.
   if (KUBECTL.path) env.PATH = `${dirname(KUBECTL.path)}${delimiter}${env.PATH ?? ''}`;
+  env.PATH = `${NPX_DIR}${delimiter}${env.PATH ?? ''}`;
   return env;
 }
 
@@ -149,6 +172,13 @@ afterAll(() => {
 describe('the documentation', () => {
   it('marks every shell block as doc-test or illustration', () => {
     expect(parsed.flatMap((p) => p.unmarked)).toEqual([]);
+  });
+
+  it("runs, in a page's folder, the fleetsim npm's npx runs there", { skip: NPM_NPX === undefined }, () => {
+    const cwd = pageFolder();
+    const run = (npx: string) => execFileSync(npx, ['fleetsim', '--version'], { cwd, env: cleanEnv(), encoding: 'utf8', timeout: seconds(60) });
+    expect(run(NPM_NPX!)).toBe(`fleetsim ${VERSION}\n`);
+    expect(run(join(NPX_DIR, 'npx'))).toBe(`fleetsim ${VERSION}\n`);
   });
 
   for (const { blocks } of parsed) {

@@ -11,7 +11,7 @@
 //   node scripts/record-scripted-hour.mjs [--minutes 60] [--step 5] [--seed 7] [--out DIR]
 //                                         [--no-simulate] [--screenshot]
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -248,15 +248,11 @@ if (!args['no-simulate']) {
 }
 
 if (args.screenshot) {
-  const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-  if (!chromium) throw new Error('no Chromium found: apt-get install chromium, or set CHROMIUM_PATH');
-  const { default: puppeteer } = await import('puppeteer-core');
+  const { openPage, photograph } = await import('./chromium.mjs');
   const shown = fleetsim(['serve', '--db', db, '--read-only', '--port', '0']);
   const page_url = (await line(shown, /serving on (http:\/\/\S+)/))[1];
-  const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const { browser, page } = await openPage();
   try {
-    const page = await browser.newPage();
-    await page.setViewport({ width: 1400, height: 1000 });
     await page.goto(page_url.replace('0.0.0.0', '127.0.0.1'), { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('body[data-loaded=true]');
     // The explanation of a recorded GameServer change: its cause is the cluster.
@@ -267,8 +263,7 @@ if (args.screenshot) {
       await event.click();
       await page.waitForSelector('#explanation [data-explanation]');
     }
-    await page.screenshot({ path: join(out, 'dashboard.png'), fullPage: true });
-    say(`dashboard of the recording: ${join(out, 'dashboard.png')}`);
+    await photograph(page, join(out, 'dashboard.png'));
   } finally {
     await browser.close();
     shown.kill('SIGTERM');

@@ -1,20 +1,15 @@
-// The README's dashboard screenshot (docs/dashboard.png): `npm run screenshot:dashboard`.
+// The dashboard's picture in the docs (docs/dashboard.png): `npm run screenshot:dashboard`.
 // Starts `fleetsim serve` on a virtual clock, plays a small scene (two fleets, a Buffer autoscaler,
-// allocations until it scales), and photographs the page in Debian's headless Chromium through
-// puppeteer-core, as test/dashboard.e2e.test.ts drives it. CHROMIUM_PATH names another browser.
+// allocations until it scales), and photographs the page (scripts/chromium.mjs), as
+// test/dashboard.e2e.test.ts drives it.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import puppeteer from 'puppeteer-core';
 import { parseAllDocuments } from 'yaml';
+import { openPage, photograph } from './chromium.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const output = process.argv[2] ?? `${root}docs/dashboard.png`;
-const chromium = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
-if (!chromium) {
-  console.error('no Chromium found: apt-get install chromium, or set CHROMIUM_PATH');
-  process.exit(1);
-}
 
 const serve = spawn(
   process.execPath,
@@ -61,9 +56,9 @@ try {
   });
   for (let i = 0; i < 4; i++) await advance(5);
 
-  browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-  const page = await browser.newPage();
-  await page.setViewport({ width: 1400, height: 1000 });
+  const opened = await openPage();
+  browser = opened.browser;
+  const page = opened.page;
   await page.goto(base, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('body[data-loaded=true]');
 
@@ -79,8 +74,7 @@ try {
   await (decision ?? (await page.$('#event-list li[data-seq]'))).click();
   await page.waitForSelector('#explanation [data-explanation]');
   await sleep(500);
-  await page.screenshot({ path: output, fullPage: true });
-  console.log(`wrote ${output}`);
+  await photograph(page, output);
 } finally {
   await browser?.close();
   serve.kill();

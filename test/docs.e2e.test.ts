@@ -90,6 +90,7 @@ function where(block: DocBlock): string {
   return `${block.page}:${block.line}\n${block.body}`;
 }
 
+/** Starts a server block as a terminal would, and reads its banner: the URL it serves on and the kubeconfig it wrote. */
 async function startServer(block: DocBlock, cwd: string): Promise<{ server: Server; url: string; kubeconfig: string }> {
   const child = spawn('bash', ['-c', `exec ${block.body.trim()}`], { cwd, env: { ...baseEnv(), FLEETSIM_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -97,13 +98,14 @@ async function startServer(block: DocBlock, cwd: string): Promise<{ server: Serv
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const server: Server = { child, output: () => out, closed };
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no serving line within ${BLOCK_TIMEOUT_MS} ms: ${where(block)}\n${out}`)), BLOCK_TIMEOUT_MS);
+  const banner = await new Promise<{ url: string; kubeconfig: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no serving and export KUBECONFIG lines within ${BLOCK_TIMEOUT_MS} ms: ${where(block)}\n${out}`)), BLOCK_TIMEOUT_MS);
     const check = () => {
-      const m = SERVING.exec(out);
-      if (m) {
+      const url = SERVING.exec(out)?.[1];
+      const kubeconfig = KUBECONFIG_LINE.exec(out)?.[1];
+      if (url !== undefined && kubeconfig !== undefined) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve({ url, kubeconfig });
       }
     };
     child.stdout!.on('data', check);
@@ -112,17 +114,7 @@ async function startServer(block: DocBlock, cwd: string): Promise<{ server: Serv
       reject(new Error(`the server block exited: ${where(block)}\n${out}`));
     });
   });
-  let kubeconfig = KUBECONFIG_LINE.exec(out)?.[1];
-  if (kubeconfig === undefined) {
-    kubeconfig = join(cwd, 'data', 'fleetsim.kubeconfig');
-    mkdirSync(join(cwd, 'data'), { recursive: true });
-    writeFileSync(
-      kubeconfig,
-      `apiVersion: v1\nkind: Config\nclusters: [{name: fleetsim, cluster: {server: "${url}"}}]\nusers: [{name: fleetsim, user: {}}]\n` +
-        `contexts: [{name: fleetsim, context: {cluster: fleetsim, user: fleetsim, namespace: default}}]\ncurrent-context: fleetsim\n`,
-    );
-  }
-  return { server, url, kubeconfig };
+  return { server, ...banner };
 }
 
 /** Ends the server as Ctrl-C in its terminal does: SIGINT to its process group. */

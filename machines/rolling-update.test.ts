@@ -109,7 +109,7 @@ describe('rolling update details', () => {
     // With only 4 Ready (fix off): the cleanup trims 2 of the 6 not serving, then readyAll 4 <= 8 stops.
     const a = set('A', 10, { replicas: 10, readyReplicas: 4 });
     expect(rollingUpdateRest(fleet(10, 4), set('B', 0), [a], { rollingUpdateFix: false })).toEqual([{ name: 'A', from: 10, to: 8 }]);
-    // With the fix: u = max(1, floor(4 · 25%)) = 1, minAvailable 3, maxScaledDown 1 → cleanup of 1, then
+    // With RollingUpdateFix: u = max(1, floor(4 · 25%)) = 1, minAvailable 3, maxScaledDown 1 → cleanup of 1, then
     // A (9 ≠ status 10) is still shrinking.
     expect(rollingUpdateRest(fleet(10, 4), set('B', 0), [a])).toEqual([{ name: 'A', from: 10, to: 9 }]);
   });

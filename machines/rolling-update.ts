@@ -100,7 +100,7 @@ export function rollingUpdateRest(
   if (rest.length === 0) return [];
   const fix = options.rollingUpdateFix ?? true;
   const maxUnavailable = fleet.strategy?.rollingUpdate?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE;
-  // With the fix, maxUnavailable is measured against the servers Ready now.
+  // With RollingUpdateFix (Agones's gate, on unless options say otherwise), maxUnavailable is measured against the servers Ready now.
   let unavailable = resolveIntOrPercent(maxUnavailable, fix ? fleet.readyReplicas : fleet.replicas, false);
   if (unavailable === 0) unavailable = 1;
   if (unavailable > fleet.replicas) unavailable = fleet.replicas;

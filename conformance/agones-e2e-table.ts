@@ -35,7 +35,7 @@ export function recordE2eRun(side: Side, gates: string, outcomes: readonly { tes
   return [E2E_RESULTS_FILE, E2E_TABLE_FILE];
 }
 
-const SHOWN: Record<Verdict, string> = { pass: 'pass', fail: '**fail**', skip: 'skip', timeout: '**timeout**' };
+export const SHOWN: Record<Verdict, string> = { pass: 'pass', fail: '**fail**', skip: 'skip', timeout: '**timeout**' };
 
 /** Why a test's verdicts differ between the sides, from what conformance/agones-e2e-tests.ts says of each. */
 export function reasonFor(test: SuiteTest | undefined, fleetsim: Verdict | undefined, agones: Verdict | undefined): string {

@@ -3,8 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGONES_E2E_TESTS, type Side, type SuiteGroup } from './agones-e2e-tests.js';
+import { type Side, type SuiteGroup, expectationUnder, listedTest } from './agones-e2e-tests.js';
 import { recordE2eRun } from './agones-e2e-table.js';
+import { CI_PARALLEL, GATE_SETS, type GateSet, type Outcome, firstCause, runWhole } from './agones-e2e-whole.js';
+import { asExpected, recordWholeRun, totals } from './agones-e2e-whole-table.js';
 import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 
 /**
@@ -20,29 +22,27 @@ import { kubeconfigText } from '../server/k8s/kubeconfig.js';
  * written to `reports/out/agones-e2e-agones.json`. `--record` keeps a run's verdicts in
  * conformance/agones-e2e-results.json and writes the table of both sides, docs/agones-e2e.md.
  *
+ * With `--whole` the package runs as Agones's CI runs it: in one process against one fleetsim, under
+ * `--gates default`, `inverted` or `both` (conformance/agones-e2e-whole.ts), a table per gate set;
+ * `--subpackages` runs test/e2e/allocator, controller and extensions after it against the same
+ * fleetsim, one test at a time, as the CI does.
+ *
  *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e [-- REGEXP] [-- --rebuild] [-- --jobs=N] [-- --feature-gates=A=true&B=false] [-- --kubeconfig=FILE] [-- --record]
+ *   AGONES_SRC=~/src/agones npm run conformance:agones-e2e -- --whole [--subpackages] [--gates default|inverted|both] [--record] [REGEXP]
  */
 
 const CLI = fileURLToPath(new URL('../../bin/fleetsim.js', import.meta.url));
 const OUT = fileURLToPath(new URL('../../reports/out/', import.meta.url));
 const PER_TEST_TIMEOUT_MS = Number(process.env.AGONES_E2E_TIMEOUT_MS ?? 180_000);
 
-interface Outcome {
-  test: string;
-  result: 'pass' | 'fail' | 'skip' | 'timeout';
-  seconds: number;
-  /** The first error the test printed, when it did not pass. */
-  cause?: string;
-  /** Run again alone after failing beside others. */
-  alone?: boolean;
-}
-
-function build(src: string, rebuild: boolean): string {
-  const binary = join(src, '.fleetsim', 'agones-e2e.test');
+/** The test binary of test/e2e, or of one of its subpackages, built once. */
+function build(src: string, rebuild: boolean, subpackage?: string): string {
+  const binary = join(src, '.fleetsim', subpackage ? `agones-e2e-${subpackage}.test` : 'agones-e2e.test');
   if (existsSync(binary) && !rebuild) return binary;
   mkdirSync(join(src, '.fleetsim'), { recursive: true });
-  console.log(`building Agones's e2e suite in ${src} (go test -c -mod=vendor ./test/e2e)…`);
-  execFileSync('go', ['test', '-c', '-mod=vendor', '-o', binary, './test/e2e'], { cwd: src, stdio: 'inherit' });
+  const pkg = subpackage ? `./test/e2e/${subpackage}` : './test/e2e';
+  console.log(`building Agones's e2e suite in ${src} (go test -c -mod=vendor ${pkg})…`);
+  execFileSync('go', ['test', '-c', '-mod=vendor', '-o', binary, pkg], { cwd: src, stdio: 'inherit' });
   return binary;
 }
 
@@ -83,9 +83,9 @@ function addressOf(worker: number): { host: string; allocatorPort: number } {
  * ports. Allocation through the resource API stays open (--allocator-plain-allowed), as in a
  * cluster, where the API server authenticates that client.
  */
-async function startServe(worker: number, gates: string): Promise<{ child: ChildProcess; host: string; port: number }> {
-  const hostPorts = `${7000 + worker * 1000}-${7999 + worker * 1000}`;
-  const sdkPorts = `${20000 + worker * 500}-${20499 + worker * 500}`;
+async function startServe(worker: number, gates: string, ranges?: { hostPorts: string; sdkPorts: string }): Promise<{ child: ChildProcess; host: string; port: number }> {
+  const hostPorts = ranges?.hostPorts ?? `${7000 + worker * 1000}-${7999 + worker * 1000}`;
+  const sdkPorts = ranges?.sdkPorts ?? `${20000 + worker * 500}-${20499 + worker * 500}`;
   const { host, allocatorPort } = addressOf(worker);
   const args = ['serve', '--host', host, '--port', '0', '--db', ':memory:', '--no-default-fleet', '--port-range', hostPorts, '--sdk-port-range', sdkPorts, '--feature-gates', gates];
   args.push('--allocator-tls', 'auto', '--allocator-port', String(allocatorPort), '--allocator-plain-allowed');
@@ -112,14 +112,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-/** The first line that says why a Go test failed: an assertion's "Error:" or a log at error level. */
-function firstCause(output: string): string | undefined {
-  const lines = output.split('\n');
-  const error = lines.findIndex((l) => /^\s+Error:\s/.test(l));
-  if (error >= 0) return lines.slice(error, error + 2).map((l) => l.trim()).join(' ');
-  return lines.find((l) => /level=(error|fatal)|panic:|--- FAIL/.test(l))?.trim();
 }
 
 async function runOne(binary: string, cwd: string, test: string, dir: string, worker: number, gates: string, cluster: string | undefined): Promise<Outcome> {
@@ -188,12 +180,97 @@ function clusterOf(args: string[]): string | undefined {
 
 /**
  * `--feature-gates=A=true&B=false`, given to fleetsim and to the suite alike (the suite skips the
- * tests of gates it is told are off). By default the gates Agones's own defaults turn on beyond
+ * tests of gates it is told are off), or `--gates default|inverted`, a gate set of Agones's CI
+ * (conformance/agones-e2e-whole.ts). By default the gates Agones's own defaults turn on beyond
  * fleetsim's (the spec has CountsAndLists off; Agones, and so its suite, has it on).
  */
 function gatesOf(args: string[]): string {
   const flag = args.find((a) => a.startsWith('--feature-gates='));
-  return flag ? flag.slice('--feature-gates='.length) : 'CountsAndLists=true';
+  if (flag) return flag.slice('--feature-gates='.length);
+  const sets = gateSetsOf(args);
+  if (sets.length > 1) throw new Error('--gates both: only with --whole');
+  return GATE_SETS[sets[0]!];
+}
+
+/** A flag's value, as `--flag=value` or `--flag value`. */
+function valueOf(args: string[], flag: string): string | undefined {
+  const i = args.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (i < 0) return undefined;
+  return args[i] === flag ? args[i + 1] : args[i]!.slice(flag.length + 1);
+}
+
+/** `--gates default|inverted|both`: the gate sets of Agones's CI to run under (default: default). */
+function gateSetsOf(args: string[]): GateSet[] {
+  const value = valueOf(args, '--gates') ?? 'default';
+  if (value === 'both') return ['inverted', 'default'];
+  if (!Object.prototype.hasOwnProperty.call(GATE_SETS, value)) throw new Error(`--gates: "${value}" is not default, inverted or both`);
+  return [value as GateSet];
+}
+
+/** The port ranges of the one fleetsim of a whole run: Agones's default host port range, SDK ports for every test side by side. */
+const WHOLE_RANGES = { hostPorts: '7000-8000', sdkPorts: '20000-29999' };
+
+/** The subpackages of test/e2e, run after it as Agones's CI runs them: one test at a time, go test's default timeout. */
+const SUBPACKAGES = ['allocator', 'controller', 'extensions'] as const;
+
+interface WholeOptions {
+  src: string;
+  rebuild: boolean;
+  /** The package's test binary and the -test.run pattern, when it runs (`--whole`). */
+  suite?: { binary: string; pattern: string; tests: string[] };
+  /** `--subpackages`: run them too. */
+  subpackages: boolean;
+  dir: string;
+  record: boolean;
+}
+
+/**
+ * `--whole`: the suite in one process against one fleetsim per gate set, as Agones's CI runs it,
+ * then with `--subpackages` the subpackages against the same fleetsim; prints each outcome as it
+ * ends, then the gate set's table and totals, and writes the run to
+ * reports/out/agones-e2e-whole-<set>.json (with `--record`, to conformance/agones-e2e-whole.json and
+ * docs/agones-e2e-whole.md too). Returns whether every outcome is the one expected.
+ */
+async function runWholeUnder(set: GateSet, o: WholeOptions): Promise<boolean> {
+  const gates = GATE_SETS[set];
+  console.log(`\nAgones's e2e suite as its CI runs it, gate set ${set} (--feature-gates=${gates}), one fleetsim…`);
+  const serve = await startServe(0, gates, WHOLE_RANGES);
+  const kubeconfig = join(o.dir, `whole-${set}.kubeconfig`);
+  writeFileSync(kubeconfig, kubeconfigText(`http://${serve.host}:${serve.port}`));
+  const started = new Date();
+  const print = (prefix: string) => (r: Outcome) => console.log(`${r.result.padEnd(7)} ${prefix}${r.test} (${r.seconds.toFixed(1)} s)`);
+  const outcomes: Outcome[] = [];
+  let minutes: number | undefined;
+  try {
+    if (o.suite) {
+      outcomes.push(...(await runWhole({ ...o.suite, cwd: join(o.src, 'test', 'e2e'), kubeconfig, gates, onOutcome: print('') })));
+      minutes = (Date.now() - started.getTime()) / 60_000;
+    }
+    for (const sub of o.subpackages ? SUBPACKAGES : []) {
+      const cwd = join(o.src, 'test', 'e2e', sub);
+      const run = { binary: build(o.src, o.rebuild, sub), cwd, kubeconfig, gates, pattern: '.*', tests: listTests(cwd, '.*'), parallel: 1, timeoutMinutes: 10, onOutcome: print(`${sub}/`) };
+      outcomes.push(...(await runWhole(run)).map((r) => ({ ...r, test: `${sub}/${r.test}` })));
+    }
+  } finally {
+    await stop(serve.child);
+  }
+  const judged = outcomes.map((r) => ({ ...r, ...expectationUnder(listedTest(r.test), gates) }));
+  console.log(`\ngate set ${set}:`);
+  for (const r of judged) {
+    const surprise = asExpected(r.result, r.expect) ? '' : ` UNEXPECTED (expected ${r.expect})`;
+    // Where the outcome is the one expected, the list says why; where not, the test does.
+    const said = surprise ? r.cause : (r.because ?? r.cause);
+    const why = r.result === 'pass' ? (r.hollow ? ' (passes without testing it)' : '') : `: ${said ?? (r.result === 'skip' ? 'skipped by the suite, without a message' : '')}`;
+    console.log(`  ${r.result.padEnd(7)} ${r.test}${surprise}${why}`);
+  }
+  console.log(`gate set ${set}: ${totals(Object.fromEntries(outcomes.map((r) => [r.test, r.result])))}`);
+  const unexpected = judged.filter((r) => !asExpected(r.result, r.expect));
+  console.log(unexpected.length === 0 ? 'every outcome is the one expected (conformance/agones-e2e-tests.ts)' : `${unexpected.length} unexpected`);
+  mkdirSync(OUT, { recursive: true });
+  const run = { mode: 'whole', gateSet: set, gates, parallel: CI_PARALLEL, subpackages: o.subpackages, started: started.toISOString(), minutes, outcomes: judged };
+  writeFileSync(join(OUT, `agones-e2e-whole-${set}.json`), JSON.stringify(run, null, 2));
+  if (o.record) console.log(`recorded: ${recordWholeRun(set, gates, CI_PARALLEL, minutes, outcomes).join(', ')}`);
+  return unexpected.length === 0;
 }
 
 async function main(): Promise<void> {
@@ -205,11 +282,23 @@ async function main(): Promise<void> {
     return;
   }
   const root = resolve(src);
-  const binary = build(root, args.includes('--rebuild'));
+  const whole = args.includes('--whole');
+  const subpackages = args.includes('--subpackages');
   const cwd = join(root, 'test', 'e2e');
-  const pattern = args.find((a) => !a.startsWith('--')) ?? '.*';
+  const gatesValue = valueOf(args, '--gates');
+  const pattern = args.find((a, i) => !a.startsWith('--') && !(a === gatesValue && args[i - 1] === '--gates')) ?? '.*';
   const tests = listTests(cwd, pattern);
   const dir = mkdtempSync(join(tmpdir(), 'fleetsim-agones-e2e-'));
+  const rebuild = args.includes('--rebuild');
+  if (whole || subpackages) {
+    const suite = whole ? { binary: build(root, rebuild), pattern, tests } : undefined;
+    let expected = true;
+    for (const set of gateSetsOf(args)) expected = (await runWholeUnder(set, { src: root, rebuild, suite, subpackages, dir, record: args.includes('--record') })) && expected;
+    rmSync(dir, { recursive: true, force: true });
+    if (!expected) process.exitCode = 1;
+    return;
+  }
+  const binary = build(root, rebuild);
   const cluster = clusterOf(args);
   const side: Side = cluster === undefined ? 'fleetsim' : 'agones';
   const jobs = jobsOf(args, cluster);
@@ -230,7 +319,7 @@ async function main(): Promise<void> {
   // Tests that share the machine can collide where a cluster would spread them over nodes (a
   // static host port): what failed beside others runs again alone, and says so.
   if (jobs > 1 && !args.includes('--no-retry')) {
-    for (const test of tests.filter((t) => ['fail', 'timeout'].includes(byName.get(t)!.result) && expectationOf(t, side).expect === 'pass')) {
+    for (const test of tests.filter((t) => ['fail', 'timeout'].includes(byName.get(t)!.result) && expectationOf(t, side, gates).expect === 'pass')) {
       const outcome = { ...(await runOne(binary, cwd, test, dir, 0, gates, cluster)), alone: true };
       byName.set(test, outcome);
       print(outcome, ' alone');
@@ -238,7 +327,7 @@ async function main(): Promise<void> {
   }
   rmSync(dir, { recursive: true, force: true });
 
-  const outcomes = tests.map((t) => ({ ...byName.get(t)!, ...expectationOf(t, side) }));
+  const outcomes = tests.map((t) => ({ ...byName.get(t)!, ...expectationOf(t, side, gates) }));
   const unexpected = outcomes.filter((o) => !(o.result === o.expect || (o.expect === 'fail' && o.result === 'timeout')));
   console.log('');
   for (const group of ['resource-api', 'game-server', 'pods', 'allocator-service', 'unlisted'] as const) {
@@ -257,13 +346,11 @@ async function main(): Promise<void> {
   if (unexpected.length > 0) process.exitCode = 1;
 }
 
-/** What conformance/agones-e2e-tests.ts expects of a test on a side; a test it does not list is expected to pass. */
-function expectationOf(test: string, side: Side): { group: SuiteGroup | 'unlisted'; expect: 'pass' | 'fail' | 'skip'; because?: string } {
-  const listed = AGONES_E2E_TESTS.find((t) => t.test === test);
-  if (!listed) return { group: 'unlisted', expect: 'pass' };
-  // The suite's own skips (its gates) are the same against either.
-  const expected = side === 'fleetsim' ? listed : (listed.agones ?? (listed.expect === 'skip' ? listed : {}));
-  return { group: listed.group, expect: expected.expect ?? 'pass', ...(expected.because && { because: expected.because }) };
+/** What conformance/agones-e2e-tests.ts expects of a test on a side under the run's gates; a test it does not list is expected to pass. */
+function expectationOf(test: string, side: Side, gates: string): { group: SuiteGroup | 'unlisted'; expect: 'pass' | 'fail' | 'skip'; because?: string } {
+  const listed = listedTest(test);
+  const { expect = 'pass', because } = expectationUnder(listed, gates, side);
+  return { group: listed?.group ?? 'unlisted', expect, ...(because && { because }) };
 }
 
 await main();

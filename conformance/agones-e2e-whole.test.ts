@@ -1,0 +1,74 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AGONES_E2E_TESTS, expectationUnder } from './agones-e2e-tests.js';
+import { EventFold, GATE_SETS } from './agones-e2e-whole.js';
+import { WHOLE_RESULTS_FILE, WHOLE_TABLE_FILE, type WholeResults, asExpected, totals, wholeTable } from './agones-e2e-whole-table.js';
+
+const event = (Action: string, Test?: string, Output?: string, Elapsed?: number) => JSON.stringify({ Action, Package: 'e2e', ...(Test && { Test }), ...(Output && { Output }), ...(Elapsed !== undefined && { Elapsed }) });
+
+describe("Agones's e2e suite run whole", () => {
+  it('folds interleaved events into an outcome per top-level test, subtests within their test', () => {
+    const fold = new EventFold();
+    const ended = [
+      event('run', 'TestA'),
+      event('run', 'TestB'),
+      event('output', 'TestA', '=== RUN   TestA\n'),
+      event('run', 'TestB/sub'),
+      event('output', 'TestB/sub', '    gameserver_test.go:10: \n'),
+      event('output', 'TestB/sub', '        \tError:      \tNot equal: \n'),
+      event('output', 'TestB/sub', '        \t            \texpected: 1\n'),
+      event('fail', 'TestB/sub', undefined, 1),
+      event('pass', 'TestA', undefined, 2.5),
+      event('output', 'TestC', '    fleet_test.go:5: PlayerTracking is disabled\n'),
+      event('output', 'TestC', '--- SKIP: TestC (0.00s)\n'),
+      event('skip', 'TestC', undefined, 0),
+      event('fail', 'TestB', undefined, 3),
+      'not json: a line the binary printed before its first event',
+    ].map((line) => fold.add(line));
+    expect(ended.filter(Boolean).map((o) => `${o!.test} ${o!.result}`)).toEqual(['TestA pass', 'TestC skip', 'TestB fail']);
+    const outcomes = fold.outcomes(['TestA', 'TestB', 'TestC'], 'the suite exited with 2');
+    expect(outcomes.find((o) => o.test === 'TestA')).toEqual({ test: 'TestA', result: 'pass', seconds: 2.5 });
+    expect(outcomes.find((o) => o.test === 'TestB')!.cause).toBe('Error:      \tNot equal: expected: 1');
+    expect(outcomes.find((o) => o.test === 'TestC')!.cause).toBe('PlayerTracking is disabled');
+  });
+
+  it('counts a test the run never ended, or never reached, as timed out, with the panic that ended it', () => {
+    const fold = new EventFold();
+    fold.add(event('run', 'TestSlow'));
+    fold.add(event('output', undefined, 'panic: test timed out after 45m0s\n'));
+    const outcomes = fold.outcomes(['TestSlow', 'TestLater'], 'the suite exited with 2');
+    expect(outcomes).toEqual([
+      { test: 'TestLater', result: 'timeout', seconds: 0, cause: 'did not start: panic: test timed out after 45m0s' },
+      { test: 'TestSlow', result: 'timeout', seconds: 0, cause: 'did not end: panic: test timed out after 45m0s' },
+    ]);
+  });
+
+  it('expects the skip of a test whose gates the set turns the other way, otherwise what the list says', () => {
+    const test = { test: 'TestX', group: 'game-server' as const, needs: { SidecarContainers: false }, expect: 'fail' as const, because: 'spec rule' };
+    expect(expectationUnder(test, GATE_SETS.default)).toEqual({ expect: 'skip', because: 'skipped by the suite: it needs SidecarContainers=false' });
+    expect(expectationUnder(test, GATE_SETS.inverted)).toEqual({ expect: 'fail', because: 'spec rule' });
+    expect(expectationUnder({ ...test, needs: { CountsAndLists: true } }, GATE_SETS.inverted).expect).toBe('skip');
+    expect(expectationUnder(undefined, GATE_SETS.inverted)).toEqual({ expect: 'pass' });
+    expect(asExpected('timeout', 'fail')).toBe(true);
+    expect(asExpected('timeout', 'pass')).toBe(false);
+  });
+
+  it('says apart in the totals the passes that test nothing in fleetsim', () => {
+    const hollow = AGONES_E2E_TESTS.find((t) => t.hollow)!.test;
+    expect(totals({ [hollow]: 'pass', TestA: 'pass', TestB: 'fail', TestC: 'skip' })).toBe(`4 tests: 2 passed (1 of them without testing what they test in fleetsim: ${hollow}), 1 failed, 0 timed out, 1 skipped`);
+  });
+
+  it('writes a table per gate set with the reason beside what does not pass', () => {
+    const results: WholeResults = { default: { recorded: '2026-11-28', gates: 'CountsAndLists=true', parallel: 16, minutes: 12, results: { TestAutoscalerBasicFunctions: 'fail', TestUnlisted: 'fail' } } };
+    const page = wholeTable(results);
+    expect(page).toContain('## Gate set `inverted`\n\nNot recorded yet.');
+    expect(page).toMatch(/\| TestAutoscalerBasicFunctions \| \*\*fail\*\* \| relies on Agones accepting a FleetAutoscaler bound/);
+    expect(page).toContain('| TestUnlisted | **fail** (expected pass) | (not in conformance/agones-e2e-tests.ts) |');
+  });
+
+  it('keeps docs/agones-e2e-whole.md as the recorded runs make it', () => {
+    if (!existsSync(WHOLE_RESULTS_FILE)) return;
+    const results = JSON.parse(readFileSync(WHOLE_RESULTS_FILE, 'utf8')) as WholeResults;
+    expect(readFileSync(WHOLE_TABLE_FILE, 'utf8')).toBe(wholeTable(results));
+  });
+});

@@ -229,7 +229,8 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
     test: 'TestCounterAutoscalerAllocatedMultipleNamespaces',
     group: 'allocator-service',
     needs: { CountsAndLists: true },
-    because: "copies the allocator's client Secret (default/allocator-client.default) before it starts",
+    because:
+      "copies the allocator's client Secret (default/allocator-client.default) into the suite's namespace before it starts; run whole, TestAllocatorCrossNamespace has copied it there first, so the copy fails (already exists), as it would on any cluster running the package in one namespace",
   },
 ];
 

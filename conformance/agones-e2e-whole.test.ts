@@ -32,6 +32,14 @@ describe("Agones's e2e suite run whole", () => {
     expect(outcomes.find((o) => o.test === 'TestC')!.cause).toBe('PlayerTracking is disabled');
   });
 
+  it("says why a test failed through t.Fatal, where no assertion did", () => {
+    const fold = new EventFold();
+    fold.add(event('output', 'TestD', '=== RUN   TestD\n'));
+    fold.add(event('output', 'TestD', '    helper_func.go:87: Could not copy default allocator client: already exists\n'));
+    fold.add(event('output', 'TestD', '--- FAIL: TestD (0.01s)\n'));
+    expect(fold.add(event('fail', 'TestD', undefined, 0.01))!.cause).toBe('helper_func.go:87: Could not copy default allocator client: already exists');
+  });
+
   it('counts a test the run never ended, or never reached, as timed out, with the panic that ended it', () => {
     const fold = new EventFold();
     fold.add(event('run', 'TestSlow'));

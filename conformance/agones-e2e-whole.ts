@@ -39,11 +39,16 @@ export type GateSet = keyof typeof GATE_SETS;
 export const CI_PARALLEL = 16;
 export const CI_TIMEOUT_MINUTES = 45;
 
-/** The first line that says why a Go test failed: an assertion's "Error:" or a log at error level. */
+/**
+ * The line that says why a Go test failed: an assertion's "Error:", else the last line the test
+ * wrote through t.Fatal or t.Log before it failed ("file.go:12: …"), else a log at error level.
+ */
 export function firstCause(output: string): string | undefined {
   const lines = output.split('\n');
   const error = lines.findIndex((l) => /^\s+Error:\s/.test(l));
   if (error >= 0) return lines.slice(error, error + 2).map((l) => l.trim()).join(' ');
+  const fatal = lines.filter((l) => /^\s+\w+\.go:\d+: \S/.test(l)).at(-1);
+  if (fatal) return fatal.trim();
   return lines.find((l) => /level=(error|fatal)|panic:|--- FAIL/.test(l))?.trim();
 }
 

@@ -353,3 +353,18 @@ describe('conformance verdict mismatch', () => {
     expect(text).toMatch(/unexpected[^\n]*: shutdown$/m);
   });
 });
+
+describe('a conformance sidecar stopped before its --timeout', () => {
+  afterAll(async () => {
+    await killAll();
+  });
+
+  it('exits at once on SIGTERM with its verdict, not when the --timeout comes', async () => {
+    const sidecar = await startSidecar(['--db', ':memory:', '--test', 'ready', '--timeout', '600']);
+    await expectOk(sidecar.baseUrl, 'POST', '/ready', '{}', {});
+    // kill() falls back to SIGKILL when the process has not exited within its grace.
+    const status = await sidecar.process.kill('SIGTERM', seconds(30));
+    expect(status, sidecar.process.describe()).toEqual({ code: 0, signal: null });
+    expect(sidecar.process.stdout).toContain(VERDICT_OK);
+  });
+});

@@ -117,9 +117,12 @@ async function run(sidecar: StandaloneSidecar, values: FlagValues, db: string, l
   lock?.serving(`http://${host}:${httpPort}`);
   return new Promise<number>((resolve) => {
     let stopping = false;
+    let timer: NodeJS.Timeout | undefined;
     const stop = async (failure = false) => {
       if (stopping) return;
       stopping = true;
+      // A pending --timeout would keep the process alive after a signal stopped it.
+      clearTimeout(timer);
       const verdict = await sidecar.close();
       if (failure || !verdict) return resolve(failure ? 1 : 0);
       const text = formatVerdict(String(values['sdk-name']), verdict);
@@ -129,7 +132,7 @@ async function run(sidecar: StandaloneSidecar, values: FlagValues, db: string, l
     };
     void failed.then(() => stop(true));
     const timeout = Number(values.timeout);
-    if (timeout > 0) setTimeout(() => void stop(), timeout * 1000);
+    if (timeout > 0) timer = setTimeout(() => void stop(), timeout * 1000);
     // Before the listening line: a signal sent as soon as it is read must find the handlers.
     process.once('SIGINT', () => void stop());
     process.once('SIGTERM', () => void stop());

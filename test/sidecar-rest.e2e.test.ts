@@ -24,8 +24,13 @@ import { seconds } from './helpers/time-scale.js';
 
 const EXPECTED = [...DEFAULT_CONFORMANCE_TESTS, ...ALPHA_CONFORMANCE_TESTS, ...COUNTS_AND_LISTS_TESTS];
 const GATES = 'CountsAndLists=true&PlayerTracking=true';
-/** Seconds the sidecar runs before it stops and gives its verdict: room for the whole flow, as patient as the tests. */
-const TIMEOUT_SECONDS = Math.ceil(seconds(8) / 1000);
+/**
+ * The sidecar's --timeout, a bound in case the flow never ends: the test stops the sidecar itself
+ * (SIGTERM, which gives the same verdict) as soon as its flow is done, so a sidecar on a loaded
+ * machine is not stopped half-way through a flow, nor a quick one kept waiting. `--timeout` itself
+ * is checked by the verdict-mismatch test in sidecar-rest.e2e.test.ts.
+ */
+const TIMEOUT_SECONDS = Math.ceil(seconds(120) / 1000);
 
 const digits = expect.stringMatching(/^\d+$/);
 const rfc3339 = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -319,8 +324,8 @@ describe('REST conformance flow (§13.6) and WebSocket watch check (§13.7)', ()
     expect(code).toBe(1000);
   });
 
-  it('exits 0 at --timeout with "Received requests match expected list", ending the watch cleanly', async () => {
-    const status = await sidecar.process.waitForExit(TIMEOUT_SECONDS * 1000 + seconds(10));
+  it('exits 0 when stopped, with "Received requests match expected list", ending the watch cleanly', async () => {
+    const status = await sidecar.process.kill('SIGTERM', seconds(30));
     expect(status, sidecar.process.describe()).toEqual({ code: 0, signal: null });
     expect(sidecar.process.stdout).toContain(VERDICT_OK);
     expect(sidecar.process.stderr).not.toContain('Testing Failed');

@@ -108,4 +108,23 @@ describe('source layout', () => {
     );
     expect(loops, `import cycles:\n${loops.join('\n')}`).toEqual([]);
   });
+
+  // DESIGN.md "Adapters by audience": the resource API, the sidecar, the allocator and the web
+  // pages share only the request plumbing flat in server/api/. eslint's floors cannot tell one
+  // sibling folder's relative imports from another's, so the resolved imports are checked here.
+  it('keeps server/api/ audiences apart', () => {
+    const api = path.join(root, 'server', 'api');
+    const audienceOf = (file: string): string | undefined => {
+      const parts = path.relative(api, file).split(path.sep);
+      return parts.length > 1 && !parts[0]!.startsWith('..') ? parts[0] : undefined;
+    };
+    const files = sourceFiles(api).filter((file) => !file.endsWith('.test.ts'));
+    const graph = importGraph(sourceFiles(path.join(root, 'server')));
+    const crossings = files.flatMap((file) =>
+      (graph.get(file) ?? [])
+        .filter((target) => target.startsWith(api + path.sep) && audienceOf(target) !== undefined && audienceOf(target) !== audienceOf(file))
+        .map((target) => `${path.relative(root, file)} -> ${path.relative(root, target)}`),
+    );
+    expect(crossings, `imports between api/ audiences (or from the shared plumbing into one):\n${crossings.join('\n')}`).toEqual([]);
+  });
 });

@@ -37,6 +37,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 
   });
 }
 
+/** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
+export const API_BODY_LIMIT = 3 * 1024 * 1024;
+
 /** Deepest nesting of objects and arrays a request body may have (see server/k8s/nesting.ts). */
 export const MAX_BODY_DEPTH = MAX_NESTING_DEPTH;
 

@@ -1,7 +1,7 @@
 import { ApiError, apiErrors } from '../k8s/status.js';
 import { type FieldError, forbidden, invalid, notSupported } from '../k8s/validation.js';
 import { requireBodyType } from '../k8s/decoding.js';
-import type { DeletePropagation } from '../resources/service.js';
+import type { DeletePropagation, FieldValidation } from '../resources/service.js';
 
 /**
  * The query parameters and media types of the resource API, read and checked as the Kubernetes
@@ -199,6 +199,15 @@ export function podLogOptionsOf(query: Query, pod: string): PodLogOptions {
   }
   if (errors.length) throw apiErrors.invalid('PodLogOptions', '', pod, errors);
   return options;
+}
+
+/** The `fieldValidation` query parameter: Strict when absent or empty; anything else than the three is a 400. */
+export function fieldValidationOf(value: unknown): FieldValidation {
+  const validation = value === undefined || value === '' ? 'Strict' : String(value);
+  if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
+    throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
+  }
+  return validation as FieldValidation;
 }
 
 /** `dryRun`: absent or empty is a real write, `All` a dry run; any other value is a 422. */

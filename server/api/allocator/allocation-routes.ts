@@ -3,9 +3,8 @@ import type { AllocationService } from '../../allocation/allocation-service.js';
 import { unallocatedGrpcCode } from '../../kinds/gameserverallocation/allocation-request.js';
 import { ApiError, apiErrors } from '../../k8s/status.js';
 import { GrpcCode, GrpcError, allocatorErrorOf } from '../../grpc-status.js';
-import { parseJsonBody, parseRequestText, readBody, sendJsonText } from '../request-body.js';
-import { API_BODY_LIMIT, fieldValidationOf } from '../k8s/resource-api.js';
-import { checkBodyMediaType } from '../request-options.js';
+import { API_BODY_LIMIT, parseJsonBody, parseRequestText, readBody, sendJsonText } from '../request-body.js';
+import { checkBodyMediaType, fieldValidationOf } from '../request-options.js';
 import { stringifyJsonExact } from '../../log/json.js';
 import { httpRequestCause } from '../request-cause.js';
 

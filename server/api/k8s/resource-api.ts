@@ -8,14 +8,15 @@ import { ApiError, apiErrors } from '../../k8s/status.js';
 import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../../k8s/protobuf.js';
 import type { Cluster } from '../../cluster.js';
 import type { Change } from '../../runtime/read-model.js';
-import { type DeleteOptions, type FieldValidation, ResourceService, type WriteOptions } from '../../resources/service.js';
+import { type DeleteOptions, ResourceService, type WriteOptions } from '../../resources/service.js';
 import { httpRequestCause } from '../request-cause.js';
 import { matchesSelector } from '../../kinds/label-selector.js';
-import { isClientMistake, parseRequestText } from '../request-body.js';
+import { API_BODY_LIMIT, isClientMistake, parseRequestText } from '../request-body.js';
 import {
   checkBodyMediaType,
   deleteOptionsOf,
   dryRunOf,
+  fieldValidationOf,
   encodeContinue,
   type ListOptions,
   listOptionsOf,
@@ -36,8 +37,6 @@ import { CRD_KIND } from '../../kinds/customresourcedefinition/definition.js';
 import { POD_KIND } from '../../kinds/pod/pod.js';
 import { fieldFilterOf, selectorOf, sendError, sendJson, wantsTable } from '../responses.js';
 
-/** Largest request body the API reads (the Kubernetes API server's limit is 3 MiB). */
-export const API_BODY_LIMIT = 3 * 1024 * 1024;
 
 interface Target {
   definition: KindDefinition;
@@ -106,15 +105,6 @@ function parseProtobufBody(req: Request): Record<string, unknown> {
     const refused = apiErrors.unsupportedMediaType(req.headers['content-type'] ?? '', OBJECT_MEDIA_TYPES);
     throw new ApiError({ ...refused.status, message: error.message });
   }
-}
-
-/** The `fieldValidation` query parameter: Strict when absent or empty; anything else than the three is a 400. */
-export function fieldValidationOf(value: unknown): FieldValidation {
-  const validation = value === undefined || value === '' ? 'Strict' : String(value);
-  if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
-    throw apiErrors.badRequest(`fieldValidation must be Strict, Warn or Ignore, not "${validation}"`);
-  }
-  return validation as FieldValidation;
 }
 
 function writeOptions(req: Request): WriteOptions {

@@ -8,11 +8,12 @@ import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificate } from '../server/k8s/x509.js';
 import { ALLOCATION_PROTO } from '../server/grpc/allocation-grpc.js';
-import { Kubectl } from './helpers/kubectl.js';
+import { KUBECTL, Kubectl } from './helpers/kubectl.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { seconds } from './helpers/time-scale.js';
+import { skipWithout } from './helpers/tools.js';
 
 /**
  * The allocator as Agones serves it, against a real `fleetsim serve --allocator-tls auto`: a
@@ -206,7 +207,11 @@ function comparable(answer: Answer): Answer {
   };
 }
 
+// The client reads its certificates as the allocator-service guide says, with kubectl.
+skipWithout(KUBECTL);
+
 beforeAll(async () => {
+  if (!KUBECTL.path) return;
   serve = await startServe([
     '--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--no-listen',
     '--feature-gates', 'CountsAndLists=true', '--allocator-tls', 'auto', '--allocator-port', '0',
@@ -276,6 +281,7 @@ describe('the allocator over gRPC with mutual TLS, as Agones serves it', () => {
   ];
 
   beforeAll(async () => {
+    if (!KUBECTL.path) return;
     await Promise.all(CASES.flatMap((_, index) => ['rest', 'grpc'].map((transport) => prepareNamespace(`case-${index}-${transport}`))));
   });
 
@@ -317,6 +323,7 @@ describe('what the allocator refuses, allocating nothing', () => {
   const request = () => ({ namespace, gameServerSelectors: [{ matchLabels: { team: 'red' } }] });
 
   beforeAll(async () => {
+    if (!KUBECTL.path) return;
     namespace = 'refusals';
     await prepareNamespace(namespace);
   });
@@ -405,6 +412,7 @@ describe('a call that sends more than its one message', () => {
   };
 
   beforeAll(async () => {
+    if (!KUBECTL.path) return;
     await prepareNamespace(namespace);
   });
 

@@ -8,6 +8,9 @@ import { KubectlCluster } from '../conformance/cluster/kubectl.js';
 import { type RecordedCase, caseFiles, readCase, replayCase } from '../conformance/differential/cases.js';
 import { killAll } from './helpers/process.js';
 import { type ServeProcess, startServe } from './helpers/serve.js';
+import { seconds } from './helpers/time-scale.js';
+import { KUBECTL } from './helpers/kubectl.js';
+import { skipWithout } from './helpers/tools.js';
 
 /**
  * The differential tester's regression cases (conformance/differential-cases/): each is a sequence
@@ -37,7 +40,7 @@ async function replay(recorded: RecordedCase) {
   writeFileSync(kubeconfig, kubeconfigText(serve.baseUrl));
   const cluster = new KubectlCluster('fleetsim', kubeconfig, 'default');
   const gatesGiven = new Set(recorded.featureGates.split('&').filter(Boolean).map((pair) => pair.split('=')[0]!));
-  return replayCase(recorded, { cluster, runId: `rp${String(++runs).padStart(4, '0')}`, waitTimeoutMs: 60_000, known, knownContext: { profile: 'agones', gatesGiven } });
+  return replayCase(recorded, { cluster, runId: `rp${String(++runs).padStart(4, '0')}`, waitTimeoutMs: seconds(60), known, knownContext: { profile: 'agones', gatesGiven } });
 }
 
 afterAll(async () => {
@@ -46,15 +49,17 @@ afterAll(async () => {
 });
 
 describe.sequential('differential regression cases against fleetsim', () => {
+  skipWithout(KUBECTL);
+
   for (const [name, file] of caseFiles()) {
-    it(`${name} answers as Agones did`, { timeout: 300_000 }, async () => {
+    it(`${name} answers as Agones did`, { timeout: seconds(300) }, async () => {
       const { outcomes, leftBehind } = await replay(readCase(file, name));
       expect(outcomes.filter((outcome) => outcome.verdict === 'different').map((o) => `${o.name}: ${o.detail}`)).toEqual([]);
       expect(leftBehind).toEqual([]);
     });
   }
 
-  it('finds a step where fleetsim does not answer as the recorded Agones did', { timeout: 120_000 }, async () => {
+  it('finds a step where fleetsim does not answer as the recorded Agones did', { timeout: seconds(120) }, async () => {
     const file = join(dir, 'tampered.yaml');
     const fleet = { apiVersion: 'agones.dev/v1', kind: 'Fleet', metadata: { name: '${run}-f1' }, spec: { replicas: 1, template: { spec: { ports: [{ name: 'default', containerPort: 7654 }], template: { spec: { containers: [{ name: 'simple-game-server', image: 'simple-game-server' }] } } } } } };
     writeFileSync(

@@ -137,7 +137,10 @@ describe('the admission chain of the resource API', () => {
   describe('the status subresource is validated and honours resourceVersion (issue 10, item 6)', () => {
     let fas: Obj;
     beforeAll(async () => {
-      const res = await api('POST', FAS, autoscaler('status-writes'));
+      // An autoscaler writes its status once it can scale, as Agones's does: it needs its fleet.
+      expect((await api('POST', FLEETS, fleet('status-writes'))).status).toBe(201);
+      const body = autoscaler('status-writes');
+      const res = await api('POST', FAS, { ...body, spec: { ...body.spec, fleetName: 'status-writes' } });
       expect(res.status, res.text).toBe(201);
       fas = await waitFor(async () => {
         await tick();

@@ -131,13 +131,7 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestListAutoscalerAllocated', group: 'resource-api', needs: { CountsAndLists: true } },
   { test: 'TestScheduleAutoscaler', group: 'resource-api',
     needs: { ScheduledAutoscaler: true }, expect: 'fail', because: EQUALITY },
-  {
-    test: 'TestChainAutoscaler',
-    group: 'resource-api',
-    needs: { ScheduledAutoscaler: true },
-    expect: 'fail',
-    because: `${EQUALITY} (its schedules' buffers); fleetsim also does not apply Chain and Schedule policies yet (the what-if simulation issue)`,
-  },
+  { test: 'TestChainAutoscaler', group: 'resource-api', needs: { ScheduledAutoscaler: true }, because: "a schedule's policy is left unchecked, as Agones leaves it" },
 
   // The simulated simple-game-server on the wire.
   { test: 'TestCreateConnect', group: 'game-server' },

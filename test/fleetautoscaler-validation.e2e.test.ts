@@ -67,4 +67,18 @@ describe('FleetAutoscaler validation through the resource API (spec Limits 3-5)'
       expect(res.status, `${name}: ${res.text}`).toBe(201);
     }
   });
+
+  it("leaves a schedule's policy unchecked, in a chain too, as Agones does", async () => {
+    // Agones's TestChainAutoscaler schedules these buffers: a minimum equal to, then below, the buffer.
+    const schedule = (b: Record<string, unknown>) => ({ type: 'Schedule', schedule: { activePeriod: { startCron: '* * * * *' }, policy: buffer(b) } });
+    const chain = {
+      type: 'Chain',
+      chain: [
+        { id: 'schedule-1', ...schedule({ bufferSize: 10, minReplicas: 10, maxReplicas: 20 }) },
+        { id: 'schedule-2', ...schedule({ bufferSize: 4, minReplicas: 3, maxReplicas: 7 }) },
+      ],
+    };
+    const res = await apiRequest(serve.baseUrl, 'POST', PATH, { body: autoscaler('chain-of-schedules', chain) });
+    expect(res.status, res.text).toBe(201);
+  });
 });

@@ -221,11 +221,9 @@ describe('Schedule policy', () => {
     expect(check(schedule(settings))).toEqual(expected);
   });
 
-  it('checks the scheduled policy against the spec limits (Agones does not)', () => {
-    expect(check(schedule({}, buffer({ bufferSize: 5, maxReplicas: 5 })))).toEqual([
-      `${at}.policy.buffer.maxReplicas: Invalid value: 5: maxReplicas should be bigger than bufferSize`,
-    ]);
-    expect(check(schedule({}, counter({ bufferSize: 1, maxCapacity: 5 })))).toEqual([`${at}.policy.counter: Forbidden: feature CountsAndLists must be enabled`]);
+  it('leaves the scheduled policy unchecked, as Agones does', () => {
+    expect(check(schedule({}, buffer({ bufferSize: 4, minReplicas: 3, maxReplicas: 4 })))).toEqual([]);
+    expect(check(schedule({}, counter({ bufferSize: 1, maxCapacity: 5 })))).toEqual([]);
   });
 
   it('needs ScheduledAutoscaler', () => {

@@ -8,6 +8,7 @@ import { objectKey, rfc3339 } from './kinds/meta.js';
 import type { Cause } from './log/cause.js';
 import type { NewEvent } from './log/event-log.js';
 import { Store, type StoreOptions } from './runtime/store.js';
+import { sdkServerHoldsUntil } from '../machines/pod-lifecycle.js';
 import { resourceEvent } from './kinds/resource.js';
 import { NAMESPACE_KIND, namespaceObject, SYSTEM_NAMESPACES } from './kinds/namespace/namespace.js';
 
@@ -74,7 +75,7 @@ export class Cluster extends Store {
   gameServerDeletion(gs: GameServer): NewEvent[] {
     const { namespace, name } = gs.metadata;
     if (gs.metadata.deletionTimestamp !== undefined) return [];
-    const slow = this.pods.stopsSlowly(objectKey(namespace, name));
+    const slow = this.pods.stopsSlowly(objectKey(namespace, name)) || sdkServerHoldsUntil(gs, this.gates, this.clock.now()) !== undefined;
     if (!slow && foreignFinalizers(gs).length === 0) return [gameServerEvent('GameServerDeleted', namespace, name, {})];
     const deletionTimestamp = rfc3339(this.clock.now());
     const terminating = gameServerEvent('GameServerTerminating', namespace, name, { deletionTimestamp });
@@ -84,13 +85,28 @@ export class Cluster extends Store {
   }
 
   /**
-   * A terminating GameServer's process has exited: Agones's controller takes its finalizer off,
-   * and the GameServer goes unless other finalizers hold it (nothing when it is not terminating,
-   * or its pod had gone already).
+   * A terminating GameServer's process has exited: once its SDK server has stopped too (it holds
+   * the pod only with SidecarContainers off: `sdkServerStopped`), Agones's controller takes its
+   * finalizer off, and the GameServer goes unless other finalizers hold it (nothing when it is not
+   * terminating, or its pod had gone already).
    */
   async finishTermination(key: string, cause: Cause): Promise<void> {
     const gs = this.gameServers.getByKey(key);
-    if (!gs || gs.metadata.deletionTimestamp === undefined) return;
+    if (!gs) return;
+    this.pods.markGameStopped(key);
+    if (sdkServerHoldsUntil(gs, this.gates, this.clock.now()) !== undefined) return;
+    await this.podStopped(gs, cause);
+  }
+
+  /** A terminating GameServer's SDK server has stopped (SidecarContainers off): the pod goes once its game container has exited too. */
+  async sdkServerStopped(key: string, cause: Cause): Promise<void> {
+    const gs = this.gameServers.getByKey(key);
+    if (!gs || this.pods.awaitsGameExit(key)) return;
+    await this.podStopped(gs, cause);
+  }
+
+  private async podStopped(gs: GameServer, cause: Cause): Promise<void> {
+    if (gs.metadata.deletionTimestamp === undefined) return;
     const others = foreignFinalizers(gs);
     // Held by others' finalizers alone: its pod went already.
     if (others.length > 0 && others.length === (gs.metadata.finalizers ?? []).length) return;

@@ -8,6 +8,7 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
 import { NodeLoss } from './controllers/node-loss.js';
+import { SdkServerTermination } from './controllers/sdk-server-termination.js';
 import { ClusterMetrics } from './observability/cluster-metrics.js';
 import { ApiRequestMetrics, metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
@@ -201,6 +202,7 @@ export class FleetsimServer {
       new EventExpiry(this.cluster),
       new NamespaceController(this.cluster, this.service),
       new NodeLoss(this.cluster),
+      new SdkServerTermination(this.cluster),
     ];
     if (options.nodePools) this.controllers.push(new NodeAutoscaler(this.cluster, options.nodePools, gameServers));
   }

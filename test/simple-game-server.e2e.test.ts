@@ -343,3 +343,72 @@ describe('host ports of listening simulated servers', () => {
     }
   });
 });
+
+describe.sequential('with SidecarContainers off, as Agones runs without native sidecars', () => {
+  let serve: ServeProcess;
+  const GAMESERVERS = '/apis/agones.dev/v1/namespaces/default/gameservers';
+  const get = async (name: string) => (await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}/${name}`)).json as GameServer & { metadata: { deletionTimestamp?: string } };
+  const gone = (name: string) => async () => (await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}/${name}`)).status === 404;
+  const inState = (name: string, state: string) =>
+    waitFor(async () => {
+      const gs = await get(name);
+      return gs.status?.state === state && gs;
+    }, { timeoutMs: seconds(15), intervalMs: 100, what: `${name} ${state}` });
+  const create = async (manifest: object) => {
+    const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: manifest });
+    expect(r.status, r.text).toBe(201);
+  };
+  const gameContainer = async (name: string) =>
+    ((await apiRequest(serve.baseUrl, 'GET', `/api/v1/namespaces/default/pods/${name}`)).json as {
+      status: { containerStatuses: Array<{ restartCount: number; state: Record<string, unknown>; lastState?: { terminated?: { exitCode: number } } }> };
+    }).status.containerStatuses[0]!;
+
+  beforeAll(async () => {
+    serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', `${GATES}&SidecarContainers=false`, '--port-range', '17000-17999']);
+  });
+  afterAll(async () => {
+    await serve?.process.kill('SIGTERM', seconds(10));
+    await killAll();
+  });
+
+  it('restarts a game container that crashes before Ready, leaving the GameServer be; a crash after Ready makes it Unhealthy', async () => {
+    await create(gameServerManifest('restarts', 'UDP', { env: [{ name: 'READY', value: 'false' }], health: { periodSeconds: 3600 } }));
+    const port = (await inState('restarts', 'Scheduled')).status.ports[0]!.port;
+    await expect(udp(port, 'CRASH')).rejects.toThrow(/no UDP answer/);
+    const restarted = await waitFor(async () => {
+      const container = await gameContainer('restarts');
+      return container.restartCount === 1 && container.state.running !== undefined && container;
+    }, { timeoutMs: seconds(10), what: 'the game container restarted' });
+    expect(restarted.lastState?.terminated?.exitCode).toBe(1);
+    expect((await get('restarts')).status.state).toBe('Scheduled');
+    // The restarted process listens again, and still waits to be told.
+    expect(await waitFor(() => udp(port, 'READY').catch(() => undefined), { timeoutMs: seconds(10), what: 'READY answered' })).toBe('ACK: READY\n');
+    await inState('restarts', 'Ready');
+    await expect(udp(port, 'CRASH')).rejects.toThrow(/no UDP answer/);
+    await inState('restarts', 'Unhealthy');
+  });
+
+  it("keeps a deleted Ready GameServer while its SDK server waits for Shutdown, within the pod's grace period", async () => {
+    await create(gameServerManifest('waits-for-shutdown', 'UDP', { graceSeconds: 60 }));
+    await create(gameServerManifest('grace-ends', 'UDP', { graceSeconds: 2 }));
+    await create(gameServerManifest('never-ready', 'UDP', { env: [{ name: 'READY', value: 'false' }], graceSeconds: 60 }));
+    await inState('waits-for-shutdown', 'Ready');
+    await inState('grace-ends', 'Ready');
+    await inState('never-ready', 'Scheduled');
+    const started = Date.now();
+    for (const name of ['waits-for-shutdown', 'grace-ends', 'never-ready']) {
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${GAMESERVERS}/${name}`)).status).toBe(200);
+    }
+    // A game server that never set a state through the SDK: its SDK server does not wait.
+    await waitFor(gone('never-ready'), { timeoutMs: seconds(5), intervalMs: 50, what: 'never-ready gone at once' });
+    await waitFor(gone('grace-ends'), { timeoutMs: seconds(10), intervalMs: 50, what: 'grace-ends gone after its 2 s grace' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    const kept = await get('waits-for-shutdown');
+    expect(kept.metadata.deletionTimestamp).toEqual(expect.any(String));
+    // Agones's TestGracefulShutdown moves it to Shutdown through the API: then it goes.
+    const shutdown = { ...kept, status: { ...kept.status, state: 'Shutdown' } };
+    const updated = await apiRequest(serve.baseUrl, 'PUT', `${GAMESERVERS}/waits-for-shutdown`, { body: shutdown });
+    expect(updated.status, updated.text).toBe(200);
+    await waitFor(gone('waits-for-shutdown'), { timeoutMs: seconds(5), intervalMs: 50, what: 'waits-for-shutdown gone once Shutdown' });
+  });
+});

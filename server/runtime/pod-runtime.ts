@@ -68,6 +68,8 @@ interface PodEntry {
   deleted: boolean;
   logs: Record<PodContainer, PodLog>;
   stopsSlowly: boolean;
+  /** The game container of a terminating pod has exited (its SDK server may still hold the pod). */
+  gameStopped: boolean;
 }
 
 const lineCost = (text: string) => text.length + 1 + POD_LOG_LINE_OVERHEAD;
@@ -160,6 +162,16 @@ export class PodRuntime {
     return (entry?.stopsSlowly ?? false) && (kind === 'running' || kind === 'waiting');
   }
 
+  /** The game container of a terminating pod has exited. */
+  markGameStopped(key: string): void {
+    this.entry(key).gameStopped = true;
+  }
+
+  /** Whether the pod still waits for its game container to exit (it stops slowly and has not). */
+  awaitsGameExit(key: string): boolean {
+    return this.stopsSlowly(key) && !(this.pods.get(key)?.gameStopped ?? false);
+  }
+
   /** A client deleted the pod: its GameServer turns Unhealthy (as in Agones) and shows no pod from now on. */
   markDeleted(key: string): void {
     this.entry(key).deleted = true;
@@ -232,6 +244,7 @@ export class PodRuntime {
         container: undefined,
         deleted: false,
         stopsSlowly: false,
+        gameStopped: false,
         logs: { game: emptyLog(), sidecar: emptyLog() },
       };
       this.pods.set(key, entry);

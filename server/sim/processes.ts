@@ -6,7 +6,9 @@ import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import type { Cluster } from '../cluster.js';
 import { unawaited } from '../runtime/store.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { terminationGraceMs } from '../kinds/pod/pod.js';
+import { type ContainerState, terminationGraceMs } from '../kinds/pod/pod.js';
+import type { Cause } from '../log/cause.js';
+import { containerExit } from '../../machines/pod-lifecycle.js';
 import { DEFAULT_PROFILE, NO_PROCESS, PROFILE_ANNOTATION, type ProcessAction, type ProcessProfile } from './profiles.js';
 import { SimpleGameServerListener, type SimpleGameServerConfig, configOf, isSimpleGameServer } from './simple-game-server.js';
 
@@ -41,6 +43,8 @@ export class SimulatedProcesses {
   private readonly profiles = new Map<string, ProcessProfile>();
   private subscription: Subscription | undefined;
   private readonly closing = new Set<Promise<void>>();
+  /** Exited processes the kubelet starts again after its back-off. */
+  private readonly restarts = new Map<string, TimerHandle>();
   private readonly listen: boolean;
 
   constructor(
@@ -68,13 +72,19 @@ export class SimulatedProcesses {
         return;
       }
       if (object) this.observe(change.key, object);
-      else this.end(change.key);
+      else {
+        this.end(change.key);
+        this.cluster.clock.clearTimeout(this.restarts.get(change.key));
+        this.restarts.delete(change.key);
+      }
     });
   }
 
   stop(): void {
     this.subscription?.unsubscribe();
     for (const key of [...this.processes.keys()]) this.end(key);
+    for (const timer of this.restarts.values()) this.cluster.clock.clearTimeout(timer);
+    this.restarts.clear();
   }
 
   /** Stops, and waits until every simulated server's sockets are closed. */
@@ -102,9 +112,20 @@ export class SimulatedProcesses {
   private observe(key: string, gs: GameServer): void {
     const state = gs.status.state;
     let process = this.processes.get(key);
+    const restart = this.restarts.get(key);
+    if (restart !== undefined && gs.metadata.deletionTimestamp !== undefined) {
+      // A terminating pod restarts nothing: its exited container is all there is to wait for.
+      this.cluster.clock.clearTimeout(restart);
+      this.restarts.delete(key);
+      const container = this.cluster.pods.container(key);
+      if (container?.lastState) this.cluster.pods.setContainer(key, { ...container, state: container.lastState });
+      void this.cluster.finishTermination(key, processCause(gs, 'the exited process is not restarted in a terminating pod'));
+      return;
+    }
     if (!process) {
-      // The process starts with its pod (Scheduled) and lives while the sidecar does.
-      if (!SIDECAR_RUNNING_STATES.has(state)) return;
+      // The process starts with its pod (Scheduled) and lives while the sidecar does; one that
+      // exited starts again when the kubelet's back-off ends.
+      if (!SIDECAR_RUNNING_STATES.has(state) || this.restarts.has(key)) return;
       const profile = this.profileOf(gs);
       if (!profile) return;
       process = { profile, state: undefined, stageTimer: undefined, pinging: profile.ping };
@@ -182,14 +203,7 @@ export class SimulatedProcesses {
       case 'shutdown':
         return sidecar.shutdown();
       case 'crash':
-        // The container exits with an error: the pod fails and the GameServer is Unhealthy.
-        await this.cluster.actors.send(
-          gs.metadata.namespace,
-          gs.metadata.name,
-          { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
-          cause,
-        );
-        return;
+        return this.exited(key, 1, cause);
       case 'stopPinging': {
         const process = this.processes.get(key);
         if (process) process.pinging = false;
@@ -208,19 +222,7 @@ export class SimulatedProcesses {
     const crash = (reason: string, exitCode: number) => {
       if (this.processes.get(key) !== process) return;
       this.podLog(key, reason);
-      const completed = exitCode === 0;
-      this.cluster.pods.setContainer(key, {
-        state: { kind: 'terminated', exitCode, reason: completed ? 'Completed' : 'Error', finishedAt: this.cluster.clock.now() },
-        restartCount: 0,
-      });
-      this.end(key);
-      // The pod never restarts its game container (restartPolicy Never): exit 0 makes it Succeeded,
-      // which Agones's controller turns into Shutdown; any other status is a failure, Unhealthy.
-      unawaited(this.cluster.actors.sendByKey(
-        key,
-        completed ? { type: 'controller.shutdown', message: 'Pod is in Succeeded state' } : { type: 'controller.unhealthy', message: 'Issue with Gameserver pod' },
-        processCause(gs, `the process exited with code ${exitCode}: ${reason}`),
-      ));
+      this.exited(key, exitCode, processCause(gs, `the process exited with code ${exitCode}: ${reason}`));
     };
     const sidecar = new Sidecar(this.cluster, namespace, name, { cause: processCause(gs, 'the simple-game-server acted on a command from a client') });
     const listener = new SimpleGameServerListener({
@@ -234,13 +236,69 @@ export class SimulatedProcesses {
       exit: () => void sidecar.shutdown().catch(() => undefined),
     });
     process.network = { listener, config };
-    this.cluster.pods.setContainer(key, { state: { kind: 'running', startedAt: this.cluster.clock.now() }, restartCount: 0 });
+    const before = this.cluster.pods.container(key);
+    this.cluster.pods.setContainer(key, {
+      state: { kind: 'running', startedAt: this.cluster.clock.now() },
+      restartCount: before?.restartCount ?? 0,
+      ...(before?.lastState && { lastState: before.lastState }),
+    });
     this.cluster.pods.setStopsSlowly(key, config.gracefulTerminationDelaySec > 0);
     this.podLog(key, 'Creating SDK instance');
     this.podLog(key, 'Starting Health Ping');
     const protocols = new Map(gs.spec.ports.map((p) => [p.name, p.protocol ?? 'UDP']));
     const ports = gs.status.ports.map((p) => ({ port: p.port, protocol: protocols.get(p.name) ?? 'UDP' }));
     listener.listen(gs.status.address || '127.0.0.1', ports, config).catch((error: Error) => crash(`Could not start server: ${error.message}`, 1));
+  }
+
+  /**
+   * The process exited with `exitCode`: what the kubelet and Agones's controllers do next is
+   * machines/pod-lifecycle.ts's to say (a restart, Shutdown when a pod that restarts nothing
+   * completes, Unhealthy).
+   */
+  private exited(key: string, exitCode: number, cause: Cause): void {
+    const gs = this.cluster.gameServers.getByKey(key);
+    if (!gs || !this.processes.has(key)) return;
+    const previous = this.cluster.pods.container(key);
+    const finishedAt = this.cluster.clock.now();
+    const terminated: Extract<ContainerState, { kind: 'terminated' }> = { kind: 'terminated', exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', finishedAt };
+    const closed = this.end(key);
+    const next = containerExit(gs, exitCode, this.cluster.gates);
+    if (next.restart && next.gameServer === 'unchanged') return this.restartLater(key, terminated, previous?.restartCount ?? 0, closed);
+    this.cluster.pods.setContainer(key, { ...previous, state: terminated, restartCount: previous?.restartCount ?? 0 });
+    if (next.gameServer === 'unchanged') return;
+    const command =
+      next.gameServer === 'shutdown'
+        ? ({ type: 'controller.shutdown', message: 'Pod is in Succeeded state' } as const)
+        : ({ type: 'controller.unhealthy', message: 'Issue with Gameserver pod' } as const);
+    unawaited(this.cluster.actors.sendByKey(key, command, cause));
+  }
+
+  /**
+   * The kubelet's restart: at once the first time, then after a back-off of 10 s doubling to 5
+   * minutes; never before the exited process's sockets are closed (the new one binds them again).
+   */
+  private restartLater(key: string, terminated: Extract<ContainerState, { kind: 'terminated' }>, restarts: number, closed: Promise<void>): void {
+    const waitMs = restarts === 0 ? 0 : Math.min(10_000 * 2 ** (restarts - 1), 300_000);
+    const restartCount = restarts + 1;
+    this.cluster.pods.setContainer(key, {
+      state: { kind: 'waiting', reason: restarts === 0 ? 'ContainerCreating' : 'CrashLoopBackOff' },
+      lastState: terminated,
+      restartCount,
+    });
+    const timer = this.cluster.clock.setTimeout(() => {
+      void closed.then(() => {
+        if (this.restarts.get(key) !== timer) return;
+        this.restarts.delete(key);
+        const gs = this.cluster.gameServers.getByKey(key);
+        if (!gs) return;
+        this.observe(key, gs);
+        // A process that does not listen reports no container of its own: the kubelet's restart does.
+        if (this.processes.has(key) && !this.processes.get(key)!.network) {
+          this.cluster.pods.setContainer(key, { state: { kind: 'running', startedAt: this.cluster.clock.now() }, lastState: terminated, restartCount });
+        }
+      });
+    }, waitMs);
+    this.restarts.set(key, timer);
   }
 
   /** A line of the simulated process's output, as Go's log prints it. */
@@ -250,19 +308,22 @@ export class SimulatedProcesses {
     this.cluster.pods.appendLog(key, 'stdout', `${stamp} ${line}`, now);
   }
 
-  private end(key: string): void {
+  /** Ends the process; resolves when its sockets are closed. */
+  private end(key: string): Promise<void> {
     const process = this.processes.get(key);
-    if (!process) return;
+    if (!process) return Promise.resolve();
+    let closing = Promise.resolve();
     if (process.network) {
       this.cluster.clock.clearTimeout(process.network.shutdownTimer);
       this.cluster.clock.clearTimeout(process.network.exitTimer);
-      const closing = process.network.listener.close();
+      closing = process.network.listener.close();
       this.closing.add(closing);
       void closing.finally(() => this.closing.delete(closing));
     }
     this.cluster.clock.clearTimeout(process.stageTimer);
     this.cluster.health.stopPinging(key);
     this.processes.delete(key);
+    return closing;
   }
 }
 

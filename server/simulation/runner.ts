@@ -19,6 +19,7 @@ import { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { ensureNodes, nodeCreation, nodeName } from '../sim/nodes.js';
 import { NodeLoss } from '../controllers/node-loss.js';
+import { SdkServerTermination } from '../controllers/sdk-server-termination.js';
 import { definitionOfKind } from '../kinds/definitions.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import { type TimedChange, changeText } from './changes.js';
@@ -94,6 +95,7 @@ async function setUp(scenario: Scenario, db: string): Promise<SetUp> {
     new SimulatedProcesses(cluster, scenario.profiles, { listen: false }),
     new EventExpiry(cluster),
     new NodeLoss(cluster),
+    new SdkServerTermination(cluster),
     ...(scenario.nodePools.length ? [new NodeAutoscaler(cluster, scenario.nodePools, gameServers)] : []),
   ];
   const allocator = new Allocator(cluster, scenario.allocator);

@@ -14,8 +14,8 @@ const floors = [
   [
     {
       name: 'the entry points',
-      files: ['server/serve.ts', 'server/serve-read-only.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts', 'server/sidecar-endpoints.ts'],
-      refs: ['**/serve.js', '**/serve-read-only.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js', '**/sidecar-endpoints.js'],
+      files: ['server/serve.ts', 'server/serve-read-only.ts', 'server/standalone.ts', 'server/replay.ts', 'server/manifests.ts', 'server/allocator-service.ts', 'server/sidecar-endpoints.ts', 'server/ping-service.ts'],
+      refs: ['**/serve.js', '**/serve-read-only.js', '**/standalone.js', '**/replay.js', '**/manifests.js', '**/allocator-service.js', '**/sidecar-endpoints.js', '**/ping-service.js'],
     },
     { name: 'server/bench', files: ['server/bench/**/*.ts'], refs: ['**/bench/**'] },
     // Recording a live cluster into a log, and serving a recording read-only.

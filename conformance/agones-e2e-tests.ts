@@ -201,8 +201,8 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
     expect: 'fail',
     because: 'serves plugin.wasm from an nginx Pod, whose body the test sends as protobuf (fleetsim reads JSON and YAML): fleetsim runs no images',
   },
-  { test: 'TestPingHTTP', group: 'pods', expect: 'fail', because: "Agones's agones-ping Service (HTTP) in agones-system, part of Agones's deployment" },
-  { test: 'TestPingUDP', group: 'pods', expect: 'fail', because: "Agones's agones-ping Service (UDP) in agones-system, part of Agones's deployment" },
+  { test: 'TestPingHTTP', group: 'pods', because: "Agones's ping service, its Service agones-system/agones-ping-http-service" },
+  { test: 'TestPingUDP', group: 'pods', because: "Agones's ping service, its Service agones-system/agones-ping-udp-service" },
 
   // The allocator service as Agones installs it (--allocator-tls auto: its Service and Secrets).
   { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },

@@ -8,6 +8,7 @@ import { FleetController } from './controllers/fleet-controller.js';
 import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
 import { NamespaceController } from './controllers/namespace-controller.js';
 import { NodeLoss } from './controllers/node-loss.js';
+import { PingService } from './ping-service.js';
 import { SdkServerTermination } from './controllers/sdk-server-termination.js';
 import { ClusterMetrics } from './observability/cluster-metrics.js';
 import { ApiRequestMetrics, metricsRoute } from './api/web/metrics-routes.js';
@@ -56,6 +57,8 @@ export interface ServeOptions {
   portRange: { min: number; max: number };
   /** Whether simulated simple-game-servers listen on their host ports (`--no-listen` turns it off); default on. */
   listen?: boolean;
+  /** Whether Agones's ping service runs, with its Services in agones-system (`--no-ping` turns it off); default on. */
+  ping?: boolean;
   /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
   sdkPortRange?: { min: number; max: number };
   /** Pods each of the `nodes` takes (`--max-pods`); default 110. */
@@ -107,6 +110,7 @@ export class FleetsimServer {
   readonly service: ResourceService;
   readonly clock: Clock;
   readonly allocation: AllocatorService;
+  private readonly ping: PingService;
   private readonly controllers: Array<{ start(): void; stop(): void }>;
   /** Real game-server processes (`fleetsim.dev/command`), each with its own sidecar. */
   readonly processes: GameServerProcesses;
@@ -153,6 +157,7 @@ export class FleetsimServer {
       allowedHosts: options.allowedHosts,
       connections: this.connections,
     });
+    this.ping = new PingService(this.cluster, { host: options.host, connections: this.connections });
     const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
     this.watchdog = new ProcessWatchdog(options.db);
     this.processes = new GameServerProcesses(
@@ -267,6 +272,7 @@ export class FleetsimServer {
     });
     const address = this.httpServer.address();
     await this.allocation.start();
+    await this.ping.start(this.options.ping ?? true);
     this.logger.release();
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
   }
@@ -330,6 +336,7 @@ export class FleetsimServer {
     this.watchdog.close();
     await this.simulated.close();
     await this.allocation.close();
+    await this.ping.close();
     this.webSockets?.terminateAll();
     this.httpServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));

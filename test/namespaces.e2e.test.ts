@@ -37,9 +37,9 @@ describe.sequential('namespaces, service accounts and RBAC objects', () => {
     killAll();
   });
 
-  it('has the system namespaces from the start, Active, labelled with their names', async () => {
+  it("has the system namespaces and Agones's agones-system from the start, Active, labelled with their names", async () => {
     const list = await kubectl.json<{ items: Array<{ metadata: { name: string; labels: Record<string, string> }; status: { phase: string } }> }>(['get', 'namespaces']);
-    expect(list.items.map((n) => n.metadata.name)).toEqual(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+    expect(list.items.map((n) => n.metadata.name)).toEqual(['agones-system', 'default', 'kube-node-lease', 'kube-public', 'kube-system']);
     for (const ns of list.items) {
       expect(ns.status.phase).toBe('Active');
       expect(ns.metadata.labels['kubernetes.io/metadata.name']).toBe(ns.metadata.name);

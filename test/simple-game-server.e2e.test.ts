@@ -5,6 +5,7 @@ import { killAll } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
 import { waitFor } from './helpers/wait.js';
 import { seconds } from './helpers/time-scale.js';
+import { udpExchange } from './helpers/udp.js';
 
 /**
  * Simulated game servers whose image is Agones's example simple-game-server answer on their
@@ -53,21 +54,7 @@ function gameServerManifest(
 }
 
 /** One UDP datagram, one answer. */
-function udp(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
-    const timer = setTimeout(() => {
-      socket.close();
-      reject(new Error(`no UDP answer to ${text}`));
-    }, seconds(5));
-    socket.once('message', (message) => {
-      clearTimeout(timer);
-      socket.close();
-      resolve(message.toString('utf8'));
-    });
-    socket.send(text, port, '127.0.0.1');
-  });
-}
+const udp = (port: number, text: string) => udpExchange('127.0.0.1', port, text);
 
 /** Lines over one TCP connection; resolves with the answers, one per line sent. */
 function tcp(port: number, lines: string[]): Promise<string[]> {

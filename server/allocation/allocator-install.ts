@@ -1,11 +1,8 @@
-import { isIP } from 'node:net';
 import type { Subscription } from 'rxjs';
 import type { Cluster } from '../cluster.js';
 import { createCertificate } from '../k8s/x509.js';
-import { rfc3339 } from '../kinds/meta.js';
-import { NAMESPACE_KIND, namespaceObject } from '../kinds/namespace/namespace.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import { SERVICE_KIND } from '../kinds/service/definition.js';
+import { AGONES_NAMESPACE, agonesNamespaceCreation, ingressAddress, installedMeta, publishAgonesService } from '../resources/agones-install.js';
 import type { Cause } from '../log/cause.js';
 import { secretData } from './remote-allocator.js';
 
@@ -25,7 +22,7 @@ import { secretData } from './remote-allocator.js';
  * in Agones, every `*.crt` and `*.pem` entry of allocator-client-ca is a trusted client CA.
  */
 
-export const ALLOCATOR_NAMESPACE = 'agones-system';
+export const ALLOCATOR_NAMESPACE = AGONES_NAMESPACE;
 export const ALLOCATOR_SERVICE = 'agones-allocator';
 export const ALLOCATOR_TLS_SECRET = 'allocator-tls';
 export const ALLOCATOR_TLS_CA_SECRET = 'allocator-tls-ca';
@@ -46,46 +43,18 @@ export interface AllocatorCertificates {
 const INSTALL_CAUSE: Cause = { type: 'startup', detail: 'the allocator is installed as Agones installs it (--allocator-tls auto)' };
 const LABELS = { app: 'agones', component: 'allocator' };
 
-/** The address a client reaches a listener on `host` by: loopback when it listens everywhere. */
-export function ingressAddress(host: string | undefined): string {
-  if (!host || host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::') return '::1';
-  return host;
-}
-
 function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
-}
-
-/** The metadata of an object the install makes (kept from `current` when it is rewritten). */
-function installedMeta(cluster: Cluster, namespace: string, name: string, current?: Resource): Resource['metadata'] {
-  return {
-    name,
-    namespace,
-    uid: current?.metadata.uid ?? cluster.rng.uid(),
-    resourceVersion: '0',
-    generation: 1,
-    creationTimestamp: current?.metadata.creationTimestamp ?? rfc3339(cluster.clock.now()),
-    labels: LABELS,
-    annotations: {},
-  };
 }
 
 function secret(cluster: Cluster, namespace: string, name: string, data: Record<string, string>, tls: boolean): Resource {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: installedMeta(cluster, namespace, name),
+    metadata: installedMeta(cluster, namespace, name, LABELS),
     type: tls ? 'kubernetes.io/tls' : 'Opaque',
     data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, base64(value)])),
   } as Resource;
-}
-
-/** The event creating `agones-system`, when the log has not got it. */
-function namespaceCreation(cluster: Cluster) {
-  if (cluster.get(NAMESPACE_KIND, '', ALLOCATOR_NAMESPACE)) return [];
-  const object = namespaceObject(ALLOCATOR_NAMESPACE, cluster.rng.uid(), cluster.clock.now());
-  return [resourceEvent('ResourceCreated', NAMESPACE_KIND, '', ALLOCATOR_NAMESPACE, { object })];
 }
 
 /**
@@ -153,7 +122,7 @@ export async function installAllocatorSecrets(cluster: Cluster, host: string | u
   const present = names.filter(([namespace, name]) => cluster.get('Secret', namespace!, name!));
   if (present.length < names.length) {
     const events = [
-      ...namespaceCreation(cluster),
+      ...agonesNamespaceCreation(cluster),
       ...present.map(([namespace, name]) => resourceEvent('ResourceDeleted', 'Secret', namespace!, name!, {})),
       ...allocatorSecrets(cluster, serverNames(host)).map((s) =>
         resourceEvent('ResourceCreated', 'Secret', s.metadata.namespace, s.metadata.name, { object: s }),
@@ -184,28 +153,17 @@ export function watchAllocatorSecrets(cluster: Cluster, reload: (material: Alloc
 }
 
 /**
- * The Service `agones-system/agones-allocator` for the TLS listener on `host:port`: type
- * LoadBalancer, its ingress the address a client reaches the listener by. A cluster's load
- * balancer answers on 443 and forwards to the pods' 8443; here the listener is its own load
- * balancer, so the Service's port is the port it listens on (443 with `--allocator-port 443`).
- * Written at each start (the port may change); removed when the allocator has no TLS listener.
+ * The Service `agones-system/agones-allocator` for the TLS listener on `host:port`. A cluster's
+ * load balancer answers on 443 and forwards to the pods' 8443; here the Service's port is the
+ * port the listener listens on (443 with `--allocator-port 443`). Removed when the allocator has
+ * no TLS listener.
  */
 export async function publishAllocatorService(cluster: Cluster, listener: { host: string | undefined; port: number } | undefined): Promise<void> {
-  const current = cluster.get(SERVICE_KIND, ALLOCATOR_NAMESPACE, ALLOCATOR_SERVICE);
-  if (!listener) {
-    if (current) await cluster.commit([resourceEvent('ResourceDeleted', SERVICE_KIND, ALLOCATOR_NAMESPACE, ALLOCATOR_SERVICE, {})], INSTALL_CAUSE);
-    return;
-  }
-  const ingress = ingressAddress(listener.host);
-  const spec = {
-    type: 'LoadBalancer',
+  const service = listener && {
+    labels: LABELS,
     selector: { 'multicluster.agones.dev/role': 'allocator' },
-    ports: [{ name: 'https', protocol: 'TCP', port: listener.port, targetPort: listener.port }],
-    externalTrafficPolicy: 'Cluster',
+    ports: [{ name: 'https', protocol: 'TCP' as const, port: listener.port }],
+    host: listener.host,
   };
-  const status = { loadBalancer: { ingress: [isIP(ingress) ? { ip: ingress } : { hostname: ingress }] } };
-  if (current && JSON.stringify([current.spec, current.status]) === JSON.stringify([spec, status])) return;
-  const object = { apiVersion: 'v1', kind: SERVICE_KIND, metadata: installedMeta(cluster, ALLOCATOR_NAMESPACE, ALLOCATOR_SERVICE, current), spec, status } as Resource;
-  const type = current ? 'ResourceUpdated' : 'ResourceCreated';
-  await cluster.commit([...namespaceCreation(cluster), resourceEvent(type, SERVICE_KIND, ALLOCATOR_NAMESPACE, ALLOCATOR_SERVICE, { object })], INSTALL_CAUSE);
+  await publishAgonesService(cluster, ALLOCATOR_SERVICE, service, INSTALL_CAUSE);
 }

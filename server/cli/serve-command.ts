@@ -74,6 +74,12 @@ const FLAGS: FlagSpec[] = [
     default: false,
     help: "simulated simple-game-servers do not listen on their host ports (for very large fleets; host ports are then allocated per node as Agones does)",
   },
+  {
+    name: 'no-ping',
+    type: 'boolean',
+    default: false,
+    help: "leave out Agones's ping service (HTTP answering ok, UDP echo, on free ports of --host, published as the Services agones-system/agones-ping-http-service and agones-ping-udp-service)",
+  },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
 
@@ -159,6 +165,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     eventTtlMs,
     defaultFleet: !values['no-default-fleet'],
     listen: !values['no-listen'],
+    ping: !values['no-ping'],
     allocatorModel: allocatorModelOptions(allocator.model, values, given),
     allocatorTls: allocator.tls,
     allowedHosts,

@@ -23,9 +23,10 @@ function externalIpColumn(object: Resource): string {
 }
 
 /**
- * Services: only those fleetsim itself installs (the allocator's `agones-system/agones-allocator`,
- * its load balancer's address in its status), read-only through the API, so that clients find the
- * allocator as Agones's guide tells them to.
+ * Services: only those fleetsim itself installs in agones-system (the allocator's `agones-allocator`,
+ * the ping service's `agones-ping-http-service` and `agones-ping-udp-service`, each with its load
+ * balancer's address in its status), read-only through the API, so that clients find them as
+ * Agones's guides tell them to.
  */
 export const SERVICE_DEFINITION: KindDefinition = {
   kind: SERVICE_KIND,

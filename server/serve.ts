@@ -32,6 +32,7 @@ import { DEFAULT_FLEET, applyManifests } from './manifests.js';
 import type { AllocatorOptions } from './allocation/allocator.js';
 import { type ErrorFormat, RequestOriginGuard, isLoopback } from './api/request-origin.js';
 import { KIND_DEFINITIONS } from './kinds/definitions.js';
+import type { ValidationRules } from './kinds/registry.js';
 import { AllocatorService, type AllocatorTlsOptions } from './allocator-service.js';
 import { GameServerProcesses, hasCommand } from './controllers/gameserver-processes.js';
 import { ProcessWatchdog } from './controllers/process-watchdog.js';
@@ -59,6 +60,8 @@ export interface ServeOptions {
   listen?: boolean;
   /** Whether Agones's ping service runs, with its Services in agones-system (`--no-ping` turns it off); default on. */
   ping?: boolean;
+  /** Whose rules validation follows where the spec and Agones differ (`--validation`); default the spec's. */
+  validation?: ValidationRules;
   /** Loopback ports for the sidecars of GameServers with a real process (`--sdk-port-range`); default 9400-9999. */
   sdkPortRange?: { min: number; max: number };
   /** Pods each of the `nodes` takes (`--max-pods`); default 110. */
@@ -145,7 +148,7 @@ export class FleetsimServer {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
     this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.commandsOff = commandsOff(options);
-    this.service = new ResourceService(this.cluster, { commandsOff: this.commandsOff });
+    this.service = new ResourceService(this.cluster, { commandsOff: this.commandsOff, validation: options.validation });
     this.connections = options.connections ?? new ConnectionGuard();
     this.logger = commandLogger(options.log, () => this.clock.now(), options.logOutput);
     this.activity = new ActivityLog(this.cluster, this.logger);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll } from './helpers/process.js';
+import { killAll, runCli } from './helpers/process.js';
 import { type ServeProcess, apiRequest, startServe } from './helpers/serve.js';
+import { seconds } from './helpers/time-scale.js';
 
 /**
  * The spec's Limits 3, 4 and 5 for FleetAutoscalers, through the resource API: each bad value is
@@ -80,5 +81,43 @@ describe('FleetAutoscaler validation through the resource API (spec Limits 3-5)'
     };
     const res = await apiRequest(serve.baseUrl, 'POST', PATH, { body: autoscaler('chain-of-schedules', chain) });
     expect(res.status, res.text).toBe(201);
+  });
+});
+
+describe("--validation agones: Agones's rule for the bounds, for manifests from a real cluster", () => {
+  // Agones's e2e suite's buffers: each bound equal to bufferSize.
+  const EQUAL_BOUNDS: Array<[string, Record<string, unknown>, string]> = [
+    ['max-equals-buffer', buffer({ bufferSize: 5, maxReplicas: 5 }), 'spec.policy.buffer.maxReplicas'],
+    ['min-equals-buffer', buffer({ bufferSize: 5, minReplicas: 5, maxReplicas: 10 }), 'spec.policy.buffer.minReplicas'],
+    ['counter-equals', counter({ bufferSize: 10, minCapacity: 10, maxCapacity: 10 }), 'spec.policy.counter.minCapacity'],
+  ];
+
+  it('by default, a bound equal to the buffer is refused, the message saying Agones accepts it and how to have its rule', async () => {
+    for (const [name, policy, field] of EQUAL_BOUNDS) {
+      const res = await apiRequest(serve.baseUrl, 'POST', PATH, { body: autoscaler(name, policy) });
+      expect(res.status, name).toBe(422);
+      const status = res.json as { details: { causes: Array<{ field: string; message: string }> } };
+      const cause = status.details.causes.find((c) => c.field === field);
+      expect(cause?.message, name).toContain('Agones accepts an equal value, as fleetsim serve --validation agones does');
+    }
+  });
+
+  it('with --validation agones, those are accepted; a bound below the buffer is still refused, in Agones\'s words', async () => {
+    const agones = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '1', '--no-listen', '--feature-gates', 'CountsAndLists=true', '--validation', 'agones']);
+    for (const [name, policy] of EQUAL_BOUNDS) {
+      const res = await apiRequest(agones.baseUrl, 'POST', PATH, { body: autoscaler(name, policy) });
+      expect(res.status, `${name}: ${res.text}`).toBe(201);
+    }
+    const below = await apiRequest(agones.baseUrl, 'POST', PATH, { body: autoscaler('below', buffer({ bufferSize: 5, minReplicas: 3, maxReplicas: 10 })) });
+    expect(below.status).toBe(422);
+    expect(below.text).toContain('minReplicas should be bigger than or equal to bufferSize');
+  });
+
+  it('refuses another value of --validation, naming the flag and its values', async () => {
+    const run = await runCli(['serve', '--db', ':memory:', '--port', '0', '--no-listen', '--validation', 'lenient'], seconds(60));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--validation must be spec or agones, not "lenient"');
+    const help = await runCli(['serve', '--help'], seconds(60));
+    expect(help.stdout).toMatch(/--validation[\s\S]*agones \(each of those may be equal, as Agones accepts/);
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseFeatureGates } from '../features.js';
+import { isValidationRules } from '../kinds/registry.js';
 import { EventLog } from '../log/event-log.js';
 import { recordingOf } from '../history/recording-log.js';
 import { ReadOnlyServer } from '../serve-read-only.js';
@@ -47,6 +48,12 @@ const FLAGS: FlagSpec[] = [
     help: 'YAML file of NodePools, instead of --nodes: each starts with its initialNodes and a node autoscaler grows and shrinks it',
   },
   { name: 'clock', type: 'string', default: 'real', help: 'real or virtual (moved with POST /fleetsim/v1/clock)' },
+  {
+    name: 'validation',
+    type: 'string',
+    default: 'spec',
+    help: "whose rules validate where the spec and Agones differ: spec (a FleetAutoscaler's maxReplicas/maxCapacity strictly bigger than bufferSize and minReplicas/minCapacity, a non-zero minimum strictly bigger than bufferSize) or agones (each of those may be equal, as Agones accepts: for manifests from a real cluster)",
+  },
   { name: 'filename', alias: 'f', type: 'string', help: 'manifests to apply at start (comma-separated files)' },
   { name: 'profiles', type: 'string', help: 'YAML file of ProcessProfiles for simulated game servers' },
   { name: 'port-range', type: 'string', default: '7000-8000', help: 'dynamic host port range' },
@@ -122,6 +129,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (values['read-only']) return serveReadOnly(values, given);
   const clock = String(values.clock);
   if (clock !== 'real' && clock !== 'virtual') throw new FlagError(`--clock must be real or virtual, not "${clock}"`);
+  const validation = String(values.validation);
+  if (!isValidationRules(validation)) throw new FlagError(`--validation must be spec or agones, not "${validation}"`);
   const range = /^(\d+)-(\d+)$/.exec(String(values['port-range']));
   if (!range) throw new FlagError(`--port-range must look like 7000-8000`);
   const sdkRange = /^(\d+)-(\d+)$/.exec(String(values['sdk-port-range']));
@@ -166,6 +175,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     defaultFleet: !values['no-default-fleet'],
     listen: !values['no-listen'],
     ping: !values['no-ping'],
+    validation,
     allocatorModel: allocatorModelOptions(allocator.model, values, given),
     allocatorTls: allocator.tls,
     allowedHosts,

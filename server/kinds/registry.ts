@@ -14,10 +14,21 @@ export interface PrinterColumn {
   value?: (object: Resource) => unknown;
 }
 
+/**
+ * Whose rules validation follows where the spec and Agones differ: the spec's (the default), or
+ * Agones's for manifests brought from a real cluster (`serve --validation agones`).
+ */
+export type ValidationRules = 'spec' | 'agones';
+export function isValidationRules(value: string): value is ValidationRules {
+  return value === 'spec' || value === 'agones';
+}
+
 export interface KindContext {
   gates: FeatureGates;
   /** Milliseconds since the epoch, from the cluster's clock. */
   now: number;
+  /** Absent: the spec's. */
+  validation?: ValidationRules;
 }
 
 /** Everything the resource API needs to serve one kind. */

@@ -4,7 +4,7 @@ import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver
 import { differOnlyInIdentity, gameServerEvent } from '../kinds/gameserver/events.js';
 import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';
-import { apiVersionOf, type KindContext, type KindDefinition } from '../kinds/registry.js';
+import { apiVersionOf, type KindContext, type KindDefinition, type ValidationRules } from '../kinds/registry.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { checkSchema, pruneUnknown, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
@@ -70,6 +70,8 @@ export interface ResourceServiceOptions {
    * --allow-commands): a write that would make it run one is refused, saying why.
    */
   commandsOff?: string;
+  /** Whose rules validation follows where the spec and Agones differ (default: the spec's). */
+  validation?: ValidationRules;
 }
 
 const INT32_MAX = 2_147_483_647;
@@ -99,7 +101,7 @@ export class ResourceService {
   ) {}
 
   private get context(): KindContext {
-    return { gates: this.cluster.gates, now: this.cluster.clock.now() };
+    return { gates: this.cluster.gates, now: this.cluster.clock.now(), validation: this.options.validation };
   }
 
   get(definition: KindDefinition, namespace: string, name: string): Resource {

@@ -10,6 +10,8 @@ import { defaultFleetAutoscaler, fleetAutoscalerSchema, validateFleetAutoscaler 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 const context = (gates: Partial<FeatureGates> = {}): KindContext => kindContext(gates, NOW);
 const COUNTS = { CountsAndLists: true };
+/** What a refusal the spec makes only for an equal value adds. */
+const EQUAL = " (the spec's limit; Agones accepts an equal value, as fleetsim serve --validation agones does)";
 
 function autoscaler(spec: Json): Resource {
   return storedResource('autoscaling.agones.dev/v1', 'FleetAutoscaler', 'fas-1', spec);
@@ -61,7 +63,7 @@ describe('Buffer policy (spec Limits 3)', () => {
       'spec.policy.buffer.minReplicas: Invalid value: 30: minReplicas should be smaller than maxReplicas',
     ]],
     ['minReplicas equal to maxReplicas (Agones accepts it)', { bufferSize: 1, minReplicas: 20, maxReplicas: 20 }, [
-      'spec.policy.buffer.minReplicas: Invalid value: 20: minReplicas should be smaller than maxReplicas',
+      `spec.policy.buffer.minReplicas: Invalid value: 20: minReplicas should be smaller than maxReplicas${EQUAL}`,
     ]],
     ['bufferSize 0', { bufferSize: 0, maxReplicas: 20 }, ['spec.policy.buffer.bufferSize: Invalid value: 0: must be greater than or equal to 0']],
     ['a negative bufferSize', { bufferSize: -1, maxReplicas: 20 }, ['spec.policy.buffer.bufferSize: Invalid value: -1: must be greater than or equal to 0']],
@@ -69,13 +71,13 @@ describe('Buffer policy (spec Limits 3)', () => {
       'spec.policy.buffer.maxReplicas: Invalid value: 20: maxReplicas should be bigger than bufferSize',
     ]],
     ['maxReplicas equal to bufferSize (Agones accepts it)', { bufferSize: 20, maxReplicas: 20 }, [
-      'spec.policy.buffer.maxReplicas: Invalid value: 20: maxReplicas should be bigger than bufferSize',
+      `spec.policy.buffer.maxReplicas: Invalid value: 20: maxReplicas should be bigger than bufferSize${EQUAL}`,
     ]],
     ['minReplicas below bufferSize', { bufferSize: 5, minReplicas: 3, maxReplicas: 20 }, [
       'spec.policy.buffer.minReplicas: Invalid value: 3: minReplicas should be bigger than bufferSize',
     ]],
     ['minReplicas equal to bufferSize (Agones accepts it)', { bufferSize: 5, minReplicas: 5, maxReplicas: 20 }, [
-      'spec.policy.buffer.minReplicas: Invalid value: 5: minReplicas should be bigger than bufferSize',
+      `spec.policy.buffer.minReplicas: Invalid value: 5: minReplicas should be bigger than bufferSize${EQUAL}`,
     ]],
     ['a percentage of 0%', { bufferSize: '0%', minReplicas: 1, maxReplicas: 20 }, [
       'spec.policy.buffer.bufferSize: Invalid value: "0%": bufferSize should be between 1% and 99%',
@@ -91,6 +93,22 @@ describe('Buffer policy (spec Limits 3)', () => {
     ]],
   ])('%s', (_label, settings, expected) => {
     expect(check(buffer(settings))).toEqual(expected);
+  });
+
+  it("follows Agones's rule with --validation agones: equal values accepted, the rest refused in Agones's words", () => {
+    const agones = (policy: Json) => {
+      const c = { ...context(COUNTS), validation: 'agones' as const };
+      return validateFleetAutoscaler(defaultFleetAutoscaler(autoscaler({ fleetName: 'f', policy }), c), c).map(fieldErrorMessage);
+    };
+    expect(agones(buffer({ bufferSize: 5, minReplicas: 5, maxReplicas: 5 }))).toEqual([]);
+    expect(agones(counter({ bufferSize: 10, minCapacity: 10, maxCapacity: 10 }))).toEqual([]);
+    expect(agones(buffer({ bufferSize: 5, minReplicas: 6, maxReplicas: 4 }))).toEqual([
+      'spec.policy.buffer.minReplicas: Invalid value: 6: minReplicas should be smaller than maxReplicas',
+      'spec.policy.buffer.maxReplicas: Invalid value: 4: maxReplicas should be bigger than or equal to bufferSize',
+    ]);
+    expect(agones(list({ bufferSize: 10, minCapacity: 5, maxCapacity: 100 }))).toEqual([
+      'spec.policy.list.minCapacity: Invalid value: 5: minCapacity should be bigger than or equal to bufferSize',
+    ]);
   });
 
   it('requires the buffer settings for type Buffer', () => {
@@ -117,14 +135,14 @@ describe.each<[string, (s: Json) => Json, string]>([
     ['a valid percentage', { bufferSize: '50%', minCapacity: 10, maxCapacity: 100 }, []],
     ['an empty key', { key: '', bufferSize: 5, maxCapacity: 100 }, [`${at}.key: Required value`]],
     ['minCapacity equal to maxCapacity', { bufferSize: 5, minCapacity: 100, maxCapacity: 100 }, [
-      `${at}.minCapacity: Invalid value: 100: minCapacity should be smaller than maxCapacity`,
+      `${at}.minCapacity: Invalid value: 100: minCapacity should be smaller than maxCapacity${EQUAL}`,
     ]],
     ['bufferSize 0', { bufferSize: 0, maxCapacity: 100 }, [`${at}.bufferSize: Invalid value: 0: must be greater than or equal to 0`]],
     ['maxCapacity equal to bufferSize', { bufferSize: 100, maxCapacity: 100 }, [
-      `${at}.maxCapacity: Invalid value: 100: maxCapacity should be bigger than bufferSize`,
+      `${at}.maxCapacity: Invalid value: 100: maxCapacity should be bigger than bufferSize${EQUAL}`,
     ]],
     ['minCapacity equal to bufferSize', { bufferSize: 10, minCapacity: 10, maxCapacity: 100 }, [
-      `${at}.minCapacity: Invalid value: 10: minCapacity should be bigger than bufferSize`,
+      `${at}.minCapacity: Invalid value: 10: minCapacity should be bigger than bufferSize${EQUAL}`,
     ]],
     ['a percentage above 99%', { bufferSize: '150%', minCapacity: 1, maxCapacity: 100 }, [
       `${at}.bufferSize: Invalid value: "150%": bufferSize should be between 1% and 99%`,
@@ -256,7 +274,7 @@ describe('Chain policy', () => {
     ];
     expect(check({ type: 'Chain', chain })).toEqual([
       `${at}: Invalid value: "a": id of chain entry must be unique`,
-      `${at}[1].policy.buffer.maxReplicas: Invalid value: 9: maxReplicas should be bigger than bufferSize`,
+      `${at}[1].policy.buffer.maxReplicas: Invalid value: 9: maxReplicas should be bigger than bufferSize${EQUAL}`,
       `${at}[2]: Required value: valid policy is missing`,
       `${at}[2].policy.buffer: Required value: buffer policy config params are missing`,
       `${at}[3]: Required value: valid policy is missing`,

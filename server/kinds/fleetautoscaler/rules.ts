@@ -19,6 +19,7 @@ import {
 import { bodySchema } from '../gameserver/rules.js';
 import { cronError, durationError, parseRfc3339, timezoneError } from './schedule.js';
 import { validateUrlConfiguration } from './webhook-url.js';
+import type { Int64 } from '../../int64.js';
 import { DEFAULT_SYNC_SECONDS } from './fleetautoscaler.js';
 
 /**
@@ -241,22 +242,45 @@ function percentOutOfRange(value: number | undefined): boolean {
 }
 
 /**
- * Buffer (Limits 3): maxReplicas bigger than minReplicas and bufferSize, a non-zero minReplicas
- * bigger than bufferSize, bufferSize bigger than 0. Agones allows the equal cases; the spec does not.
+ * The comparisons Limits 3 and 4 make of a policy's bounds. The spec wants them strict; Agones
+ * allows each equality, and so does `serve --validation agones`. A value the spec refuses only for
+ * being equal is refused with a message that says so.
  */
-function validateBuffer(value: unknown, path: string): FieldError[] {
+function boundsErrors(
+  path: string,
+  names: { min: string; max: string },
+  bounds: { min: Int64; max: Int64; size: Int64 | undefined },
+  context: KindContext,
+): FieldError[] {
+  const agones = context.validation === 'agones';
+  const below = (value: Int64, than: Int64) => (agones ? value < than : value <= than);
+  const bigger = agones ? 'bigger than or equal to' : 'bigger than';
+  // Int64 values may be bigints: equal when neither is below the other.
+  const unlessEqual = (a: Int64, b: Int64) => (!agones && !(a < b) && !(a > b) ? EQUAL_REFUSED : '');
+  const { min, max, size } = bounds;
+  const errs: FieldError[] = [];
+  if (below(max, min)) errs.push(invalid(`${path}.${names.min}`, min, `${names.min} should be smaller than ${names.max}${unlessEqual(min, max)}`));
+  if (size === undefined) return errs;
+  if (size <= 0) errs.push(invalid(`${path}.bufferSize`, size, IS_NEGATIVE));
+  if (below(max, size)) errs.push(invalid(`${path}.${names.max}`, max, `${names.max} should be ${bigger} bufferSize${unlessEqual(max, size)}`));
+  if (min !== 0 && below(min, size)) errs.push(invalid(`${path}.${names.min}`, min, `${names.min} should be ${bigger} bufferSize${unlessEqual(min, size)}`));
+  return errs;
+}
+
+const EQUAL_REFUSED = " (the spec's limit; Agones accepts an equal value, as fleetsim serve --validation agones does)";
+
+/**
+ * Buffer (Limits 3): maxReplicas bigger than minReplicas and bufferSize, a non-zero minReplicas
+ * bigger than bufferSize, bufferSize bigger than 0.
+ */
+function validateBuffer(value: unknown, path: string, context: KindContext): FieldError[] {
   const buffer = objectAt(value);
   if (!buffer) return [required(path, 'buffer policy config params are missing')];
-  const errs: FieldError[] = [];
   const max = intAt(buffer.maxReplicas);
   const min = intAt(buffer.minReplicas);
-  if (min >= max) errs.push(invalid(`${path}.minReplicas`, min, 'minReplicas should be smaller than maxReplicas'));
   const size = parseIntOrPercent(buffer.bufferSize);
-  if (size.kind === 'int') {
-    if (size.value <= 0) errs.push(invalid(`${path}.bufferSize`, size.value, IS_NEGATIVE));
-    if (max <= size.value) errs.push(invalid(`${path}.maxReplicas`, max, 'maxReplicas should be bigger than bufferSize'));
-    if (min !== 0 && min <= size.value) errs.push(invalid(`${path}.minReplicas`, min, 'minReplicas should be bigger than bufferSize'));
-  } else {
+  const errs = boundsErrors(path, { min: 'minReplicas', max: 'maxReplicas' }, { min, max, size: size.kind === 'int' ? size.value : undefined }, context);
+  if (size.kind !== 'int') {
     if (percentOutOfRange(size.value)) errs.push(invalid(`${path}.bufferSize`, size.text, PERCENT_RANGE));
     // With a percentage and no minimum, a fleet with nothing allocated would scale to zero for good.
     if (min < 1) errs.push(invalid(`${path}.minReplicas`, min, IS_NEGATIVE));
@@ -273,13 +297,9 @@ function validateCapacityPolicy(value: unknown, path: string, what: 'counter' | 
   if (stringAt(policy.key) === '') errs.push(required(`${path}.key`));
   const max = int64At(policy.maxCapacity);
   const min = int64At(policy.minCapacity);
-  if (min >= max) errs.push(invalid(`${path}.minCapacity`, min, 'minCapacity should be smaller than maxCapacity'));
   const size = parseIntOrPercent(policy.bufferSize);
-  if (size.kind === 'int') {
-    if (size.value <= 0) errs.push(invalid(`${path}.bufferSize`, size.value, IS_NEGATIVE));
-    if (max <= size.value) errs.push(invalid(`${path}.maxCapacity`, max, 'maxCapacity should be bigger than bufferSize'));
-    if (min !== 0 && min <= size.value) errs.push(invalid(`${path}.minCapacity`, min, 'minCapacity should be bigger than bufferSize'));
-  } else {
+  errs.push(...boundsErrors(path, { min: 'minCapacity', max: 'maxCapacity' }, { min, max, size: size.kind === 'int' ? size.value : undefined }, context));
+  if (size.kind !== 'int') {
     if (percentOutOfRange(size.value)) errs.push(invalid(`${path}.bufferSize`, size.text, PERCENT_RANGE));
     if (min < 1) {
       // Agones's text, leading space included.
@@ -386,7 +406,7 @@ export function validatePolicy(value: unknown, path: string, context: KindContex
   const settings = policy[POLICY_FIELDS[type]];
   switch (type) {
     case 'Buffer':
-      errs.push(...validateBuffer(settings, own));
+      errs.push(...validateBuffer(settings, own, context));
       break;
     case 'Webhook':
       errs.push(...validateUrlConfiguration(settings, own, 'webhook policy config params are missing'));

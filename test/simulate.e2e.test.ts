@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { killAll, runCli } from './helpers/process.js';
+import { REPO_ROOT, killAll, runCli, startCli } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { seconds } from './helpers/time-scale.js';
 
@@ -9,7 +9,8 @@ import { seconds } from './helpers/time-scale.js';
  * `fleetsim simulate` as a user runs it: the real CLI on a scenario file, its report and log
  * read back. A Chain autoscaler (a bigger buffer from 01:00 to 02:00, a small one otherwise)
  * shows the scenario runs Agones's policies on the virtual clock; the same scenario twice gives
- * the same log byte for byte; --vary compares; a bad scenario runs nothing.
+ * the same log byte for byte; --vary compares, its variants in processes of their own writing
+ * what a run of one after another writes; progress is told within seconds; a bad scenario runs nothing.
  */
 
 const dir = tempDir('fleetsim-simulate-');
@@ -140,6 +141,30 @@ describe('fleetsim simulate', () => {
     for (const variant of ['bufferSize-1', 'bufferSize-20']) expect(existsSync(join(out, variant, 'fleetsim.db'))).toBe(true);
   }, seconds(300));
 
+  it('runs variants in processes of their own and writes what one run after another writes, byte for byte', async () => {
+    const vary = ['--vary', 'autoscaler.chain.1.buffer.bufferSize=1,20,5'];
+    const serial = join(dir, 'jobs-1');
+    const parallel = join(dir, 'jobs-2');
+    const one = await runCli(['simulate', scenarioFile, '--out', serial, '--jobs', '1', ...vary], seconds(300));
+    expect(one.code, one.stderr).toBe(0);
+    // Three variants, two processes: one of them runs a second variant when its first is done.
+    const two = await runCli(['simulate', scenarioFile, '--out', parallel, '--jobs', '2', ...vary], seconds(300));
+    expect(two.code, two.stderr).toBe(0);
+    expect(two.stdout).toContain('simulating 3 variants, 2 at a time');
+    expect(two.stdout).toMatch(/^ {2}bufferSize=20: report: /m);
+    const files = ['summary.json', 'summary.md', 'index.html'];
+    for (const variant of ['bufferSize-1', 'bufferSize-20', 'bufferSize-5']) files.push(...['fleetsim.db', 'summary.json', 'summary.md', 'index.html'].map((f) => join(variant, f)));
+    for (const file of files) expect(readFileSync(join(parallel, file)).equals(readFileSync(join(serial, file))), file).toBe(true);
+  }, seconds(600));
+
+  it('tells its progress within seconds of starting: simulated time, share done, events/s and time to go', async () => {
+    // A day takes minutes on a busy machine; its first progress line comes in about a second of its
+    // start (the figure is a benchmark's to tell): here, generously, well before the day is done.
+    const run = startCli(['simulate', join(REPO_ROOT, 'examples', 'simulate', 'diurnal.yaml'), '--out', join(dir, 'progress')]);
+    await run.waitForStdout(/^ {2}\d+(\.\d)? h of 24 h \(\d+%\) in \d+\.\d s, [\d,]+ events\/s, about \d+ (s|min) to go$/m, seconds(30));
+    await run.kill('SIGKILL');
+  }, seconds(120));
+
   it('puts several scenario files side by side', async () => {
     const other = join(dir, 'late.yaml');
     writeFileSync(other, SCENARIO.replace('name: evening', 'name: late').replace('seed: 21', 'seed: 22'));
@@ -169,6 +194,11 @@ describe('fleetsim simulate', () => {
     const varied = await runCli(['simulate', scenarioFile, '--out', out, '--vary', 'autoscaler.chain.1.buffer.bufferSize=5,0'], seconds(30));
     expect(varied.code).toBe(2);
     expect(varied.stderr).toMatch(/FleetAutoscaler\.autoscaling\.agones\.dev "game" is invalid: spec\.policy\.chain\[1\]\.policy\.buffer\.bufferSize: Invalid value: 0/);
+    expect(existsSync(out)).toBe(false);
+
+    const jobs = await runCli(['simulate', scenarioFile, '--out', out, '--jobs', '0'], seconds(30));
+    expect(jobs.code).toBe(2);
+    expect(jobs.stderr).toContain('--jobs must be a whole number from 1, not "0"');
     expect(existsSync(out)).toBe(false);
   }, seconds(120));
 

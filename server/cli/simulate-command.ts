@@ -1,6 +1,6 @@
 import { resolve, join, basename } from 'node:path';
 import { FlagError, type FlagSpec, type FlagValues, flagsHelp, parseFlags } from '../flags.js';
-import { AS_RECORDED, comparisonLines, recordingScenario, reproductionChecks, writeComparison } from '../simulation/from-recording.js';
+import { comparisonLines, recordingScenario, reproductionChecks, writeComparison } from '../simulation/from-recording.js';
 import { runSimulations } from '../simulation/runs.js';
 import { ScenarioError } from '../simulation/fields.js';
 import { parseVary } from '../simulation/vary.js';
@@ -14,6 +14,7 @@ const FLAGS: FlagSpec[] = [
     type: 'string',
     help: 'a recording (fleetsim record) instead of a scenario file: its fleets, autoscalers, nodes, changes and demand, run as recorded, then per --vary value',
   },
+  { name: 'jobs', alias: 'j', type: 'number', help: 'variants run at once, each in a process of its own (default: the machine\'s cores)' },
   { name: 'node-hour-price', type: 'number', default: 0, help: 'with --from-recording: what a node-hour costs (a recording has no prices)' },
   { name: 'help', alias: 'h', type: 'boolean', default: false, help: 'show this help' },
 ];
@@ -32,6 +33,14 @@ export const SIMULATE_USAGE = `fleetsim simulate <scenario.yaml> [more.yaml …]
 
 ${flagsHelp(FLAGS)}`;
 
+/** `--jobs N`: a whole number from 1; undefined when not given (the machine's cores). */
+function jobsOf(values: FlagValues): number | undefined {
+  if (values.jobs === undefined) return undefined;
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new FlagError(`--jobs must be a whole number from 1, not "${String(values.jobs)}"`);
+  return jobs;
+}
+
 function timestamp(date: Date): string {
   return date.toISOString().replace(/[:.]/g, '-').replace('T', '_').slice(0, 19);
 }
@@ -47,10 +56,11 @@ export async function simulateCommand(argv: string[]): Promise<number> {
   if (positional.length === 0) throw new FlagError('simulate needs a scenario file, e.g. fleetsim simulate examples/simulate/diurnal.yaml');
   const vary = values.vary === undefined ? undefined : parseVary(String(values.vary));
   if (vary && positional.length > 1) throw new FlagError('--vary varies one scenario: give one file, or several files and no --vary');
+  const jobs = jobsOf(values);
   const name = basename(positional[0]!).replace(/\.ya?ml$/, '');
   const out = values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-simulate-${name}`);
   try {
-    await runSimulations({ files: positional, vary, out, log: (line) => console.log(line) });
+    await runSimulations({ files: positional, vary, out, jobs, log: (line) => console.log(line) });
   } catch (error) {
     if (error instanceof ScenarioError) {
       console.error(`fleetsim simulate: ${error.message}`);
@@ -66,11 +76,12 @@ async function fromRecording(db: string, values: FlagValues, positional: string[
   if (positional.length > 0) throw new FlagError(`--from-recording takes no scenario file (got "${positional[0]}")`);
   const price = Number(values['node-hour-price']);
   if (!(price >= 0)) throw new FlagError('--node-hour-price must be a number >= 0');
+  const jobs = jobsOf(values);
   const out = values.out !== undefined ? resolve(String(values.out)) : join(REPORTS_OUT, `${timestamp(new Date())}-simulate-recording-${basename(db).replace(/\.db$/, '')}`);
   try {
     const vary = values.vary === undefined ? undefined : parseVary(String(values.vary));
     const recording = recordingScenario(db, { nodeHourPrice: price });
-    const summaries = await runSimulations({ files: [], source: { read: recording.read, label: AS_RECORDED }, vary, out, log: (line) => console.log(line) });
+    const summaries = await runSimulations({ files: [], recording: { db, nodeHourPrice: price }, vary, out, jobs, log: (line) => console.log(line) });
     const checks = reproductionChecks(recording.history, summaries[0]!);
     const lines = comparisonLines(recording.history, checks, summaries, price);
     writeComparison(out, recording.history, checks, lines);

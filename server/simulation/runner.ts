@@ -45,9 +45,23 @@ const SESSION_STREAM = 0x5ce_0002;
 export interface SimulateOptions {
   /** The SQLite log to write (a new file). */
   db: string;
-  /** Told after each simulated hour: how far, and the wall time so far. */
-  onProgress?: (simulatedMs: number, wallMs: number) => void;
+  /** Told a second after the run starts, then every few seconds of wall time: how far it is. */
+  onProgress?: (progress: SimulationProgress) => void;
 }
+
+/** How far a run is, when it tells. */
+export interface SimulationProgress {
+  simulatedMs: number;
+  durationMs: number;
+  /** Wall time since the run started (its set-up included). */
+  wallMs: number;
+  /** Events written to the log so far. */
+  events: number;
+}
+
+/** Wall time to the first progress report (a person sees at once that it runs), and between the next ones. */
+const FIRST_PROGRESS_MS = 1000;
+const PROGRESS_EVERY_MS = 5000;
 
 interface Request {
   id: number;
@@ -205,15 +219,16 @@ export async function simulate(scenario: Scenario, options: SimulateOptions): Pr
       clock.setTimeout(() => void makeChange(run, scenario, change).catch((error: unknown) => (changeFailure ??= error)), scenario.startMs + change.atMs - clock.now());
     }
     const endMs = scenario.startMs + scenario.durationMs;
-    let nextProgress = scenario.startMs + 3_600_000;
+    let nextProgress = wallStart + FIRST_PROGRESS_MS;
     while (clock.now() < endMs) {
       await advanceTo(clock, cluster.log, Math.min(clock.now() + scenario.stepMs, endMs), { stepMs: scenario.stepMs });
       if (players.failure !== undefined) throw players.failure;
       if (changeFailure !== undefined) throw changeFailure;
       recorder.step(clock.now());
-      if (clock.now() >= nextProgress) {
-        options.onProgress?.(clock.now() - scenario.startMs, performance.now() - wallStart);
-        nextProgress += 3_600_000;
+      const wall = performance.now();
+      if (wall >= nextProgress && clock.now() < endMs) {
+        options.onProgress?.({ simulatedMs: clock.now() - scenario.startMs, durationMs: scenario.durationMs, wallMs: wall - wallStart, events: cluster.log.lastSeq });
+        nextProgress = wall + PROGRESS_EVERY_MS;
       }
     }
     players.stop();

@@ -1,30 +1,42 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, join } from 'node:path';
 import type { SimulationSummary, SimulationTiming } from '../../reports/simulation-data.js';
 import { comparisonMarkdown, comparisonPage, simulationMarkdown, simulationPage } from '../../reports/simulation-report.js';
+import { ScenarioError } from './fields.js';
+import { AS_RECORDED, recordingScenario } from './from-recording.js';
 import { type Scenario, type ScenarioSource, parseScenario, readScenario } from './scenario.js';
-import { checkScenario, simulate } from './runner.js';
+import { type SimulationProgress, checkScenario, simulate } from './runner.js';
 import { type Variation, applyVariation, variantLabel } from './vary.js';
 
 /**
  * `fleetsim simulate`: one scenario, one scenario varied (`--vary`), or several scenario files
  * side by side. Every variant is read and set up before any runs, so a mistake in the last one
  * stops the whole before anything has run; each variant gets its own folder (report and log).
+ * Variants run at once, each in a process of its own (variant-process.ts), as many as `jobs`:
+ * a process plans the same variants from the same request and runs its one, so what it writes is
+ * what a run in this process writes, byte for byte.
  */
 
 export interface SimulateRequest {
   files: string[];
   /**
-   * A scenario that is no file (a recording's): read afresh for each run. It runs first as it is,
-   * under `label`, then once per --vary value.
+   * A recording (`fleetsim record`) instead of files: its scenario runs first as it is (as
+   * recorded), then once per --vary value.
    */
-  source?: { read: () => ScenarioSource; label: string };
+  recording?: { db: string; nodeHourPrice: number };
   vary?: Variation;
   out: string;
+  /** Variants run at once (default: the machine's cores); with 1, one after another in this process. */
+  jobs?: number;
   log: (line: string) => void;
 }
 
-interface Variant {
+/** What a variant's process is handed: the request without what cannot cross to it. */
+export type PlanRequest = Omit<SimulateRequest, 'log' | 'jobs'>;
+
+export interface Variant {
   label: string | null;
   scenario: Scenario;
   dir: string;
@@ -35,8 +47,17 @@ function slug(label: string): string {
   return label.replace(/%/g, 'pct').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'variant';
 }
 
-function plan(request: SimulateRequest): Variant[] {
-  const { files, vary, out, source: given } = request;
+/** A scenario that is no file (a recording's), read afresh for each run, and the label of its run as it is. */
+function sourceOf(request: PlanRequest): { read: () => ScenarioSource; label: string } | undefined {
+  if (!request.recording) return undefined;
+  const { db, nodeHourPrice } = request.recording;
+  return { read: recordingScenario(db, { nodeHourPrice }).read, label: AS_RECORDED };
+}
+
+/** Every variant of a request, in order, each read and checked as a scenario (not yet set up). */
+export function plan(request: PlanRequest): Variant[] {
+  const { files, vary, out } = request;
+  const given = sourceOf(request);
   const read = given ? given.read : () => readScenario(files[0]!);
   const varied = (vary?.values ?? []).map((value) => {
     const source = read();
@@ -64,10 +85,9 @@ function writeRun(dir: string, summary: SimulationSummary, timing: SimulationTim
   writeFileSync(join(dir, 'timing.json'), `${JSON.stringify(timing, null, 2)}\n`);
 }
 
-/** `24 h`, or `61.5 min` for a run not of whole hours (a recording's). */
-function durationText(ms: number): string {
-  const hours = ms / 3_600_000;
-  return Number.isInteger(hours) ? `${hours} h` : `${Math.round(ms / 6_000) / 10} min`;
+/** `24 h`, or `61.5 min` for a run not of whole hours (a recording's); a part of a run (`of` it) in its run's unit: `6.2 h`. */
+function durationText(ms: number, of = ms): string {
+  return Number.isInteger(of / 3_600_000) ? `${Math.round(ms / 360_000) / 10} h` : `${Math.round(ms / 6_000) / 10} min`;
 }
 
 /** The run's log file, new: a leftover from an earlier run in the same folder is removed. */
@@ -78,39 +98,138 @@ function freshLog(dir: string): string {
   return db;
 }
 
+/** The variant's name as its lines tell it: `diurnal (bufferSize=10)`. */
+function nameOf(variant: Variant): string {
+  return variant.label ? `${variant.scenario.name} (${variant.label})` : variant.scenario.name;
+}
+
+/** `6.2 h of 24 h (26%) in 14.1 s, 38,400 events/s, about 41 s to go`: events/s since the last report. */
+function progressLine(progress: SimulationProgress, previous: SimulationProgress | undefined): string {
+  const fraction = progress.simulatedMs / progress.durationMs;
+  const since = previous ?? { wallMs: 0, events: 0 };
+  const perSecond = ((progress.events - since.events) * 1000) / Math.max(1, progress.wallMs - since.wallMs);
+  const left = fraction > 0 ? (progress.wallMs * (1 - fraction)) / fraction : Infinity;
+  return (
+    `${durationText(progress.simulatedMs, progress.durationMs)} of ${durationText(progress.durationMs)} (${Math.floor(fraction * 100)}%) ` +
+    `in ${(progress.wallMs / 1000).toFixed(1)} s, ${Math.round(perSecond).toLocaleString('en')} events/s, about ${secondsText(left)} to go`
+  );
+}
+
+function secondsText(ms: number): string {
+  if (!Number.isFinite(ms)) return 'an unknown time';
+  const seconds = Math.ceil(ms / 1000);
+  return seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
+}
+
+export interface VariantResult {
+  summary: SimulationSummary;
+  timing: SimulationTiming;
+}
+
+/** Runs one variant in this process, writes its report and log, and tells how it goes (lines without the variant's name). */
+export async function runVariant(variant: Variant, log: (line: string) => void): Promise<VariantResult> {
+  const db = freshLog(variant.dir);
+  let previous: SimulationProgress | undefined;
+  const result = await simulate(variant.scenario, {
+    db,
+    onProgress: (progress) => {
+      log(progressLine(progress, previous));
+      previous = progress;
+    },
+  });
+  const summary = { ...result.summary, file: basename(variant.scenario.file), variant: variant.label };
+  writeRun(variant.dir, summary, result.timing);
+  const a = summary.allocations;
+  log(
+    `${a.allocated} allocated, ${a.failed} gave up, cost ${summary.cost.total} ${summary.cost.currency}; ` +
+      `${result.timing.wallSeconds} s wall (${result.timing.speedup}× real time), peak memory ${Math.round(result.timing.peakRssBytes / 2 ** 20)} MiB`,
+  );
+  log(`report: ${join(variant.dir, 'index.html')}  log: ${db}`);
+  return { summary, timing: result.timing };
+}
+
 export async function runSimulations(request: SimulateRequest): Promise<SimulationSummary[]> {
   const variants = plan(request);
   for (const variant of variants) await checkScenario(variant.scenario);
-  const summaries: SimulationSummary[] = [];
-  const timings: SimulationTiming[] = [];
-  for (const variant of variants) {
-    const name = variant.label ? `${variant.scenario.name} (${variant.label})` : variant.scenario.name;
-    request.log(`simulating ${name}: ${durationText(variant.scenario.durationMs)} …`);
-    const db = freshLog(variant.dir);
-    const result = await simulate(variant.scenario, {
-      db,
-      onProgress: (simulatedMs, wallMs) => {
-        if (simulatedMs % (6 * 3_600_000) === 0) request.log(`  ${simulatedMs / 3_600_000} h simulated in ${(wallMs / 1000).toFixed(1)} s`);
-      },
-    });
-    const summary = { ...result.summary, file: basename(variant.scenario.file), variant: variant.label };
-    writeRun(variant.dir, summary, result.timing);
-    summaries.push(summary);
-    timings.push(result.timing);
-    const a = summary.allocations;
-    request.log(
-      `  ${a.allocated} allocated, ${a.failed} gave up, cost ${summary.cost.total} ${summary.cost.currency}; ` +
-        `${result.timing.wallSeconds} s wall (${result.timing.speedup}× real time), peak memory ${Math.round(result.timing.peakRssBytes / 2 ** 20)} MiB`,
-    );
-    request.log(`  report: ${join(variant.dir, 'index.html')}  log: ${db}`);
+  const jobs = Math.min(variants.length, request.jobs ?? availableParallelism());
+  let results: VariantResult[];
+  if (jobs <= 1) {
+    results = [];
+    for (const variant of variants) {
+      request.log(`simulating ${nameOf(variant)}: ${durationText(variant.scenario.durationMs)} …`);
+      results.push(await runVariant(variant, (line) => request.log(`  ${line}`)));
+    }
+  } else {
+    request.log(`simulating ${variants.length} variants, ${jobs} at a time: ${variants.map(nameOf).join(', ')}`);
+    results = await runInProcesses(request, variants, jobs);
   }
+  const summaries = results.map((r) => r.summary);
   if (variants.length > 1) {
     const links = variants.map((v) => `${basename(v.dir)}/index.html`);
     writeFileSync(join(request.out, 'summary.json'), `${JSON.stringify(summaries, null, 2)}\n`);
     writeFileSync(join(request.out, 'summary.md'), comparisonMarkdown(summaries));
     writeFileSync(join(request.out, 'index.html'), comparisonPage(summaries, links));
-    writeFileSync(join(request.out, 'timing.json'), `${JSON.stringify(timings, null, 2)}\n`);
+    writeFileSync(join(request.out, 'timing.json'), `${JSON.stringify(results.map((r) => r.timing), null, 2)}\n`);
     request.log(`comparison: ${join(request.out, 'index.html')}`);
   }
   return summaries;
+}
+
+/** What a variant's process says: a line to show, its result, or why it failed. */
+export type VariantMessage =
+  | { type: 'line'; text: string }
+  | { type: 'done'; result: VariantResult }
+  | { type: 'failed'; message: string; scenario: boolean };
+
+const VARIANT_PROCESS = new URL('./variant-process.js', import.meta.url);
+
+/**
+ * Runs the variants `jobs` at a time, each in a process of its own, their lines told under their
+ * labels. The first that fails stops the others (their processes are ended) and is thrown; should
+ * this process end first, theirs end with it (variant-process.ts).
+ */
+async function runInProcesses(request: SimulateRequest, variants: Variant[], jobs: number): Promise<VariantResult[]> {
+  const planned: PlanRequest = { files: request.files, recording: request.recording, vary: request.vary, out: request.out };
+  const results: VariantResult[] = [];
+  const running = new Set<ChildProcess>();
+  const stopAll = () => {
+    for (const child of running) child.kill();
+  };
+  let next = 0;
+  let failure: unknown;
+  const runOne = (index: number): Promise<VariantResult> =>
+    new Promise((resolve, reject) => {
+      const variant = variants[index]!;
+      const child = fork(VARIANT_PROCESS, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+      running.add(child);
+      let settled = false;
+      const settle = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        running.delete(child);
+        action();
+      };
+      child.on('message', (message: VariantMessage) => {
+        if (message.type === 'line') request.log(`  ${variant.label ?? variant.scenario.name}: ${message.text}`);
+        else if (message.type === 'done') settle(() => resolve(message.result));
+        else settle(() => reject(message.scenario ? new ScenarioError(message.message) : new Error(`${nameOf(variant)}: ${message.message}`)));
+      });
+      child.on('error', (error) => settle(() => reject(error)));
+      child.on('exit', (code, signal) => settle(() => reject(new Error(`${nameOf(variant)}: its process ended (${signal ?? `exit code ${code}`}) before its run finished`))));
+      child.send({ request: planned, index });
+    });
+  const worker = async () => {
+    while (failure === undefined && next < variants.length) {
+      const index = next++;
+      try {
+        results[index] = await runOne(index);
+      } catch (error) {
+        failure ??= error;
+        stopAll();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
+  if (failure !== undefined) throw failure;
+  return results;
 }

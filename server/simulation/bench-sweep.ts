@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeMachineLoad, watchMachineLoad } from '../bench/machine-load.js';
+import { BenchRun } from '../bench/record.js';
+import { REPO_ROOT } from '../../loadtest/paths.js';
+import { runSimulations } from './runs.js';
+import { parseVary } from './vary.js';
+
+/**
+ * `npm run bench:sweep`: a sweep of four variants of the diurnal day (four buffer sizes), run one
+ * after another in one process (`--jobs 1`), then at once in processes of their own (`--jobs`
+ * the machine's cores), and the ratio of their wall times. Target (issue 40): the parallel sweep
+ * in at most 0.6× the serial one on 2 cores. The two sweeps must write the same reports: a
+ * difference fails the run. BENCH_SCENARIO=file and BENCH_VARY='path=v1,v2,…' sweep others;
+ * BENCH_JOBS sets the parallel sweep's processes.
+ */
+
+const scenario = process.env.BENCH_SCENARIO ?? join(REPO_ROOT, 'examples', 'simulate', 'diurnal.yaml');
+const vary = parseVary(process.env.BENCH_VARY ?? 'autoscaler.buffer.bufferSize=10,50,100,150');
+const jobs = Number(process.env.BENCH_JOBS ?? availableParallelism());
+if (!Number.isInteger(jobs) || jobs < 2) throw new Error(`BENCH_JOBS must be a whole number from 2, not ${process.env.BENCH_JOBS}`);
+
+const bench = BenchRun.start('bench:sweep');
+const out = mkdtempSync(join(tmpdir(), 'fleetsim-bench-sweep-'));
+try {
+  const sweep = async (name: string, sweepJobs: number) => {
+    const machine = watchMachineLoad();
+    const started = performance.now();
+    await runSimulations({ files: [scenario], vary, out: join(out, name), jobs: sweepJobs, log: (line) => console.log(line) });
+    const wallSeconds = (performance.now() - started) / 1000;
+    const load = machine();
+    console.log(`${name}: ${vary.values.length} variants, ${sweepJobs} at a time, in ${wallSeconds.toFixed(1)} s; ${describeMachineLoad(load)}`);
+    return { wallSeconds, load, summary: readFileSync(join(out, name, 'summary.json'), 'utf8') };
+  };
+  const serial = await sweep('serial', 1);
+  const parallel = await sweep('parallel', jobs);
+  const what = `${vary.values.length} variants of ${scenario.replace(`${REPO_ROOT}/`, '')} (${vary.path})`;
+  bench.figure({ name: `serial sweep: ${what}, wall time`, value: serial.wallSeconds, unit: 's', machine: serial.load });
+  bench.figure({ name: `parallel sweep (${jobs} processes): wall time`, value: parallel.wallSeconds, unit: 's', machine: parallel.load });
+  bench.figure({
+    name: `parallel sweep's wall time against the serial one's (${availableParallelism()} cores)`,
+    value: parallel.wallSeconds / serial.wallSeconds,
+    unit: '×',
+    target: { bound: 'max', value: 0.6, basis: 'issue 40: four diurnal variants in at most 0.6× the serial time on 2 cores' },
+  });
+  if (parallel.summary !== serial.summary) bench.fail('the parallel sweep reported other figures than the serial one (summary.json differs)');
+} finally {
+  rmSync(out, { recursive: true, force: true });
+}
+if (!bench.finish().record.pass) process.exitCode = 1;

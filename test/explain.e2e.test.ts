@@ -253,7 +253,8 @@ describe('fleetsim explain on a long log', () => {
   it('answers other requests while explanations of long histories run: they read a slice at a time', async () => {
     const busy = mkdtempSync(join(tmpdir(), 'fleetsim-explain-busy-'));
     try {
-      const simulated = await runCli(['simulate', BUSY_SCENARIO, '--out', join(busy, 'out')], seconds(180));
+      // A row per event: the server goes on writing the log (a compact one opens read-only).
+      const simulated = await runCli(['simulate', BUSY_SCENARIO, '--out', join(busy, 'out'), '--log', 'full'], seconds(180));
       expect(simulated.code, simulated.stderr).toBe(0);
       const server = await startServe(['--db', join(busy, 'out', 'fleetsim.db'), '--no-default-fleet', '--nodes', '20', '--no-listen', '--clock', 'virtual'], seconds(60));
       const sets = await apiRequest(server.baseUrl, 'GET', `${NS}/gameserversets`);

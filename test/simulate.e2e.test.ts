@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, killAll, runCli, startCli } from './helpers/process.js';
+import { apiRequest, startServe } from './helpers/serve.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { seconds } from './helpers/time-scale.js';
 
@@ -10,7 +11,8 @@ import { seconds } from './helpers/time-scale.js';
  * read back. A Chain autoscaler (a bigger buffer from 01:00 to 02:00, a small one otherwise)
  * shows the scenario runs Agones's policies on the virtual clock; the same scenario twice gives
  * the same log byte for byte; --vary compares, its variants in processes of their own writing
- * what a run of one after another writes; progress is told within seconds; a bad scenario runs nothing.
+ * what a run of one after another writes; progress is told within seconds; the compact log
+ * every run keeps by default is read as a full one is; a bad scenario runs nothing.
  */
 
 const dir = tempDir('fleetsim-simulate-');
@@ -165,6 +167,53 @@ describe('fleetsim simulate', () => {
     await run.kill('SIGKILL');
   }, seconds(120));
 
+  it('keeps a compact log by default, a fraction of a full one, that replay, explain and serve --read-only read alike', async () => {
+    const hour = join(dir, 'hour.yaml');
+    writeFileSync(hour, SCENARIO.replace('duration: 3h', 'duration: 1h').replace(/steps: \[.*\]/, 'steps: [{ at: 0h, rate: 0.5 }]'));
+    const runs = { full: join(dir, 'log-full'), compact: join(dir, 'log-compact'), none: join(dir, 'log-none') };
+    for (const [detail, out] of Object.entries(runs)) {
+      const run = await runCli(['simulate', hour, '--out', out, ...(detail === 'compact' ? [] : ['--log', detail])], seconds(120));
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const full = join(runs.full, 'fleetsim.db');
+    const compact = join(runs.compact, 'fleetsim.db');
+    expect(statSync(compact).size).toBeLessThan(statSync(full).size / 5);
+    // Every event kept: the same cluster rebuilt, at the end and midway, and the same histories.
+    const summary = summaryOf(runs.compact);
+    const same = async (args: string[]) => {
+      const [a, b] = [await runCli([...args, full], seconds(60)), await runCli([...args, compact], seconds(60))];
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.stdout, args.join(' ')).toBe(a.stdout);
+      return a.stdout;
+    };
+    const replayed = await same(['replay']);
+    await same(['replay', '--until', '2026-04-01T00:30:00Z']);
+    await same(['explain', 'fleet/game', '--db']);
+    const gameServer = /^default\s+(game-\S+)/m.exec(replayed)![1]!;
+    await same(['explain', `gs/${gameServer}`, '--db']);
+    // The dashboard's log pages and its view of the past, served from either.
+    const served = [await startServe(['--db', full, '--read-only']), await startServe(['--db', compact, '--read-only'])];
+    try {
+      const [fromFull, fromCompact] = await Promise.all(
+        served.map(async ({ baseUrl }) => {
+          const get = async (path: string) => (await apiRequest(baseUrl, 'GET', path)).json;
+          return [await get('/fleetsim/v1/log?limit=5'), await get('/fleetsim/v1/log?limit=3&fromSeq=100'), await get(`/fleetsim/v1/state?seq=${Math.floor(summary.events / 2)}`)];
+        }),
+      );
+      expect(fromCompact).toEqual(fromFull);
+      expect((fromCompact![0] as { last: { seq: number } }).last.seq).toBe(summary.events);
+    } finally {
+      for (const { process } of served) await process.kill();
+    }
+    // A compact log is a finished run's record: it opens read-only.
+    const writable = await runCli(['serve', '--db', compact, '--port', '0'], seconds(60));
+    expect(writable.code).not.toBe(0);
+    expect(writable.stderr).toContain('is a compact log');
+    // --log none: the same figures, no log.
+    expect(existsSync(join(runs.none, 'fleetsim.db'))).toBe(false);
+    expect(readFileSync(join(runs.none, 'summary.json'), 'utf8')).toBe(readFileSync(join(runs.full, 'summary.json'), 'utf8'));
+  }, seconds(600));
+
   it('puts several scenario files side by side', async () => {
     const other = join(dir, 'late.yaml');
     writeFileSync(other, SCENARIO.replace('name: evening', 'name: late').replace('seed: 21', 'seed: 22'));
@@ -196,6 +245,9 @@ describe('fleetsim simulate', () => {
     expect(varied.stderr).toMatch(/FleetAutoscaler\.autoscaling\.agones\.dev "game" is invalid: spec\.policy\.chain\[1\]\.policy\.buffer\.bufferSize: Invalid value: 0/);
     expect(existsSync(out)).toBe(false);
 
+    const log = await runCli(['simulate', scenarioFile, '--out', out, '--log', 'some'], seconds(30));
+    expect(log.code).toBe(2);
+    expect(log.stderr).toContain('--log must be one of full, compact, none, not "some"');
     const jobs = await runCli(['simulate', scenarioFile, '--out', out, '--jobs', '0'], seconds(30));
     expect(jobs.code).toBe(2);
     expect(jobs.stderr).toContain('--jobs must be a whole number from 1, not "0"');

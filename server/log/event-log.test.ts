@@ -150,7 +150,7 @@ describe('EventLog', () => {
 describe('EventLog written behind (what-if runs)', () => {
   it('releases each batch at once, writes on its own thread, and has everything in the file when read or closed', async () => {
     const path = tempDb();
-    const log = new EventLog(path, { writeBehind: true });
+    const log = new EventLog(path, { writeBehind: 'rows' });
     const causes = { type: 'startup', detail: 'test' } as const;
     for (let n = 1; n <= 20_000; n++) await log.append([event(`gs-${n % 7}`, n)], 1000 + n, n % 3 === 0 ? causes : undefined).committed;
     // Reading waits for the writer: every event, in order, with its cause.
@@ -169,7 +169,7 @@ describe('EventLog written behind (what-if runs)', () => {
     const inline = tempDb();
     const payload = { count: 2n ** 62n + 1n, capacity: 9_007_199_254_740_993n, labels: { a: 'b' }, absent: undefined, list: [1, 'two'] };
     const cause = { type: 'request', method: 'POST', path: '/x', client: 'c', requestId: 'r' } as const;
-    for (const [path, writeBehind] of [[behind, true], [inline, false]] as const) {
+    for (const [path, writeBehind] of [[behind, 'rows'], [inline, undefined]] as const) {
       const log = new EventLog(path, { writeBehind });
       await log.append([event('a', 1), { ...event('b', 2), payload }], 1000, cause).committed;
       log.close();
@@ -189,7 +189,7 @@ describe('EventLog written behind (what-if runs)', () => {
 
   it('gives a writer failure to the next reader instead of losing it', async () => {
     const path = tempDb();
-    const log = new EventLog(path, { writeBehind: true });
+    const log = new EventLog(path, { writeBehind: 'rows' });
     // Another connection holds an event with the sequence number the log will use next.
     const other = new Database(path);
     other.prepare("INSERT INTO events (seq, time, type, kind, namespace, name, payload, schema_version) VALUES (1, 0, 'X', 'X', '', 'x', '{}', 1)").run();
@@ -221,5 +221,69 @@ describe('EventLog after a failed write', () => {
       { seq: 2, type: 'X' },
     ]);
     file.close();
+  });
+});
+
+describe('a compact log (what-if runs): the events in compressed blocks', () => {
+  /** The same events into a log kept as `writeBehind` says, committed `perCommit` at a time. */
+  async function written(writeBehind: 'rows' | 'blocks', perCommit: number, timed = true): Promise<string> {
+    const path = tempDb();
+    const log = new EventLog(path, { writeBehind });
+    const cause = { type: 'startup', detail: 'test' } as const;
+    for (let n = 1; n <= 3000; n += perCommit) {
+      const events = Array.from({ length: Math.min(perCommit, 3001 - n) }, (_, i) => ({ ...event(`gs-${(n + i) % 7}`, n + i), kind: (n + i) % 5 ? 'Test' : 'Other' }));
+      // Untimed: every event the same time and cause, whatever commit it is in.
+      await log.append(events, timed ? 1000 + n : 1000, !timed || n % 3 === 1 ? cause : undefined).committed;
+    }
+    log.close();
+    return path;
+  }
+
+  it('reads back every event as a log of rows does, and opens read-only', async () => {
+    const rows = new EventLog(await written('rows', 4), { readonly: true });
+    const path = await written('blocks', 4);
+    const blocks = new EventLog(path, { readonly: true });
+    for (const options of [{}, { fromSeq: 1000, toSeq: 2100 }, { untilTime: 2500 }, { kind: 'Other' }, { namespace: 'default', name: 'gs-3' }]) {
+      expect([...blocks.read(options)], JSON.stringify(options)).toEqual([...rows.read(options)]);
+    }
+    for (const query of [{ limit: 5 }, { limit: 5, fromSeq: 1020 }, { limit: 50, beforeSeq: 1030, kind: 'Other' }, { limit: 2000, fromSeq: 1 }]) {
+      expect(blocks.headers(query), JSON.stringify(query)).toEqual(rows.headers(query));
+    }
+    expect(blocks.bounds()).toEqual(rows.bounds());
+    expect([...blocks.history('Test', 'default', 'gs-3')]).toEqual([...rows.history('Test', 'default', 'gs-3')]);
+    expect([...blocks.history('Test', 'default', 'gs-3', 2000)]).toEqual([...rows.history('Test', 'default', 'gs-3', 2000)]);
+    expect(blocks.eventAt(1500)).toEqual(rows.eventAt(1500));
+    expect([...blocks.replay()]).toEqual([...rows.replay()]);
+    expect(blocks.lastSeq).toBe(3000);
+    // Three blocks of 1,024 events at most, a twelfth of the rows' bytes or so.
+    const file = new Database(path, { readonly: true });
+    expect(file.prepare('SELECT first_seq, last_seq FROM event_blocks ORDER BY first_seq').raw().all()).toEqual([
+      [1, 1024],
+      [1025, 2048],
+      [2049, 3000],
+    ]);
+    expect(file.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(0);
+    file.close();
+    rows.close();
+    blocks.close();
+    expect(() => new EventLog(path)).toThrow(/is a compact log \(a what-if run's record\): it opens read-only/);
+  });
+
+  it('ends its blocks at the same events however they were committed', async () => {
+    const blocksOf = (path: string) => {
+      const file = new Database(path, { readonly: true });
+      const all = file.prepare('SELECT * FROM event_blocks ORDER BY first_seq').all();
+      file.close();
+      return all;
+    };
+    expect(blocksOf(await written('blocks', 1, false))).toEqual(blocksOf(await written('blocks', 7, false)));
+  });
+
+  it('keeps nothing when told to keep none', async () => {
+    const log = new EventLog(':memory:', { writeBehind: 'none' });
+    await log.append([event('a', 1), event('b', 2)], 1000).committed;
+    expect(log.lastSeq).toBe(2);
+    expect([...log.read()]).toEqual([]);
+    log.close();
   });
 });

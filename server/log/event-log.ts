@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
+import { BLOCKS_TABLE, BLOCK_COLUMNS, BLOCK_EVENTS, BLOCK_LEVEL, EventBlocks, type EventRow as Row, INSERT_BLOCK, hasBlocks } from './event-blocks.js';
 import { LogWriterThread } from './log-writer.js';
 import { ADD_INDEX_COLUMN, LINKS_COLUMNS, LINKS_TABLE, ObjectHeads, type ObjectEvents, SCAN_PAGE, nextOf } from './object-index.js';
 
@@ -57,20 +58,6 @@ export interface HeaderQuery {
   kind?: string;
 }
 
-interface Row {
-  seq: number;
-  time: number;
-  type: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  payload: string;
-  schema_version: number;
-  /** As written: the cause's JSON, or `@<seq>` of the event holding it. */
-  caused_by: string | null;
-  /** The cause's JSON, the reference followed. */
-  cause: string | null;
-}
 
 /** A row with its links (server/log/object-index.ts), those of a row from before the index read from event_links. */
 interface LinkedRow extends Row {
@@ -143,6 +130,12 @@ const PARAMS_PER_ROW = 10;
 const PAYLOAD_COLUMN = 6;
 const CAUSE_COLUMN = 8;
 const PREV_COLUMN = 9;
+
+/**
+ * How a write-behind log keeps what it writes: a row per event, the events in compressed blocks
+ * (event-blocks.ts: a what-if run's compact log), or nothing at all (a run that needs no log).
+ */
+export type WriteBehind = 'rows' | 'blocks' | 'none';
 
 /** What `caused_by` will hold: the cause (written as JSON), its text already, or none. */
 type CauseColumn = Cause | string | null;
@@ -272,7 +265,9 @@ export class EventLog {
   private closed = false;
   private readonly flushWhenFull: boolean;
   /** Write-behind: batches released but not yet written (see the constructor). */
-  private readonly writeBehind: boolean;
+  private readonly writeBehind: WriteBehind | undefined;
+  /** A compact log's blocks (event-blocks.ts), read in place of rows. */
+  private readonly blocks: EventBlocks | undefined;
   /** Write-behind: the rows released but not yet handed to the writer (`setRow`'s). */
   private unwritten: unknown[] = [];
   /** Write-behind: the thread that inserts the gathered batches (started by the first). */
@@ -298,19 +293,20 @@ export class EventLog {
    * `objectEvents` tells the index by object which events create several objects and which end
    * one; `maxEndedHeads` how many ended objects it keeps the heads of (server/log/object-index.ts).
    *
-   * `writeBehind: true` releases each batch at once and writes batches to the file together, many
+   * `writeBehind` releases each batch at once and writes batches to the file together, many
    * thousands of events per transaction, on a thread of their own (and waits for it before
    * reading or closing): for a what-if run, whose log is its record rather than a promise made to
    * a client. A transaction per turn of the loop costs a page or two written per commit, however
-   * few its events, and the inserts themselves took a quarter of a simulated day's time.
+   * few its events, and the inserts themselves took a quarter of a simulated day's time. Its
+   * value says how the events are kept (`WriteBehind`).
    */
   constructor(
     path: string,
-    options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: boolean; objectEvents?: ObjectEvents; maxEndedHeads?: number } = {},
+    options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: WriteBehind; objectEvents?: ObjectEvents; maxEndedHeads?: number } = {},
   ) {
     this.path = path;
     this.flushWhenFull = options.flushWhenFull ?? true;
-    this.writeBehind = options.writeBehind ?? false;
+    this.writeBehind = options.writeBehind;
     this.readonly = options.readonly ?? false;
     this.objectEvents = options.objectEvents;
     this.heads = new ObjectHeads(options.maxEndedHeads);
@@ -333,7 +329,13 @@ export class EventLog {
       if (!this.hasColumn('prev')) this.db.exec(ADD_INDEX_COLUMN);
       this.db.exec(LINKS_TABLE);
       this.linkedThrough = (this.db.prepare('SELECT MAX(seq) AS seq FROM event_links').get() as { seq: number | null }).seq ?? 0;
+      if (options.writeBehind === 'blocks') this.db.exec(BLOCKS_TABLE);
+      else if (hasBlocks(this.db)) {
+        this.db.close();
+        throw new Error(`${path} is a compact log (a what-if run's record): it opens read-only (fleetsim replay, explain, serve --read-only)`);
+      }
     }
+    this.blocks = hasBlocks(this.db) ? new EventBlocks(this.db) : undefined;
     this.keepsCauses = this.hasColumn('caused_by');
     this.indexed = this.hasColumn('prev') && this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_links'").get() !== undefined;
     // A read-only log (perhaps from before causes) is never written: nothing to prepare.
@@ -342,7 +344,7 @@ export class EventLog {
           throw new Error('the event log is read-only');
         }
       : this.prepareInsertBatch();
-    const last = this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null };
+    const last = this.blocks ? { seq: this.blocks.bounds()?.last.seq ?? null } : (this.db.prepare('SELECT MAX(seq) AS seq FROM events').get() as { seq: number | null });
     this.nextSeq = (last.seq ?? 0) + 1;
     this.openedThrough = last.seq ?? 0;
   }
@@ -505,7 +507,9 @@ export class EventLog {
     try {
       this.learnRest();
       // Another thread cannot reach an in-memory database: such a log writes here, as it goes.
-      if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
+      if (this.writeBehind === 'none') {
+        // Numbered and applied, kept nowhere.
+      } else if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
       else this.insertBatch(events, causes);
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
@@ -525,28 +529,54 @@ export class EventLog {
 
   /** Write-behind: keeps a released batch, and writes what is kept once there is enough. */
   private gather(events: StoredEvent[], causes: CauseColumn[]): void {
+    const blocks = this.writeBehind === 'blocks';
     for (let i = 0; i < events.length; i++) {
       const at = this.unwritten.length;
       setRow(events[i]!, causes[i]!, this.unwritten, at);
-      this.setLinks(events[i]!, this.unwritten, at);
+      // Blocks are read by a scan: they need no index.
+      if (blocks) this.unwritten[at + PREV_COLUMN] = null;
+      else this.setLinks(events[i]!, this.unwritten, at);
     }
     this.learnedThrough = events[events.length - 1]!.seq;
-    if (this.unwritten.length >= WRITE_BEHIND_EVENTS * PARAMS_PER_ROW) this.writeUnwritten();
+    if (blocks) this.writeFullBlocks();
+    else if (this.unwritten.length >= WRITE_BEHIND_EVENTS * PARAMS_PER_ROW) this.writeUnwritten();
+  }
+
+  /**
+   * Hands each block that is complete to the writer: a block ends at every BLOCK_EVENTS-th event,
+   * so the file depends on the events alone, not on how many a commit held.
+   */
+  private writeFullBlocks(): void {
+    for (;;) {
+      const first = this.unwritten[0] as number | undefined;
+      if (first === undefined) return;
+      const size = (BLOCK_EVENTS - ((first - 1) % BLOCK_EVENTS)) * PARAMS_PER_ROW;
+      if (this.unwritten.length < size) return;
+      this.writeRows(this.unwritten.length === size ? this.unwritten.splice(0) : this.unwritten.splice(0, size));
+    }
   }
 
   /** Hands what a write-behind log has kept to its writer thread. */
   private writeUnwritten(): void {
     if (this.unwritten.length === 0) return;
     const rows = this.unwritten;
-    const links = this.newLinks;
     this.unwritten = [];
+    this.writeRows(rows);
+  }
+
+  private writeRows(rows: unknown[]): void {
+    const links = this.newLinks;
     this.newLinks = [];
-    this.writer ??= new LogWriterThread(
-      this.path,
-      { sql: `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, width: PARAMS_PER_ROW },
-      { json: [PAYLOAD_COLUMN], jsonUnlessText: [CAUSE_COLUMN] },
-      { sql: `INSERT INTO ${LINKS_COLUMNS} VALUES (?, ?, ?)`, width: 3 },
-    );
+    const encode = { json: [PAYLOAD_COLUMN], jsonUnlessText: [CAUSE_COLUMN] };
+    this.writer ??=
+      this.writeBehind === 'blocks'
+        ? new LogWriterThread(this.path, { sql: INSERT_BLOCK, width: PARAMS_PER_ROW }, { ...encode, block: { level: BLOCK_LEVEL, columns: BLOCK_COLUMNS } })
+        : new LogWriterThread(
+            this.path,
+            { sql: `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, width: PARAMS_PER_ROW },
+            encode,
+            { sql: `INSERT INTO ${LINKS_COLUMNS} VALUES (?, ?, ?)`, width: 3 },
+          );
     this.writer.write(rows, links);
   }
 
@@ -578,13 +608,30 @@ export class EventLog {
     }
     // A cause written once and referred to by later events is parsed once per read.
     const parsed = new Map<string, Cause>();
-    const statement = this.db.prepare(`${this.selectEvents('none')} WHERE ${where.join(' AND ')} ORDER BY seq`);
-    for (const row of statement.iterate(params) as IterableIterator<Row>) yield this.storedEvent(row, parsed);
+    const rows = this.blocks
+      ? this.blockRows(options)
+      : (this.db.prepare(`${this.selectEvents('none')} WHERE ${where.join(' AND ')} ORDER BY seq`).iterate(params) as IterableIterator<Row>);
+    for (const row of rows) yield this.storedEvent(row, parsed);
+  }
+
+  /** A compact log's rows that `read` asks for. */
+  private *blockRows(options: ReadOptions): Generator<Row> {
+    for (const row of this.blocks!.rows(options.fromSeq ?? 1, options.toSeq ?? Infinity)) {
+      if (options.untilTime !== undefined && row.time > options.untilTime) continue;
+      if (options.kind !== undefined && row.kind !== options.kind) continue;
+      if (options.namespace !== undefined && row.namespace !== options.namespace) continue;
+      if (options.name !== undefined && row.name !== options.name) continue;
+      yield row;
+    }
   }
 
   /** One committed event; undefined when the log has none with this sequence number. */
   eventAt(seq: number): StoredEvent | undefined {
     this.written();
+    if (this.blocks) {
+      for (const event of this.read({ fromSeq: seq, toSeq: seq })) return event;
+      return undefined;
+    }
     this.eventStatement ??= this.db.prepare(`${this.selectEvents('none')} WHERE seq = ?`);
     const row = this.eventStatement.get(seq) as Row | undefined;
     return row && this.storedEvent(row, new Map());
@@ -596,6 +643,11 @@ export class EventLog {
    */
   *replay(): Generator<StoredEvent> {
     this.written();
+    // A compact log has no index to learn.
+    if (this.blocks) {
+      yield* this.read();
+      return;
+    }
     const parsed = new Map<string, Cause>();
     const statement = this.db.prepare(`${this.selectEvents(this.readonly ? 'none' : 'raw')} ORDER BY seq`);
     for (const row of statement.iterate() as IterableIterator<LinkedRow>) {
@@ -614,7 +666,7 @@ export class EventLog {
    */
   *history(kind: string, namespace: string, name: string, fromSeq?: number): Generator<StoredEvent> {
     this.written();
-    if (this.readonly || !this.indexed) {
+    if (this.readonly || !this.indexed || this.blocks) {
       yield* this.scanHistory(kind, namespace, name, (fromSeq ?? this.lastSeq) + 1);
       return;
     }
@@ -643,6 +695,10 @@ export class EventLog {
 
   /** `history` without the index: pages of rows back from `beforeSeq`, the object's own and those under no name whose payload names it. */
   private *scanHistory(kind: string, namespace: string, name: string, beforeSeq: number): Generator<StoredEvent> {
+    if (this.blocks) {
+      yield* this.scanBlocks(kind, namespace, name, beforeSeq);
+      return;
+    }
     const first = (this.db.prepare('SELECT MIN(seq) AS seq FROM events').get() as { seq: number | null }).seq;
     if (first === null) return;
     const parsed = new Map<string, Cause>();
@@ -656,6 +712,20 @@ export class EventLog {
       for (const row of rows) {
         const event = this.storedEvent(row, parsed);
         if (row.name === name || this.objectEvents?.membersOf(event)?.includes(name)) yield event;
+      }
+    }
+  }
+
+  /** `scanHistory` of a compact log: its blocks read back from `beforeSeq`. */
+  private *scanBlocks(kind: string, namespace: string, name: string, beforeSeq: number): Generator<StoredEvent> {
+    const parsed = new Map<string, Cause>();
+    const needle = JSON.stringify(name);
+    for (const row of this.blocks!.rows(1, beforeSeq - 1, true)) {
+      if (row.kind !== kind || row.namespace !== namespace) continue;
+      if (row.name === name) yield this.storedEvent(row, parsed);
+      else if (row.name === '' && this.objectEvents && row.payload.includes(needle)) {
+        const event = this.storedEvent(row, parsed);
+        if (this.objectEvents.membersOf(event)?.includes(name)) yield event;
       }
     }
   }
@@ -689,6 +759,7 @@ export class EventLog {
    */
   headers(query: HeaderQuery): EventHeader[] {
     this.written();
+    if (this.blocks) return this.blockHeaders(query);
     const where: string[] = [];
     const params: Record<string, string | number> = { limit: query.limit };
     if (query.fromSeq !== undefined) {
@@ -708,9 +779,22 @@ export class EventLog {
     return order === 'ASC' ? rows : rows.reverse();
   }
 
+  /** `headers` of a compact log: its blocks read forward from `fromSeq`, or back from `beforeSeq`. */
+  private blockHeaders(query: HeaderQuery): EventHeader[] {
+    const headers: EventHeader[] = [];
+    const forward = query.fromSeq !== undefined;
+    const rows = forward ? this.blocks!.rows(query.fromSeq!, Infinity) : this.blocks!.rows(1, (query.beforeSeq ?? Infinity) - 1, true);
+    for (const { seq, time, type, kind, namespace, name } of rows) {
+      if (headers.length >= query.limit) break;
+      if (query.kind === undefined || kind === query.kind) headers.push({ seq, time, type, kind, namespace, name });
+    }
+    return forward ? headers : headers.reverse();
+  }
+
   /** The first and the last committed event's sequence number and time; undefined for an empty log. */
   bounds(): { first: { seq: number; time: number }; last: { seq: number; time: number } } | undefined {
     this.written();
+    if (this.blocks) return this.blocks.bounds();
     const first = this.db.prepare('SELECT seq, time FROM events ORDER BY seq ASC LIMIT 1').get() as { seq: number; time: number } | undefined;
     const last = this.db.prepare('SELECT seq, time FROM events ORDER BY seq DESC LIMIT 1').get() as { seq: number; time: number } | undefined;
     return first && last ? { first, last } : undefined;
@@ -736,6 +820,8 @@ export class EventLog {
 
   /** The cause itself the first time, then a reference to the event that wrote it. Causes are never changed once given. */
   private causeColumn(cause: Cause, seq: number): CauseColumn {
+    // A block is read alone: its causes are written whole (deflate folds the repeats).
+    if (this.writeBehind === 'blocks') return cause;
     if (cause === this.lastCause) return (this.lastCauseRef ??= `@${this.lastCauseSeq}`);
     this.lastCause = cause;
     this.lastCauseSeq = seq;

@@ -43,13 +43,28 @@ try {
       return lossless.stringify(value) ?? 'null';
     }
   };
+  const rowAt = (values, i) => {
+    const row = values.slice(i, i + width);
+    for (const column of json) row[column] = exact(row[column]);
+    for (const column of jsonUnlessText) if (typeof row[column] === 'object' && row[column] !== null) row[column] = exact(row[column]);
+    return row;
+  };
+  // A block (event-blocks.ts): the rows' first block.columns columns as JSON, deflated, in one row of first and last seq and time.
+  const { deflateRawSync } = require('node:zlib');
+  const { block } = workerData;
+  const insertRows = block
+    ? (values) => {
+        const rows = [];
+        for (let i = 0; i < values.length; i += width) rows.push(rowAt(values, i).slice(0, block.columns));
+        const first = rows[0];
+        const last = rows[rows.length - 1];
+        insert.run(first[0], last[0], first[1], last[1], deflateRawSync(JSON.stringify(rows), { level: block.level }));
+      }
+    : (values) => {
+        for (let i = 0; i < values.length; i += width) insert.run(rowAt(values, i));
+      };
   write = db.transaction(([values, extra]) => {
-    for (let i = 0; i < values.length; i += width) {
-      const row = values.slice(i, i + width);
-      for (const column of json) row[column] = exact(row[column]);
-      for (const column of jsonUnlessText) if (typeof row[column] === 'object' && row[column] !== null) row[column] = exact(row[column]);
-      insert.run(row);
-    }
+    insertRows(values);
     for (let i = 0; i < extra.length; i += workerData.extra.width) insertExtra.run(extra.slice(i, i + workerData.extra.width));
   });
 } catch (error) {
@@ -78,11 +93,13 @@ export class LogWriterThread {
    * `rows.sql` inserts one row of `rows.width` values. The columns in `json` are sent as values and
    * written as their exact JSON; those in `jsonUnlessText` likewise, unless text or null already.
    * `extra` inserts rows of another table that go with them, written as they are, in the same transaction.
+   * With `encode.block`, the rows of each batch are packed into one block (event-blocks.ts), which
+   * `rows.sql` inserts as (first seq, last seq, first time, last time, packed rows).
    */
   constructor(
     path: string,
     rows: { sql: string; width: number },
-    encode: { json: number[]; jsonUnlessText: number[] } = { json: [], jsonUnlessText: [] },
+    encode: { json: number[]; jsonUnlessText: number[]; block?: { level: number; columns: number } } = { json: [], jsonUnlessText: [] },
     extra?: { sql: string; width: number },
   ) {
     this.worker = new Worker(THREAD_SOURCE, {

@@ -94,7 +94,7 @@ describe('the index by object', () => {
 
   it('indexes a log written behind (what-if runs) the same way', async () => {
     const path = tempDb();
-    const log = new EventLog(path, { writeBehind: true, objectEvents });
+    const log = new EventLog(path, { writeBehind: 'rows', objectEvents });
     for (const events of EVENTS) await log.append(events, 1000).committed;
     expect(seqsOf(log, 'x')).toEqual([9, 8, 6, 4, 3]);
     log.close();

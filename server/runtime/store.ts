@@ -2,7 +2,7 @@ import { Observable, type Subject } from 'rxjs';
 import type { Clock } from '../clock.js';
 import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
-import { EventLog, LogClosedError, type NewEvent, type StoredEvent } from '../log/event-log.js';
+import { EventLog, LogClosedError, type NewEvent, type StoredEvent, type WriteBehind } from '../log/event-log.js';
 import type { ObjectEvents } from '../log/object-index.js';
 import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { batchMemberNames } from '../kinds/gameserver/events.js';
@@ -22,8 +22,8 @@ export interface StoreOptions {
   gates: FeatureGates;
   /** How long Kubernetes Events are kept (kube-apiserver's --event-ttl); default one hour. */
   eventTtlMs?: number;
-  /** Writes the log behind, many commits at a time (EventLog's `writeBehind`): what-if runs only. */
-  writeBehind?: boolean;
+  /** Writes the log behind, many commits at a time, kept as EventLog's `writeBehind` says: what-if runs only. */
+  writeBehind?: WriteBehind;
   /** How many committed changes a watch can resume from; default WATCH_WINDOW (a run with no API keeps few). */
   watchWindow?: number;
   /** Opens the log read-only (`serve --read-only`): the store serves it as it is, and a commit throws. */

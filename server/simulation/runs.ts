@@ -7,7 +7,7 @@ import { comparisonMarkdown, comparisonPage, simulationMarkdown, simulationPage 
 import { ScenarioError } from './fields.js';
 import { AS_RECORDED, recordingScenario } from './from-recording.js';
 import { type Scenario, type ScenarioSource, parseScenario, readScenario } from './scenario.js';
-import { type SimulationProgress, checkScenario, simulate } from './runner.js';
+import { type EventLogDetail, type SimulationProgress, checkScenario, simulate } from './runner.js';
 import { type Variation, applyVariation, variantLabel } from './vary.js';
 
 /**
@@ -28,6 +28,8 @@ export interface SimulateRequest {
   recording?: { db: string; nodeHourPrice: number };
   vary?: Variation;
   out: string;
+  /** What each run keeps of its events (default compact). */
+  eventLog?: EventLogDetail;
   /** Variants run at once (default: the machine's cores); with 1, one after another in this process. */
   jobs?: number;
   log: (line: string) => void;
@@ -127,11 +129,12 @@ export interface VariantResult {
 }
 
 /** Runs one variant in this process, writes its report and log, and tells how it goes (lines without the variant's name). */
-export async function runVariant(variant: Variant, log: (line: string) => void): Promise<VariantResult> {
+export async function runVariant(variant: Variant, eventLog: EventLogDetail | undefined, log: (line: string) => void): Promise<VariantResult> {
   const db = freshLog(variant.dir);
   let previous: SimulationProgress | undefined;
   const result = await simulate(variant.scenario, {
     db,
+    eventLog,
     onProgress: (progress) => {
       log(progressLine(progress, previous));
       previous = progress;
@@ -144,7 +147,7 @@ export async function runVariant(variant: Variant, log: (line: string) => void):
     `${a.allocated} allocated, ${a.failed} gave up, cost ${summary.cost.total} ${summary.cost.currency}; ` +
       `${result.timing.wallSeconds} s wall (${result.timing.speedup}× real time), peak memory ${Math.round(result.timing.peakRssBytes / 2 ** 20)} MiB`,
   );
-  log(`report: ${join(variant.dir, 'index.html')}  log: ${db}`);
+  log(`report: ${join(variant.dir, 'index.html')}  log: ${eventLog === 'none' ? 'none (--log none)' : db}`);
   return { summary, timing: result.timing };
 }
 
@@ -157,7 +160,7 @@ export async function runSimulations(request: SimulateRequest): Promise<Simulati
     results = [];
     for (const variant of variants) {
       request.log(`simulating ${nameOf(variant)}: ${durationText(variant.scenario.durationMs)} …`);
-      results.push(await runVariant(variant, (line) => request.log(`  ${line}`)));
+      results.push(await runVariant(variant, request.eventLog, (line) => request.log(`  ${line}`)));
     }
   } else {
     request.log(`simulating ${variants.length} variants, ${jobs} at a time: ${variants.map(nameOf).join(', ')}`);
@@ -189,7 +192,7 @@ const VARIANT_PROCESS = new URL('./variant-process.js', import.meta.url);
  * this process end first, theirs end with it (variant-process.ts).
  */
 async function runInProcesses(request: SimulateRequest, variants: Variant[], jobs: number): Promise<VariantResult[]> {
-  const planned: PlanRequest = { files: request.files, recording: request.recording, vary: request.vary, out: request.out };
+  const planned: PlanRequest = { files: request.files, recording: request.recording, vary: request.vary, out: request.out, eventLog: request.eventLog };
   const results: VariantResult[] = [];
   const running = new Set<ChildProcess>();
   const stopAll = () => {

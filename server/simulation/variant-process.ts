@@ -17,7 +17,7 @@ process.once('message', (message: { request: PlanRequest; index: number }) => {
   void (async () => {
     try {
       const variant = plan(message.request)[message.index]!;
-      const result = await runVariant(variant, (text) => void tell({ type: 'line', text }));
+      const result = await runVariant(variant, message.request.eventLog, (text) => void tell({ type: 'line', text }));
       await tell({ type: 'done', result });
     } catch (error) {
       await tell({ type: 'failed', message: error instanceof Error ? error.message : String(error), scenario: error instanceof ScenarioError });

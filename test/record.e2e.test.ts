@@ -79,7 +79,8 @@ describe.sequential('a scripted stretch of a cluster, recorded, then replayed, e
     expect(gs.stdout).toMatch(
       /← seen on cluster scripted-hour \(context scripted-hour\) by a watch at \S+, resourceVersion \d+: allocated, the allocation setting labels \{mode: (ctf|deathmatch)\} and annotations \{.*example\.com\/player: p\d+.*\}$/m,
     );
-    const autoscaler = await runCli(['explain', 'fas/game-buffer', '--db', db]);
+    // Its status moved with every scale: more changes than a screen lists, so every one is asked for.
+    const autoscaler = await runCli(['explain', 'fas/game-buffer', '--all', '--db', db]);
     expect(autoscaler.stdout).toMatch(/spec changed \(policy\.buffer\.bufferSize 4 → 8\)\n\s+← seen on cluster scripted-hour/);
     const node = await runCli(['explain', 'node/node-1', '--db', db]);
     expect(node.stdout).toMatch(/deleted\n\s+← seen on cluster scripted-hour \(context scripted-hour\) by a watch/);

@@ -107,7 +107,7 @@ describe('fleetsim simulate', () => {
     expect(readFileSync(join(out, 'summary.md'), 'utf8')).toContain('| gave up |');
 
     // The run's log explains like any other: the autoscaler's decisions, with the entry that ruled.
-    const explained = await runCli(['explain', 'fas/game', '--db', join(out, 'fleetsim.db')], seconds(30));
+    const explained = await runCli(['explain', 'fas/game', '--all', '--db', join(out, 'fleetsim.db')], seconds(30));
     expect(explained.code, explained.stderr).toBe(0);
     expect(explained.stdout).toContain('happy-hour');
     const allocation = await runCli(['explain', 'fleet/game', '--db', join(out, 'fleetsim.db')], seconds(30));
@@ -188,7 +188,7 @@ describe('fleetsim simulate', () => {
     };
     const replayed = await same(['replay']);
     await same(['replay', '--until', '2026-04-01T00:30:00Z']);
-    await same(['explain', 'fleet/game', '--db']);
+    await same(['explain', 'fleet/game', '--all', '--db']);
     const gameServer = /^default\s+(game-\S+)/m.exec(replayed)![1]!;
     await same(['explain', `gs/${gameServer}`, '--db']);
     // The dashboard's log pages and its view of the past, served from either.
@@ -202,6 +202,9 @@ describe('fleetsim simulate', () => {
       );
       expect(fromCompact).toEqual(fromFull);
       expect((fromCompact![0] as { last: { seq: number } }).last.seq).toBe(summary.events);
+      // explain --server answers the window the flags ask for, as --db does.
+      const asked = await runCli(['explain', 'fleet/game', '--tail', '3', '--server', served[1]!.baseUrl], seconds(60));
+      expect(asked.stdout).toBe((await runCli(['explain', 'fleet/game', '--tail', '3', '--db', compact], seconds(60))).stdout);
     } finally {
       for (const { process } of served) await process.kill();
     }
@@ -213,6 +216,56 @@ describe('fleetsim simulate', () => {
     expect(existsSync(join(runs.none, 'fleetsim.db'))).toBe(false);
     expect(readFileSync(join(runs.none, 'summary.json'), 'utf8')).toBe(readFileSync(join(runs.full, 'summary.json'), 'utf8'));
   }, seconds(600));
+
+  it('explains a long history as a summary, and a stretch of time or its last changes on asking', async () => {
+    const out = join(dir, 'explained');
+    const run = await runCli(['simulate', scenarioFile, '--out', out], seconds(120));
+    expect(run.code, run.stderr).toBe(0);
+    const db = join(out, 'fleetsim.db');
+    const explain = (...flags: string[]) => runCli(['explain', 'fleet/game', '--db', db, ...flags], seconds(60));
+
+    // Hundreds of changes: a screen of counts, the first and the last, and how to see more.
+    const summary = await explain();
+    expect(summary.code, summary.stderr).toBe(0);
+    const lines = summary.stdout.trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(30);
+    const total = Number(/^Fleet default\/game: ([\d,]+) changes from 2026-04-01T00:00:00\.000Z to /.exec(lines[0]!)![1]!.replace(/,/g, ''));
+    expect(total).toBeGreaterThan(100);
+    expect(summary.stdout).toMatch(/^ {4} +[\d,]+ {2}replicas up$/m);
+    expect(summary.stdout).toMatch(/^ {4} +[\d,]+ {2}FleetAutoscaler default\/game \(Chain\)$/m);
+    expect(summary.stdout).toContain('--tail N lists the last N');
+    const all = await explain('--all');
+    expect(all.stdout.split('\n').filter((l) => l.startsWith('#'))).toHaveLength(total);
+
+    const changeTimes = (stdout: string) => stdout.split('\n').flatMap((l) => (/^#\d+ (\S+)/.exec(l) ? [Date.parse(/^#\d+ (\S+)/.exec(l)![1]!)] : []));
+    // The last three, each with its causes.
+    const tail = await explain('--tail', '3');
+    expect(tail.stdout).toMatch(new RegExp(`^Fleet default/game: 3 of its ${total.toLocaleString('en')} changes, from `));
+    expect(changeTimes(tail.stdout)).toHaveLength(3);
+    expect(tail.stdout).toContain('← FleetAutoscaler default/game (Chain) decided');
+    // A stretch of time: by the clock, or back from the log's end (3 h after the start).
+    const stretch = await explain('--since', '2026-04-01T01:00:00Z', '--until', '2026-04-01T01:02:00Z');
+    expect(changeTimes(stretch.stdout).length).toBeGreaterThan(0);
+    for (const t of changeTimes(stretch.stdout)) expect(t >= Date.UTC(2026, 3, 1, 1) && t <= Date.UTC(2026, 3, 1, 1, 2)).toBe(true);
+    const last = await explain('--since', '2m', '--all');
+    expect(changeTimes(last.stdout).length).toBeGreaterThan(0);
+    for (const t of changeTimes(last.stdout)) expect(t).toBeGreaterThanOrEqual(Date.UTC(2026, 3, 1, 2, 58) - 1000);
+    const none = await explain('--until', '2026-03-01T00:00:00Z');
+    expect(none.code).toBe(0);
+    expect(none.stdout).toContain(`None of the ${total.toLocaleString('en')} changes`);
+
+    // Bad values: exit 2, naming the flag, nothing read.
+    for (const [flags, message] of [
+      [['--since', 'yesterday'], '--since: "yesterday" is neither a time'],
+      [['--until', '2026-13-01T00:00:00Z'], '--until: "2026-13-01T00:00:00Z" is neither a time'],
+      [['--tail', '0'], '--tail: "0" is not a whole number from 1'],
+      [['--tail', '3', '--all'], 'give --tail or --all, not both'],
+    ] as const) {
+      const bad = await explain(...flags);
+      expect(bad.code, flags.join(' ')).toBe(2);
+      expect(bad.stderr).toContain(message);
+    }
+  }, seconds(300));
 
   it('puts several scenario files side by side', async () => {
     const other = join(dir, 'late.yaml');

@@ -6,6 +6,7 @@ import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { EVENT_KIND } from '../kinds/event/event.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
+import { type HistorySummary, type HistoryWindow, formatSummary, resolveBound, summarize } from './explain-window.js';
 import { nextSlice } from './slices.js';
 
 /**
@@ -34,7 +35,12 @@ export interface ExplainedChange extends Omit<EventHeader, 'time'> {
 
 export interface ObjectHistory {
   object: { kind: string; namespace: string; name: string };
+  /** The changes shown (all, or those of the window asked for), oldest first. */
   changes: ExplainedChange[];
+  /** All the object's changes in the log: how many, the first's and the last's time (absent when it has none). */
+  total?: { changes: number; first: string; last: string };
+  /** In place of `changes`, when more were left than the window's `summarizeOver`. */
+  summary?: HistorySummary;
 }
 
 /** Links followed at most: a guard, should a log ever name a cause that loops. */
@@ -73,17 +79,33 @@ export class LogExplainer {
     return this.explained(event, event.name === '' ? new Map() : await this.versionAround(event, event.name));
   }
 
-  /** Every change of one object, in order, each with the chain of its causes. */
-  async explainObject(kind: string, namespace: string, name: string): Promise<ObjectHistory> {
+  /**
+   * The changes of one object, in order, each with the chain of its causes: every one, or those in
+   * `window` (a stretch of time, the last few), or a summary of them when there are more than it
+   * lists (explain-window.ts). Only the changes shown have their causes followed.
+   */
+  async explainObject(kind: string, namespace: string, name: string, window: HistoryWindow = {}): Promise<ObjectHistory> {
     const key = `${kind}/${namespace}/${name}`;
     let versions = this.histories.get(key);
     if (!versions) {
       versions = await this.fold(this.log.history(kind, namespace, name), kind, name);
       this.histories.set(key, versions);
     }
-    const changes: ExplainedChange[] = [];
-    for (const { event } of versions.values()) changes.push(await this.explained(event, versions));
-    return { object: { kind, namespace, name }, changes };
+    const history: ObjectHistory = { object: { kind, namespace, name }, changes: [] };
+    const all = [...versions.values()].map((v) => v.event);
+    if (all.length === 0) return history;
+    history.total = { changes: all.length, first: new Date(all[0]!.time).toISOString(), last: new Date(all[all.length - 1]!.time).toISOString() };
+    const end = this.log.bounds()?.last.time ?? all[all.length - 1]!.time;
+    const since = window.since && resolveBound(window.since, end);
+    const until = window.until && resolveBound(window.until, end);
+    let shown = all.filter((e) => (since === undefined || e.time >= since) && (until === undefined || e.time <= until));
+    if (window.tail !== undefined) shown = shown.slice(-window.tail);
+    else if (window.summarizeOver !== undefined && shown.length > window.summarizeOver) {
+      history.summary = summarize(shown.map((e) => ({ seq: e.seq, time: new Date(e.time).toISOString(), summary: describeChange(e, versions), cause: e.cause })));
+      return history;
+    }
+    for (const event of shown) history.changes.push(await this.explained(event, versions));
+    return history;
   }
 
   private async explained(event: StoredEvent, versions: Versions): Promise<ExplainedChange> {
@@ -346,11 +368,19 @@ export function describeCause(cause: Cause): string {
   }
 }
 
-/** A history for people: each change on a line, its causes below it, nearest first. */
+/**
+ * A history for people: each change on a line, its causes below it, nearest first; or its summary.
+ * A window that left changes out says so first.
+ */
 export function formatHistory(history: ObjectHistory): string {
   const { kind, namespace, name } = history.object;
-  if (history.changes.length === 0) return `No events of ${kind} ${namespace ? `${namespace}/` : ''}${name} in the log.`;
-  const lines: string[] = [];
+  const object = objectName(kind, namespace, name);
+  if (!history.total) return `No events of ${object} in the log.`;
+  if (history.summary) return formatSummary(object, history.summary);
+  const { changes, first, last } = history.total;
+  const all = `${changes.toLocaleString('en')} changes, from ${first} to ${last}`;
+  if (history.changes.length === 0) return `None of the ${all} of ${object} is in that stretch.`;
+  const lines: string[] = history.changes.length < changes ? [`${object}: ${history.changes.length.toLocaleString('en')} of its ${all}`] : [];
   const listed = new Set(history.changes.map((change) => change.seq));
   for (const change of history.changes) {
     lines.push(`#${change.seq} ${change.time}  ${change.summary}`);

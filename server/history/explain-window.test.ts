@@ -47,6 +47,20 @@ describe("explain's window", () => {
       { what: 'FleetAutoscaler default/buffer (Buffer)', count: 30 },
       { what: 'start-up', count: 1 },
     ]);
+    // A recorded object's status moves: counted by the fields that moved, whatever their values.
+    const status = (seq: number, summary: string) => ({ seq, time: '2026-03-02T02:00:00.000Z', summary, cause: undefined });
+    expect(
+      summarize([
+        status(1, 'status: currentReplicas 23 → 24'),
+        status(2, 'status: currentReplicas 24 → 22, lastScaleTime "2026-03-02T01:00:00Z" → "2026-03-02T02:00:00Z"'),
+        status(3, 'status: currentReplicas 22 → 25, lastScaleTime null → "2026-03-02T02:10:00Z"'),
+        status(4, 'status: currentReplicas null → 3, desiredReplicas null → 3, lastScaleTime null → "2026-03-02T02:10:00Z", ableToScale null → true and 2 more'),
+      ]).byChange,
+    ).toEqual([
+      { what: 'status: currentReplicas, lastScaleTime', count: 2 },
+      { what: 'status: currentReplicas', count: 1 },
+      { what: 'status: currentReplicas, desiredReplicas, lastScaleTime, ableToScale and more', count: 1 },
+    ]);
     const text = formatSummary('Fleet default/game', summary);
     expect(text.split('\n')[0]).toBe('Fleet default/game: 31 changes from 2026-03-02T00:00:00.000Z to 2026-03-02T01:29:00.000Z');
     expect(text).toContain(`More than ${MAX_LISTED} changes: --tail N`);

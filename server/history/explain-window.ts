@@ -80,11 +80,21 @@ export function summarize(changes: Array<ChangeMark & { cause: Cause | undefined
   };
 }
 
-/** A change's kind: `replicas 10 → 15` is a scale-up; otherwise its words without the figures and the detail in parentheses. */
+/** A field's move as a change tells it (`currentReplicas 3 → 4`, `lastScaleTime "…" → "…"`): its values, to leave the field's name. */
+const FIELD_VALUES = / (?:"[^"]*"|[^\s,]+) → (?:"[^"]*"|[^\s,]+)(?=, |$| and \d+ more$)/g;
+
+/**
+ * A change's kind: `replicas 10 → 15` is a scale-up; `status: currentReplicas 3 → 4` the fields
+ * that moved; otherwise its words without the figures and the detail in parentheses.
+ */
 function changeKind(summary: string): string {
   const replicas = /^replicas (\d+) → (\d+)/.exec(summary);
   if (replicas) return Number(replicas[2]) > Number(replicas[1]) ? 'replicas up' : 'replicas down';
-  return summary.replace(/\s*\(.*$/, '').replace(/\d+(\.\d+)?/g, 'N');
+  return summary
+    .replace(/\s*\(.*$/, '')
+    .replace(FIELD_VALUES, '')
+    .replace(/ and \d+ more$/, ' and more')
+    .replace(/\d+(\.\d+)?/g, 'N');
 }
 
 /** Who or what a cause is, without what makes each one different (request ids, figures). */

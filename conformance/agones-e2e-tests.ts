@@ -158,7 +158,7 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestGameServerPassthroughPort', group: 'game-server' },
   { test: 'TestGameServerTcpProtocol', group: 'game-server' },
   { test: 'TestGameServerTcpUdpProtocol', group: 'game-server' },
-  { test: 'TestGameServerStaticTcpUdpProtocol', group: 'game-server', because: 'static host port 7000: run alone (the nodes share 127.0.0.1)' },
+  { test: 'TestGameServerStaticTcpUdpProtocol', group: 'game-server', because: 'static host port 7000, held by the other static-port tests too: placed on another node, whose address is its own; run alone in per-test runs, whose parallel servers share the nodes\' addresses' },
   { test: 'TestGameServerStaticTcpProtocol', group: 'game-server', because: 'static host port 7000: run alone' },
   { test: 'TestGameServerStaticUdpProtocol', group: 'game-server', because: 'static host port 7000: run alone' },
   { test: 'TestGameServerSetPlayerCapacity', group: 'game-server',

@@ -45,7 +45,7 @@ interface Entry {
 }
 interface GameServer {
   metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
-  status: { state: string; ports?: Array<{ name: string; port: number }> };
+  status: { state: string; address?: string; ports?: Array<{ name: string; port: number }> };
 }
 
 let out: string;
@@ -132,7 +132,7 @@ describe('real game-server processes', () => {
     for (const gs of ready) {
       const started = await waitFor(() => entries(gs.metadata.name).find((e) => e.started), { what: 'the process record' });
       const port = gs.status.ports![0]!.port;
-      expect(started.env).toMatchObject({ PORT: String(port), FLEETSIM_PORT_GAME_PORT: String(port), GREETING: 'hi' });
+      expect(started.env).toMatchObject({ PORT: String(port), FLEETSIM_PORT_GAME_PORT: String(port), FLEETSIM_ADDRESS: gs.status.address, GREETING: 'hi' });
       expect(started.cwd).toBe(fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, ''));
       // Its own sidecar answers REST on the other port, for the same GameServer.
       const rest = await fetch(`http://127.0.0.1:${started.env!.AGONES_SDK_HTTP_PORT}/gameserver`);

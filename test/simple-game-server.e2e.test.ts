@@ -31,14 +31,14 @@ interface GameServer {
 function gameServerManifest(
   name: string,
   protocol: string,
-  extra: { env?: Array<{ name: string; value: string }>; health?: object; args?: string[]; graceSeconds?: number } = {},
+  extra: { env?: Array<{ name: string; value: string }>; health?: object; args?: string[]; graceSeconds?: number; ports?: object[] } = {},
 ) {
   return {
     apiVersion: 'agones.dev/v1',
     kind: 'GameServer',
     metadata: { name },
     spec: {
-      ports: [{ name: 'default', containerPort: 7654, protocol }],
+      ports: extra.ports ?? [{ name: 'default', containerPort: 7654, protocol }],
       health: extra.health ?? { periodSeconds: 5 },
       players: { initialCapacity: 2 },
       counters: { rooms: { count: 1, capacity: 5 } },
@@ -305,6 +305,48 @@ describe('host ports of listening simulated servers', () => {
       expect((await apiRequest(serve.baseUrl, 'DELETE', `${GAMESERVERS}/first`)).status).toBe(200);
       await waitFor(async () => (await state(serve, 'second')) === 'Ready', { timeoutMs: seconds(15), what: 'second Ready on the released port' });
       expect(await udp(port, 'GAMESERVER')).toBe('NAME: second\n');
+    } finally {
+      await serve.process.kill('SIGTERM', seconds(10));
+      await killAll();
+    }
+  });
+
+  it('a static host port: one pod per node holds it, each node on its own address; with every node holding it the pod is Pending, told why', async () => {
+    const port = await freeUdpPort();
+    const serve = await startServe(['--db', ':memory:', '--no-default-fleet', '--nodes', '2', '--feature-gates', GATES, '--port-range', '17000-17999']);
+    const staticPort = (name: string) => gameServerManifest(name, 'UDP', { ports: [{ name: 'default', portPolicy: 'Static', hostPort: port, containerPort: 7654, protocol: 'UDP' }] });
+    const get = async (name: string) => (await apiRequest(serve.baseUrl, 'GET', `${GAMESERVERS}/${name}`)).json as GameServer & { status: { address: string; nodeName: string } };
+    const ready = (name: string) => waitFor(async () => {
+      const gs = await get(name);
+      return gs.status?.state === 'Ready' && gs;
+    }, { timeoutMs: seconds(15), what: `${name} Ready` });
+    try {
+      for (const name of ['first', 'second', 'third']) {
+        const r = await apiRequest(serve.baseUrl, 'POST', GAMESERVERS, { body: staticPort(name) });
+        expect(r.status, r.text).toBe(201);
+      }
+      const [first, second] = [await ready('first'), await ready('second')];
+      expect(new Set([first.status.nodeName, second.status.nodeName])).toEqual(new Set(['node-1', 'node-2']));
+      expect(new Set([first.status.address, second.status.address])).toEqual(new Set(['127.0.0.1', '127.0.0.2']));
+      expect(await udpExchange(first.status.address, port, 'GAMESERVER')).toBe('NAME: first\n');
+      expect(await udpExchange(second.status.address, port, 'GAMESERVER')).toBe('NAME: second\n');
+
+      const failed = await waitFor(async () => (await events(serve, 'third')).find((e) => e.reason === 'FailedScheduling'), {
+        timeoutMs: seconds(10),
+        what: 'a FailedScheduling Event on third',
+      });
+      expect(failed.type).toBe('Warning');
+      expect(failed.message).toBe(`0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports (${port}/UDP).`);
+      expect(await state(serve, 'third')).toBe('Starting');
+      const pod = (await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/third')).json as { spec: { nodeName?: string }; status: { phase: string } };
+      expect(pod.status.phase).toBe('Pending');
+      expect(pod.spec.nodeName).toBeUndefined();
+
+      // The port comes free on first's node: third goes there.
+      expect((await apiRequest(serve.baseUrl, 'DELETE', `${GAMESERVERS}/first`)).status).toBe(200);
+      const third = await ready('third');
+      expect(third.status.address).toBe(first.status.address);
+      expect(await udpExchange(third.status.address, port, 'GAMESERVER')).toBe('NAME: third\n');
     } finally {
       await serve.process.kill('SIGTERM', seconds(10));
       await killAll();

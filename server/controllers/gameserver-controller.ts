@@ -2,11 +2,12 @@ import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { GameServerCommand } from '../../machines/gameserver.js';
 import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
-import { syncCause } from '../log/cause.js';
+import { type Cause, syncCause } from '../log/cause.js';
 
 import type { Cluster } from '../cluster.js';
 import { unawaited } from '../runtime/store.js';
 import { NODE_KIND, allocatablePods, nodeAddress } from '../sim/nodes.js';
+import { type HostPort, podHostPorts, podReference } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { PortAllocator } from '../sim/port-allocator.js';
@@ -29,7 +30,8 @@ export interface GameServerControllerOptions {
   deleteShutdown?: boolean;
   /**
    * Whether a GameServer's process listens on its host ports here (a real process, a simulated
-   * simple-game-server): those ports are unique in the cluster, since every node is 127.0.0.1.
+   * simple-game-server): its dynamic ports are unique in the cluster, since a real process may
+   * listen on every address of this machine, every node's included.
    */
   listens?: (gs: GameServer) => boolean;
 }
@@ -41,8 +43,9 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
  * The GameServer controller (Agones's pkg/gameservers): allocates host ports, "creates the
  * pod", schedules it onto a simulated node and fills address and ports, turns RequestReady into
  * Ready, and deletes Shutdown GameServers. Each step is a machine transition, so it is an event.
- * It is the scheduler too: it places each pod on a node with room by that node's own capacity,
- * and keeps the pods that fit nowhere waiting (what the node autoscaler reads).
+ * It is the scheduler too: it places each pod on a node with room by that node's own capacity
+ * and free host ports (Kubernetes's NodePorts filter: no two pods on a node hold one port and
+ * protocol), and keeps the pods that fit nowhere waiting (what the node autoscaler reads).
  */
 export class GameServerController implements SchedulingView {
   private readonly queue = new Set<string>();
@@ -57,6 +60,10 @@ export class GameServerController implements SchedulingView {
   /** GameServers waiting for a free listening port, retried when one is released. */
   private readonly waitingForPorts = new Set<string>();
   private readonly events: EventRecorder;
+  /** The Kubernetes scheduler's Events, on the pods it cannot place. */
+  private readonly schedulerEvents: EventRecorder;
+  /** Unschedulable GameServers that asked for host ports: retried whenever a pod leaves a node, which may free them. */
+  private readonly waitingForHostPorts = new Set<string>();
   /** Pods each node takes, for the nodes that exist. */
   private readonly capacity = new Map<string, number>();
   /**
@@ -86,6 +93,7 @@ export class GameServerController implements SchedulingView {
     this.listeningPorts = new PortAllocator(range.min, range.max, cluster.rng, 1, false);
     this.listens = options.listens ?? (() => false);
     this.events = new EventRecorder(cluster, 'gameserver-controller');
+    this.schedulerEvents = new EventRecorder(cluster, 'default-scheduler');
     this.maxPods = options.maxPodsPerNode ?? Number.POSITIVE_INFINITY;
     this.deleteShutdown = options.deleteShutdown ?? true;
   }
@@ -103,7 +111,10 @@ export class GameServerController implements SchedulingView {
       this.cluster.gameServerApplied$.subscribe((change) => {
         this.account(change.previous, change.object);
         if (!change.object) this.release(change.key);
-        if (this.unschedulable.size > 0 && change.object?.status.state !== 'Starting') this.unschedulable.delete(change.key);
+        if (this.unschedulable.size > 0 && change.object?.status.state !== 'Starting') {
+          this.unschedulable.delete(change.key);
+          this.waitingForHostPorts.delete(change.key);
+        }
       }),
       this.cluster.resourceApplied$.subscribe((event) => {
         if (event.kind === NODE_KIND) this.nodeChanged(event);
@@ -155,6 +166,7 @@ export class GameServerController implements SchedulingView {
       if (room !== undefined) {
         // A pod leaving a node can make another node the busiest with room, and gives a waiting pod a place.
         this.packedBest = undefined;
+        this.retryWaitingForHostPorts();
         this.retryUnschedulable(room);
       }
     }
@@ -193,6 +205,7 @@ export class GameServerController implements SchedulingView {
     const capacity = Math.min(allocatablePods(node), this.maxPods);
     this.capacity.set(name, capacity);
     this.largestCapacity = Math.max(this.largestCapacity, capacity);
+    this.retryWaitingForHostPorts();
     this.retryUnschedulable(this.file(name)!);
   }
 
@@ -207,6 +220,15 @@ export class GameServerController implements SchedulingView {
     for (const key of this.unschedulable) {
       if (room-- <= 0) return;
       this.unschedulable.delete(key);
+      const gs = this.cluster.gameServers.getByKey(key);
+      if (gs) this.observe(key, gs);
+    }
+  }
+
+  /** A pod left a node or a node came: the pods waiting for a host port look again, whatever room is counted. */
+  private retryWaitingForHostPorts(): void {
+    for (const key of this.waitingForHostPorts) {
+      if (!this.unschedulable.delete(key)) continue;
       const gs = this.cluster.gameServers.getByKey(key);
       if (gs) this.observe(key, gs);
     }
@@ -285,7 +307,7 @@ export class GameServerController implements SchedulingView {
               this.events.event(gs, {
                 type: 'Warning',
                 reason: 'PortAllocation',
-                message: `no ${count} free host ports in ${range} for a process that listens on them (ports are unique across the simulated cluster, whose nodes all share 127.0.0.1); waiting for one to be released`,
+                message: `no ${count} free host ports in ${range} for a process that listens on them (ports are unique across the simulated cluster, as a real process may listen on every node's address); waiting for one to be released`,
               }),
             ], cause));
           }
@@ -299,12 +321,15 @@ export class GameServerController implements SchedulingView {
         send({ type: 'controller.podCreated' });
         return;
       case 'Starting': {
-        const node = this.chooseNode(gs);
-        if (!node) {
+        const hostPorts = podHostPorts(gs);
+        const node = this.chooseNode(gs, hostPorts);
+        if (node === undefined || node === PORTS_TAKEN) {
           // Unschedulable: retried when a pod leaves a node or a node is added.
           this.unschedulable.add(key);
+          if (node === PORTS_TAKEN) this.waitForHostPorts(key, gs, hostPorts, cause);
           return;
         }
+        this.waitingForHostPorts.delete(key);
         send({ type: 'controller.scheduled', ...node });
         return;
       }
@@ -319,23 +344,61 @@ export class GameServerController implements SchedulingView {
     }
   }
 
-  /** Packed fills the busiest node that has room; Distributed the emptiest. */
-  private chooseNode(gs: GameServer):
+  /**
+   * A pod fits nowhere, and a node with room held one of its host ports: the scheduler says so on
+   * the pod, once while it waits, counting the nodes as Kubernetes's scheduler does.
+   */
+  private waitForHostPorts(key: string, gs: GameServer, hostPorts: HostPort[], cause: Cause): void {
+    if (this.waitingForHostPorts.has(key)) return;
+    this.waitingForHostPorts.add(key);
+    let full = 0;
+    let conflicting = 0;
+    const taken = new Set<string>();
+    for (const [node, capacity] of this.capacity) {
+      if (this.podsOn(node) >= capacity) {
+        full++;
+        continue;
+      }
+      const held = this.cluster.nodes.takenHostPorts(node, hostPorts);
+      if (held.length > 0) conflicting++;
+      for (const { port, protocol } of held) taken.add(`${port}/${protocol}`);
+    }
+    const reasons = [
+      ...(full > 0 ? [`${full} Too many pods`] : []),
+      `${conflicting} node(s) didn't have free ports for the requested pod ports (${[...taken].join(', ')})`,
+    ];
+    const message = `0/${this.capacity.size} nodes are available: ${reasons.join(', ')}.`;
+    unawaited(this.cluster.commit([this.schedulerEvents.event(podReference(gs), { type: 'Warning', reason: 'FailedScheduling', message })], cause));
+  }
+
+  /**
+   * Packed fills the busiest node that has room; Distributed the emptiest. Either skips a node
+   * holding one of the pod's host ports: PORTS_TAKEN when no node is left but such ones.
+   */
+  private chooseNode(gs: GameServer, hostPorts: readonly HostPort[]):
     | { nodeName: string; address: string; addresses: NodeAddress[]; ports: GameServerStatusPort[] }
+    | typeof PORTS_TAKEN
     | undefined {
     const packed = gs.spec.scheduling !== 'Distributed';
+    let skipped = false;
+    const fits = (node: string) => {
+      if (hostPorts.length === 0 || this.cluster.nodes.takenHostPorts(node, hostPorts).length === 0) return true;
+      skipped = true;
+      return false;
+    };
     let chosen: string | undefined;
     const best = this.packedBest;
-    if (packed && best !== undefined && this.podsOn(best) < (this.capacity.get(best) ?? 0)) chosen = best;
+    if (packed && best !== undefined && this.podsOn(best) < (this.capacity.get(best) ?? 0) && fits(best)) chosen = best;
     // Only nodes with room are indexed: the first found, from the busiest (Packed) or the emptiest, is the one.
     const largest = this.largestCapacity;
     for (let i = 0; i < largest && chosen === undefined; i++) {
-      chosen = firstOf(this.nodesByPods[packed ? largest - 1 - i : i]);
+      chosen = firstOf(this.nodesByPods[packed ? largest - 1 - i : i], fits);
     }
-    // Packed keeps its node; a Distributed placement may lift another node above it.
-    this.packedBest = packed ? chosen : undefined;
+    // Packed keeps its node; a Distributed placement may lift another node above it, and a node
+    // chosen past one whose ports were taken is not the busiest.
+    this.packedBest = packed && !skipped ? chosen : undefined;
     const node = chosen === undefined ? undefined : this.cluster.get(NODE_KIND, '', chosen);
-    if (!node) return undefined;
+    if (!node) return skipped ? PORTS_TAKEN : undefined;
     const chosenNode = { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
     const podIp = `10.${100 + (this.cluster.rng.int(100))}.${this.cluster.rng.int(256)}.${1 + this.cluster.rng.int(254)}`;
     return {
@@ -350,10 +413,13 @@ export class GameServerController implements SchedulingView {
   }
 }
 
-/** The smallest name in a set of nodes (deterministic, whatever the insertion order). */
-function firstOf(nodes: Set<string> | undefined): string | undefined {
+/** No node could take a pod but nodes holding one of its host ports. */
+const PORTS_TAKEN = 'ports-taken';
+
+/** The smallest name in a set of nodes that fits (deterministic, whatever the insertion order). */
+function firstOf(nodes: Set<string> | undefined, fits: (node: string) => boolean): string | undefined {
   let first: string | undefined;
-  for (const node of nodes ?? []) if (first === undefined || compareNodeNames(node, first) < 0) first = node;
+  for (const node of nodes ?? []) if ((first === undefined || compareNodeNames(node, first) < 0) && fits(node)) first = node;
   return first;
 }
 

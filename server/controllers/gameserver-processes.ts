@@ -80,7 +80,8 @@ export function portVariable(name: string): string {
 /**
  * A game-server process's environment, as a pod's container gets it: the container's `env`,
  * PATH and HOME so a command line resolves as in the shell that started fleetsim, its sidecar's
- * ports, and its host ports (a local process listens on the host port).
+ * ports, its host ports (a local process listens on the host port) and its node's address (where
+ * to listen so that pods on two nodes may hold one host port).
  */
 export function processEnvironment(gs: GameServer, sidecar: { httpPort: number; grpcPort: number }, base: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {};
@@ -94,6 +95,7 @@ export function processEnvironment(gs: GameServer, sidecar: { httpPort: number; 
   env.AGONES_SDK_GRPC_PORT = String(sidecar.grpcPort);
   env.AGONES_SDK_HTTP_PORT = String(sidecar.httpPort);
   const ports = gs.status.ports ?? [];
+  if (gs.status.address) env.FLEETSIM_ADDRESS = gs.status.address;
   if (ports.length > 0) env.PORT = String(ports[0]!.port);
   for (const port of ports) if (port.name) env[portVariable(port.name)] = String(port.port);
   return env;

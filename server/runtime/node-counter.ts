@@ -1,5 +1,6 @@
 import type { NodeCount, NodeCounts } from '../../machines/scale-down-order.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import { type HostPort, podHostPorts } from '../kinds/pod/pod.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import type { Projection } from './projection.js';
 
@@ -12,6 +13,13 @@ export interface NodeTally extends NodeCount {
    * leaves a GameServer out once it has a deletionTimestamp).
    */
   allocatable: NodeCount;
+  /** Host ports its pods hold (`hostPortKey`), each with how many pods hold it. */
+  hostPorts: Map<number, number>;
+}
+
+/** A host port as one number: the port and its protocol. */
+function hostPortKey({ port, protocol }: HostPort): number {
+  return port * 2 + (protocol === 'TCP' ? 1 : 0);
 }
 
 export const NODE_COUNTER = 'node-counter';
@@ -52,6 +60,12 @@ export class NodeCounter implements Projection {
     return node === '' ? NO_NODE : this.nodes.get(node)!.allocatable;
   }
 
+  /** Which of `ports` pods on `node` hold already (Kubernetes's scheduler places no two pods holding one on a node). */
+  takenHostPorts(node: string, ports: readonly HostPort[]): HostPort[] {
+    const held = this.nodes.get(node)?.hostPorts;
+    return held && held.size > 0 ? ports.filter((p) => held.has(hostPortKey(p))) : [];
+  }
+
   /** GameServers naming `node`: its pods. */
   gameServersOn(node: string): number {
     return this.nodes.get(node)?.gameServers ?? 0;
@@ -69,8 +83,13 @@ export class NodeCounter implements Projection {
     const to = object?.status.nodeName ?? '';
     if (from === to) {
       // On the same node the tally never passes through empty, so it stays the same object.
-      if (from === '' || !countsDiffer(previous!, object!)) return;
+      if (from === '') return;
       const tally = this.nodes.get(from)!;
+      if (previous!.spec.ports !== object!.spec.ports) {
+        this.holdPorts(tally, previous!, -1);
+        this.holdPorts(tally, object!, 1);
+      }
+      if (!countsDiffer(previous!, object!)) return;
       this.count(tally, previous!, -1);
       this.count(tally, object!, 1);
       return;
@@ -78,21 +97,34 @@ export class NodeCounter implements Projection {
     if (from !== '') {
       const tally = this.nodes.get(from)!;
       this.count(tally, previous!, -1);
+      this.holdPorts(tally, previous!, -1);
       if (--tally.gameServers === 0) this.nodes.delete(from);
     }
     if (to !== '') {
       let tally = this.nodes.get(to);
       if (!tally) {
-        tally = { ready: 0, allocated: 0, gameServers: 0, allocatable: { ready: 0, allocated: 0 } };
+        tally = { ready: 0, allocated: 0, gameServers: 0, allocatable: { ready: 0, allocated: 0 }, hostPorts: new Map() };
         this.nodes.set(to, tally);
       }
       tally.gameServers++;
       this.count(tally, object!, 1);
+      this.holdPorts(tally, object!, 1);
     }
   }
 
   snapshot(): unknown {
-    return [...this.nodes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([node, tally]) => ({ node, ...tally, allocatable: { ...tally.allocatable } }));
+    return [...this.nodes]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([node, tally]) => ({ node, ...tally, allocatable: { ...tally.allocatable }, hostPorts: [...tally.hostPorts].sort(([a], [b]) => a - b) }));
+  }
+
+  private holdPorts(tally: NodeTally, gs: GameServer, sign: 1 | -1): void {
+    for (const port of podHostPorts(gs)) {
+      const key = hostPortKey(port);
+      const held = (tally.hostPorts.get(key) ?? 0) + sign;
+      if (held > 0) tally.hostPorts.set(key, held);
+      else tally.hostPorts.delete(key);
+    }
   }
 
   private count(tally: NodeTally, gs: GameServer, sign: 1 | -1): void {

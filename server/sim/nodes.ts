@@ -21,21 +21,28 @@ export interface NodeShape {
   /** Pods the node takes (`status.capacity.pods` and `status.allocatable.pods`). */
   pods: number;
   labels?: Record<string, string>;
-  /** The second octet and the ordinal of its 10.x.y.z InternalIP, so nodes of different pools never share one. */
+  /**
+   * The second octet and the ordinal of its addresses (10.x.y.z InternalIP, 127.x.y.z ExternalIP),
+   * so nodes of different pools never share one.
+   */
   network: number;
   ordinal: number;
 }
 
 /**
  * A simulated node: a Node object (read-only through the API) with addresses. The external
- * address is loopback, so a game client on this machine can reach what a GameServer reports.
+ * address is a loopback address of its own (the first node's is 127.0.0.1, the next 127.0.0.2…;
+ * Linux routes all of 127/8 to this machine): a game client here reaches what a GameServer
+ * reports, and game servers on two nodes may listen on the same host port, as pods on two
+ * machines do.
  */
 export function simulatedNode(shape: NodeShape, uid: string, now: number): Resource {
-  const { name, pods, ordinal } = shape;
+  const { name, pods, network, ordinal } = shape;
+  const host = `${network}.${Math.floor(ordinal / 250)}.${(ordinal % 250) + 1}`;
   const addresses: NodeAddress[] = [
     { type: 'Hostname', address: name },
-    { type: 'ExternalIP', address: '127.0.0.1' },
-    { type: 'InternalIP', address: `10.${shape.network}.${Math.floor(ordinal / 250)}.${(ordinal % 250) + 1}` },
+    { type: 'ExternalIP', address: `127.${host}` },
+    { type: 'InternalIP', address: `10.${host}` },
   ];
   const labels = { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'fleetsim.dev/simulated': 'true', ...shape.labels };
   return {

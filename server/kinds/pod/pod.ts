@@ -48,6 +48,23 @@ export function hasPod(gs: GameServer): boolean {
   return !BEFORE_POD.has(gs.status.state);
 }
 
+/** A host port a pod asks for on its node: what Kubernetes's scheduler keeps unique per node and protocol. */
+export interface HostPort {
+  port: number;
+  protocol: 'TCP' | 'UDP';
+}
+
+/** The host ports of a GameServer's pod (a TCPUDP port asks for its number under both protocols; `None` asks for none). */
+export function podHostPorts(gs: GameServer): HostPort[] {
+  const ports: HostPort[] = [];
+  for (const p of gs.spec.ports) {
+    if (p.portPolicy === 'None' || !p.hostPort) continue;
+    if (p.protocol !== 'UDP') ports.push({ port: p.hostPort, protocol: 'TCP' });
+    if (p.protocol !== 'TCP') ports.push({ port: p.hostPort, protocol: 'UDP' });
+  }
+  return ports;
+}
+
 /** A uid derived from the GameServer's: stable, and distinct from it. */
 export function podUid(gameServerUid: string): string {
   const h = createHash('sha1').update(`pod/${gameServerUid}`).digest('hex');

@@ -96,6 +96,24 @@ function loopThrough(graph: Map<string, string[]>, component: string[]): string[
   return component;
 }
 
+/**
+ * Imports from one subfolder of `base` into another, or from a file flat in `base` into a
+ * subfolder (but from `exempt`), by the resolved paths of non-test sources.
+ */
+function folderCrossings(base: string, exempt: string[] = []): string[] {
+  const folderOf = (file: string): string | undefined => {
+    const parts = path.relative(base, file).split(path.sep);
+    return parts.length > 1 && !parts[0]!.startsWith('..') ? parts[0] : undefined;
+  };
+  const files = sourceFiles(base).filter((file) => !file.endsWith('.test.ts') && !exempt.includes(file));
+  const graph = importGraph(sourceFiles(path.join(root, 'server')));
+  return files.flatMap((file) =>
+    (graph.get(file) ?? [])
+      .filter((target) => target.startsWith(base + path.sep) && folderOf(target) !== undefined && folderOf(target) !== folderOf(file))
+      .map((target) => `${path.relative(root, file)} -> ${path.relative(root, target)}`),
+  );
+}
+
 describe('source layout', () => {
   it('has no import cycle', () => {
     const files = roots.flatMap((dir) => sourceFiles(path.join(root, dir)));
@@ -113,18 +131,15 @@ describe('source layout', () => {
   // pages share only the request plumbing flat in server/api/. eslint's floors cannot tell one
   // sibling folder's relative imports from another's, so the resolved imports are checked here.
   it('keeps server/api/ audiences apart', () => {
-    const api = path.join(root, 'server', 'api');
-    const audienceOf = (file: string): string | undefined => {
-      const parts = path.relative(api, file).split(path.sep);
-      return parts.length > 1 && !parts[0]!.startsWith('..') ? parts[0] : undefined;
-    };
-    const files = sourceFiles(api).filter((file) => !file.endsWith('.test.ts'));
-    const graph = importGraph(sourceFiles(path.join(root, 'server')));
-    const crossings = files.flatMap((file) =>
-      (graph.get(file) ?? [])
-        .filter((target) => target.startsWith(api + path.sep) && audienceOf(target) !== undefined && audienceOf(target) !== audienceOf(file))
-        .map((target) => `${path.relative(root, file)} -> ${path.relative(root, target)}`),
-    );
+    const crossings = folderCrossings(path.join(root, 'server', 'api'));
     expect(crossings, `imports between api/ audiences (or from the shared plumbing into one):\n${crossings.join('\n')}`).toEqual([]);
+  });
+
+  // DESIGN.md "Kinds answer for themselves": what kinds share sits flat in server/kinds/, so no kind
+  // folder imports another, and the shared modules import none (but the list of them all).
+  it('keeps server/kinds/ folders apart', () => {
+    const kinds = path.join(root, 'server', 'kinds');
+    const crossings = folderCrossings(kinds, [path.join(kinds, 'definitions.ts')]);
+    expect(crossings, `imports between kind folders (or from a shared module into one):\n${crossings.join('\n')}`).toEqual([]);
   });
 });

@@ -250,3 +250,19 @@ export const OBJECT_META_SCHEMA: Schema = {
     selfLink: { type: 'string' },
   },
 };
+
+/**
+ * apiVersion, kind and metadata around a kind's own fields. Left without descriptions, and with
+ * the shared ObjectMeta schema itself, so the OpenAPI publisher fills in the standard texts.
+ */
+export function bodySchema(fields: Record<string, Schema>): Schema {
+  return {
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: OBJECT_META_SCHEMA,
+      ...fields,
+    },
+  };
+}

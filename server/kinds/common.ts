@@ -8,7 +8,7 @@ import {
   validateLabels,
 } from '../k8s/validation.js';
 import type { FeatureGate } from '../features.js';
-import { FLEETSIM_ANNOTATION_PREFIX } from './gameserver/gameserver.js';
+import { FLEETSIM_ANNOTATION_PREFIX } from './agones.js';
 import type { Int64 } from '../int64.js';
 import type { ObjectMeta } from './meta.js';
 

@@ -1,4 +1,4 @@
-import type { GameServer } from './gameserver/gameserver.js';
+import type { GameServer } from './gameserver-types.js';
 import { type Int64, subInt64 } from '../int64.js';
 
 /**

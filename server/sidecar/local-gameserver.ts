@@ -15,7 +15,7 @@ import {
   type NodeAddress,
 } from '../kinds/gameserver/gameserver.js';
 import { rfc3339 } from '../kinds/meta.js';
-import { DEFAULT_COUNTER_CAPACITY, DEFAULT_LIST_CAPACITY } from '../kinds/gameserver/rules.js';
+import { DEFAULT_COUNTER_CAPACITY, DEFAULT_LIST_CAPACITY } from '../kinds/gameserver-spec.js';
 import type { FeatureGates } from '../features.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { OPEN_OBJECT, type KindDefinition } from '../registry.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 import type { Resource } from '../resource.js';
 
 export const CRD_KIND = 'CustomResourceDefinition';

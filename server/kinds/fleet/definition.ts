@@ -1,9 +1,8 @@
 import { ALL_VERBS, type KindDefinition } from '../registry.js';
-import { SCALABLE_SUBRESOURCES, SETS_COLUMNS } from '../gameserverset/definition.js';
 import { defaultFleet, fleetSchema, validateFleet } from './rules.js';
-import { templateCommand } from '../gameserver/rules.js';
+import { SCALABLE_SUBRESOURCES, SETS_COLUMNS, templateCommand } from '../gameserver-template.js';
 import { FLEET_KIND, FLEET_LABEL } from './fleet.js';
-import { GAMESERVERSET_KIND } from '../gameserverset/gameserverset.js';
+import { GAMESERVERSET_KIND } from '../agones.js';
 
 export const FLEET_DEFINITION: KindDefinition = {
   kind: FLEET_KIND,

@@ -1,5 +1,6 @@
 import type { AllocationOverflow } from '../common.js';
-import type { SchedulingStrategy } from '../gameserver/gameserver.js';
+import { FLEET_LABEL } from '../agones.js';
+import type { SchedulingStrategy } from '../gameserver-types.js';
 import type { Priority } from '../priorities.js';
 import { type Resource, ownedMetadata } from '../resource.js';
 
@@ -7,8 +8,7 @@ import { type Resource, ownedMetadata } from '../resource.js';
 
 export const FLEET_KIND = 'Fleet';
 
-/** Label a GameServerSet and its GameServers carry with their fleet's name. */
-export const FLEET_LABEL = 'agones.dev/fleet';
+export { FLEET_LABEL };
 
 /** An int-or-string on the wire: an absolute number or `"<n>%"`. */
 export type IntOrString = number | string;

@@ -1,4 +1,4 @@
-import type { Schema } from '../../k8s/schema.js';
+import { bodySchema, type Schema } from '../../k8s/schema.js';
 import { type FieldError, invalid, notSupported } from '../../k8s/validation.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
@@ -19,8 +19,8 @@ import {
   validateObjectMeta,
   validatePriorities,
 } from '../common.js';
-import { FLEETSIM_AGONES_VERSION, GAMESERVER_TEMPLATE_SCHEMA, SDK_VERSION_ANNOTATION, bodySchema, validateTemplateSpec } from '../gameserver/rules.js';
-import { SET_SPEC_ZERO_UNSET, SET_STATUS_FIELDS, defaultTemplate } from '../gameserverset/rules.js';
+import { FLEETSIM_AGONES_VERSION, SDK_VERSION_ANNOTATION } from '../agones.js';
+import { GAMESERVER_TEMPLATE_SCHEMA, SET_SPEC_ZERO_UNSET, SET_STATUS_FIELDS, defaultTemplate, validateTemplateSpec } from '../gameserver-template.js';
 
 /**
  * Fleet rules (§5.1 of the controllers reference): defaults from the mutating webhook on create

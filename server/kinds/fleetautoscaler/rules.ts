@@ -1,4 +1,4 @@
-import type { Schema } from '../../k8s/schema.js';
+import { bodySchema, type Schema } from '../../k8s/schema.js';
 import { type FieldError, forbidden, invalid, required } from '../../k8s/validation.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
@@ -16,7 +16,6 @@ import {
   parseIntOrPercent,
   stringAt,
 } from '../common.js';
-import { bodySchema } from '../gameserver/rules.js';
 import { cronError, durationError, parseRfc3339, timezoneError } from './schedule.js';
 import { validateUrlConfiguration } from './webhook-url.js';
 import type { Int64 } from '../../int64.js';

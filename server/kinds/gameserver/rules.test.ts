@@ -4,14 +4,9 @@ import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { type FieldError, fieldErrorMessage } from '../../k8s/validation.js';
 import type { GameServer } from './gameserver.js';
 import type { Resource } from '../resource.js';
-import {
-  defaultGameServer,
-  defaultGameServerSpec,
-  gameServerSchema,
-  validateGameServer,
-  validateGameServerSpec,
-  validateTemplateSpec,
-} from './rules.js';
+import { defaultGameServer, gameServerSchema, validateGameServer } from './rules.js';
+import { defaultGameServerSpec, validateGameServerSpec } from '../gameserver-spec.js';
+import { validateTemplateSpec } from '../gameserver-template.js';
 import { type Json, kindContext as context } from '../../../test/helpers/kinds.js';
 
 

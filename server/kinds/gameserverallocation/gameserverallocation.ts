@@ -7,7 +7,7 @@ import {
   type ListStatus,
   type NodeAddress,
   type SchedulingStrategy,
-} from '../gameserver/gameserver.js';
+} from '../gameserver-types.js';
 import type { ObjectMeta } from '../meta.js';
 import type { Int64 } from '../../int64.js';
 import {

@@ -1,9 +1,8 @@
-import type { Schema } from '../../k8s/schema.js';
+import { bodySchema, type Schema } from '../../k8s/schema.js';
 import { type FieldError, invalid, required } from '../../k8s/validation.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import { arrayAt, int32, objectAt } from '../common.js';
-import { bodySchema } from '../gameserver/rules.js';
 
 /**
  * GameServerAllocationPolicy rules (§6.10 and §8 of the controllers reference). Agones checks this

@@ -1,15 +1,12 @@
 import type { AllocationOverflow } from '../common.js';
-import { FLEET_LABEL } from '../fleet/fleet.js';
-import type { SchedulingStrategy } from '../gameserver/gameserver.js';
+import { FLEET_LABEL, GAMESERVERSET_KIND, GAMESERVERSET_LABEL } from '../agones.js';
+import type { SchedulingStrategy } from '../gameserver-types.js';
 import type { Priority } from '../priorities.js';
 import { type Resource, ownedMetadata } from '../resource.js';
 
 /** What a GameServerSet is: its kind, its label, its spec and the GameServer it makes. */
 
-export const GAMESERVERSET_KIND = 'GameServerSet';
-
-/** Label a GameServer carries with its set's name. */
-export const GAMESERVERSET_LABEL = 'agones.dev/gameserverset';
+export { GAMESERVERSET_KIND, GAMESERVERSET_LABEL };
 
 /** The fields of a GameServerSet's spec fleetsim reads. */
 export interface GameServerSetSpec {

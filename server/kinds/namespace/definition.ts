@@ -1,5 +1,5 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 import { isDNS1123Label, invalid } from '../../k8s/validation.js';
 import { NAMESPACE_FINALIZER, NAMESPACE_KIND } from './namespace.js';
 import type { Resource } from '../resource.js';

@@ -1,5 +1,5 @@
 import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 
 /** Simulated nodes: read through the API, and deleted as a lost node is (server/controllers/node-loss.ts). */
 export const NODE_DEFINITION: KindDefinition = {

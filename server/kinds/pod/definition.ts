@@ -1,5 +1,5 @@
 import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 import { POD_KIND, podReady, podRestarts, podStatusText } from './pod.js';
 
 /** Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts); read, watched, deleted, never written. */

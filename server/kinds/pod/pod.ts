@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { GameServer } from '../gameserver/gameserver.js';
+import type { GameServer } from '../gameserver-types.js';
 import { type ObjectMeta, rfc3339 } from '../meta.js';
 import type { Resource } from '../resource.js';
-import { FLEETSIM_AGONES_VERSION, SDK_VERSION_ANNOTATION } from '../gameserver/rules.js';
+import { FLEETSIM_AGONES_VERSION, SDK_VERSION_ANNOTATION } from '../agones.js';
 
 /**
  * A GameServer's Pod, as Agones builds it and a kubelet reports it: projected on read from the

@@ -1,7 +1,6 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import type { Resource } from '../resource.js';
-import { bodySchema } from '../gameserver/rules.js';
-import type { Schema } from '../../k8s/schema.js';
+import { bodySchema, type Schema } from '../../k8s/schema.js';
 import { type FieldError, invalid, notSupported, required } from '../../k8s/validation.js';
 import { arrayAt, isJsonObject, objectAt } from '../common.js';
 

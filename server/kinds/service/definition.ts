@@ -1,6 +1,6 @@
 import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
 import type { Resource } from '../resource.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 
 export const SERVICE_KIND = 'Service';
 

@@ -1,5 +1,5 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
-import { bodySchema } from '../gameserver/rules.js';
+import { bodySchema } from '../../k8s/schema.js';
 
 const OBJECT_REFERENCES = { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } } as const;
 

@@ -1,7 +1,9 @@
 import { merge, type Subscription } from 'rxjs';
 import type { Cluster } from '../cluster.js';
 import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
-import { NAMESPACE_CONTENT_KINDS, type ResourceService } from '../resources/service.js';
+import type { ResourceService } from '../resources/service.js';
+import { NAMESPACE_CONTENT_KINDS } from '../kinds/definitions.js';
+import { namespaceFinalization } from '../kinds/namespace/deletion.js';
 import { syncCause } from '../log/cause.js';
 
 /**
@@ -33,7 +35,7 @@ export class NamespaceController {
 
   /** `after`: the event that may have emptied the namespace (its last GameServer's deletion). */
   private finalize(namespace: string, after: number): void {
-    const event = this.service.namespaceFinalization(namespace);
+    const event = namespaceFinalization(namespace, this.service.cascade.scope());
     if (event) this.cluster.commit([event], syncCause(NAMESPACE_KIND, '', namespace, after)).catch(() => undefined);
   }
 }

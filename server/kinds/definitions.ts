@@ -49,3 +49,6 @@ export function findDefinition(group: string, version: string, plural: string): 
 export function definitionOfKind(kind: string): KindDefinition | undefined {
   return KIND_DEFINITIONS.find((d) => d.kind === kind);
 }
+
+/** The kinds of what a namespace holds and its deletion deletes (a Pod goes with its GameServer; allocations are never stored). */
+export const NAMESPACE_CONTENT_KINDS: readonly string[] = KIND_DEFINITIONS.filter((d) => d.namespaced && !d.projected && d.verbs.includes('list')).map((d) => d.kind);

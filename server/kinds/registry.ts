@@ -1,6 +1,7 @@
 import type { FeatureGates } from '../features.js';
 import type { FieldError } from '../k8s/validation.js';
 import type { Schema } from '../k8s/schema.js';
+import type { NewEvent } from '../log/event-log.js';
 import type { Resource } from './resource.js';
 
 /** A column of `kubectl get` (a CRD's additionalPrinterColumns). */
@@ -29,6 +30,46 @@ export interface KindContext {
   now: number;
   /** Absent: the spec's. */
   validation?: ValidationRules;
+}
+
+/**
+ * The events that write a kind's objects, where they are not the Resource events that carry an
+ * object whole (a GameServer's own events, which its reducer and lifecycle read).
+ */
+export interface KindWrites {
+  created(object: Resource): NewEvent;
+  /** `next` written over `current`. */
+  updated(current: Resource, next: Resource): NewEvent;
+  deleted(namespace: string, name: string): NewEvent;
+}
+
+/** What a kind's deletion hooks read and ask for, from the resource service that deletes. */
+export interface DeletionScope {
+  /** Milliseconds since the epoch, from the cluster's clock. */
+  now: number;
+  get(kind: string, namespace: string, name: string): Resource | undefined;
+  /** Every object stored in a namespace, of every kind a namespace holds. */
+  contents(namespace: string): Resource[];
+  /** The events deleting one object on its own (its dependents aside), its kind's way. */
+  ownDeletion(object: Resource): NewEvent[];
+  /**
+   * The lifecycle's events deleting an object whose pod runs a process: it goes at once, or
+   * terminates while the process stops within its grace period.
+   */
+  terminate(object: Resource): NewEvent[];
+}
+
+/** How a kind's objects are deleted, where it differs from a plain object's (finalizers, then the garbage collector). */
+export interface KindDeletion {
+  /** The events deleting one object, its dependents aside. */
+  own?(object: Resource, scope: DeletionScope): NewEvent[];
+  /**
+   * A DELETE of the object, in place of the cascade: the events, the answer, and what follows once
+   * they are applied (a namespace turns Terminating, its content goes, and it goes once empty).
+   */
+  deleteObject?(object: Resource, scope: DeletionScope): { events: NewEvent[]; answer: Resource; afterwards(): NewEvent[] };
+  /** Why a DELETE of a collection of them is refused, when it is. */
+  noCollection?: string;
 }
 
 /** Everything the resource API needs to serve one kind. */
@@ -73,6 +114,11 @@ export interface KindDefinition {
   memberLabel?: string;
   /** The kind of the objects an object of this kind owns: deleted with it, as the garbage collector does. */
   ownedKind?: string;
+  /** The events that write its objects; absent: Resource events, each carrying the object whole. */
+  writes?: KindWrites;
+  /** Built on read from what other kinds store (a Pod from its GameServer): never stored, left to its owner. */
+  projected?: boolean;
+  deletion?: KindDeletion;
   /** Installed by a CustomResourceDefinition, as Agones installs it (listed at apiextensions.k8s.io). */
   customResource?: boolean;
 }

@@ -3,6 +3,8 @@ import { apply } from 'rfc6902/patch.js';
 import { Pointer } from 'rfc6902/pointer.js';
 import type { Operation } from 'rfc6902/diff.js';
 import { isJsonObject, jsonEqual } from '../kinds/common.js';
+import type { Resource } from '../kinds/resource.js';
+import { tooDeeplyNested } from '../k8s/nesting.js';
 
 /** RFC 7386 JSON merge patch: objects merge, `null` removes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -77,4 +79,31 @@ export function jsonPatch(document: unknown, operations: unknown): unknown {
     if (error) throw apiErrors.badRequest(`a JSON patch "${op}" operation needs "value"`);
   }
   return root;
+}
+
+/** A PATCH body applied to `current` as its content type says: merge, strategic merge or JSON patch. */
+export function patchObject(current: Resource, patch: unknown, contentType: string): Record<string, unknown> {
+  const type = contentType.split(';')[0]!.trim();
+  let result: unknown;
+  // Built-in kinds take strategic merge patches (kubectl always sends one for them); for the
+  // fields fleetsim stores of those kinds (maps, scalars) it is a merge patch without directives.
+  const builtIn = !current.apiVersion.includes('/');
+  if (type === 'application/merge-patch+json') result = mergePatch(current, patch);
+  else if (type === 'application/strategic-merge-patch+json' && builtIn) result = mergePatch(current, withoutDirectives(patch));
+  else if (type === 'application/json-patch+json') result = jsonPatch(current, patch);
+  else throw apiErrors.unsupportedMediaType(type);
+  if (!isJsonObject(result)) throw apiErrors.badRequest('the patch did not produce an object');
+  // A JSON patch can graft deep values onto deep paths: the result is capped as bodies are.
+  const tooDeep = tooDeeplyNested(result);
+  if (tooDeep) throw apiErrors.badRequest(`the patched object ${tooDeep}`);
+  return result;
+}
+
+/** Drops strategic-merge-patch directives (`$patch`, `$retainKeys`, …). */
+function withoutDirectives(patch: unknown): unknown {
+  if (Array.isArray(patch)) return patch.map(withoutDirectives);
+  if (!isJsonObject(patch)) return patch;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) if (!key.startsWith('$')) out[key] = withoutDirectives(value);
+  return out;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
-import { type ApplySink, type Change, DEFAULT_EVENT_TTL_MS, EVENTS_EXPIRED, ReadModel } from './read-model.js';
+import { type ApplySink, type Change, DEFAULT_EVENT_TTL_MS, EVENTS_EXPIRED, IGNORE_CHANGES, ReadModel } from './read-model.js';
 import { gameServer as buildGameServer } from '../../test/helpers/gameservers.js';
 
 const T0 = Date.parse('2026-06-01T00:00:00Z');
@@ -52,7 +52,7 @@ const names = (model: ReadModel) =>
 
 function recordingSink(): { sink: ApplySink; changes: Change[] } {
   const changes: Change[] = [];
-  return { sink: { gameServer: () => undefined, change: (c) => changes.push(c), derived: () => undefined }, changes };
+  return { sink: { ...IGNORE_CHANGES, change: (c) => changes.push(c) }, changes };
 }
 
 describe('ReadModel: Kubernetes Events expire after the event TTL (by the log time, not a clock)', () => {

@@ -33,9 +33,11 @@ export interface ApplySink {
   change(change: Change): void;
   /** A set's or fleet's status moved; `key` is `Kind/namespace/name`. */
   derived(key: string, kind: string, namespace: string, name: string, seq: number): void;
+  /** An event of any kind but GameServer was applied (GameServers' come as their changes). */
+  resource(event: StoredEvent): void;
 }
 
-const IGNORE: ApplySink = { gameServer: () => undefined, change: () => undefined, derived: () => undefined };
+export const IGNORE_CHANGES: ApplySink = { gameServer: () => undefined, change: () => undefined, derived: () => undefined, resource: () => undefined };
 
 /** How long a Kubernetes Event lives after its last write: kube-apiserver's --event-ttl default. */
 export const DEFAULT_EVENT_TTL_MS = 60 * 60 * 1000;
@@ -59,10 +61,11 @@ interface EventWrite {
 }
 
 /**
- * Kinds stored whole, each in its store: every kind the API can read but GameServer, which has
- * its own (GameServerAllocation, create-only, is never stored).
+ * Kinds stored whole, each in its store: every kind the API can read that is written by Resource
+ * events (a GameServer has its own events and store; a Pod is built on read; a GameServerAllocation,
+ * create-only, is never stored).
  */
-const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.kind !== GAMESERVER_KIND && d.verbs.includes('get')).map((d) => d.kind);
+const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.verbs.includes('get') && !d.writes && !d.projected).map((d) => d.kind);
 
 /** Kinds whose status the set-status projection folds from their GameServers. */
 const DERIVED_STATUS_KINDS = new Set(KIND_DEFINITIONS.filter((d) => d.derivedStatus).map((d) => d.kind));
@@ -78,6 +81,8 @@ export class ReadModel {
   );
   readonly setStatus = new SetStatusProjection();
   readonly gameServerEvents = new RecentGameServerEvents();
+  /** Where `get` and `list` find each kind's objects. */
+  private readonly sources = new Map<string, ObjectSource>();
   /** Sequence number of the last event applied. */
   lastSeq = 0;
   readonly eventTtlMs: number;
@@ -93,13 +98,17 @@ export class ReadModel {
     options: ReadModelOptions = {},
   ) {
     this.eventTtlMs = options.eventTtlMs ?? DEFAULT_EVENT_TTL_MS;
+    for (const [kind, store] of this.resources) this.sources.set(kind, store);
+    this.sources.set(GAMESERVER_KIND, this.gameServers as unknown as ObjectSource);
+    // Events are those written, and those derived from GameServers' changes.
+    this.sources.set(EVENT_KIND, bothSources(this.resources.get(EVENT_KIND)!, this.gameServerEvents));
   }
 
   /**
    * Applies one event, telling `sink` (the commit in progress) what changed: GameServer changes,
    * watch changes, and the sets and fleets whose status moved.
    */
-  apply(event: StoredEvent, sink: ApplySink = IGNORE): void {
+  apply(event: StoredEvent, sink: ApplySink = IGNORE_CHANGES): void {
     this.lastSeq = event.seq;
     this.expireEvents(event, sink);
     if (event.kind === GAMESERVER_KIND) {
@@ -112,12 +121,13 @@ export class ReadModel {
       }
       return;
     }
-    if (event.type === EVENTS_EXPIRED) return;
-    const store = this.resources.get(event.kind);
-    if (!store) return;
-    const change = store.apply(event);
-    sink.change(watchChange(event, change));
-    if (event.kind === EVENT_KIND && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
+    const store = event.type === EVENTS_EXPIRED ? undefined : this.resources.get(event.kind);
+    if (store) {
+      const change = store.apply(event);
+      sink.change(watchChange(event, change));
+      if (event.kind === EVENT_KIND && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
+    }
+    sink.resource(event);
   }
 
   /**
@@ -195,39 +205,42 @@ export class ReadModel {
 
   /** The object as the API serves it: sets and fleets carry their derived status. */
   get(kind: string, namespace: string, name: string): Resource | undefined {
-    if (kind === GAMESERVER_KIND) return this.gameServers.get(namespace, name) as unknown as Resource | undefined;
-    const object = this.resources.get(kind)?.get(namespace, name);
-    if (!object && kind === EVENT_KIND) return this.gameServerEvents.get(namespace, name);
+    const object = this.sources.get(kind)?.get(namespace, name);
     return object && this.present(object);
   }
 
   list(kind: string, namespace?: string): Resource[] {
     const out: Resource[] = [];
-    if (kind === GAMESERVER_KIND) {
-      for (const gs of this.gameServers.values()) {
-        if (namespace === undefined || gs.metadata.namespace === namespace) out.push(gs as unknown as Resource);
-      }
-      return out;
-    }
-    const objects = kind === EVENT_KIND ? [...this.gameServerEvents.values(), ...(this.resources.get(kind)?.values() ?? [])] : (this.resources.get(kind)?.values() ?? []);
-    for (const object of objects) {
+    for (const object of this.sources.get(kind)?.values() ?? []) {
       if (namespace === undefined || object.metadata.namespace === namespace) out.push(this.present(object));
     }
     return out;
   }
 
+  /** The object as the API serves it: a set's or fleet's status is folded from its GameServers. */
   present(object: Resource): Resource {
     if (!DERIVED_STATUS_KINDS.has(object.kind)) return object;
-    const { namespace, name } = object.metadata;
-    const isSet = object.kind === GAMESERVERSET_KIND;
-    const keys = templateKeys(object);
-    const status = isSet
-      ? this.setStatus.setStatus(namespace, name, keys, this.gates)
-      : this.setStatus.fleetStatus(namespace, name, keys, this.gates);
-    const seq = isSet ? this.setStatus.setSeq(namespace, name) : this.setStatus.fleetSeq(namespace, name);
+    const { kind, metadata } = object;
+    const { namespace, name } = metadata;
+    const status = this.setStatus.status(kind, namespace, name, templateKeys(object), this.gates);
+    const seq = this.setStatus.seq(kind, namespace, name);
     const resourceVersion = String(Math.max(Number(object.metadata.resourceVersion), seq));
     return { ...object, metadata: { ...object.metadata, resourceVersion }, status };
   }
+}
+
+/** Where objects of one kind are read from. */
+interface ObjectSource {
+  get(namespace: string, name: string): Resource | undefined;
+  values(): Iterable<Resource>;
+}
+
+/** The objects of `first` and of `second` (a name in both is `first`'s); `second`'s listed first. */
+function bothSources(first: ObjectSource, second: ObjectSource): ObjectSource {
+  return {
+    get: (namespace, name) => first.get(namespace, name) ?? second.get(namespace, name),
+    values: () => [...second.values(), ...first.values()],
+  };
 }
 
 function isLastWrite(object: Resource | undefined, write: EventWrite): boolean {

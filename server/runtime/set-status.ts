@@ -121,6 +121,11 @@ export class SetStatusProjection {
   /** namespace -> name -> totals: nested, so no key is built per event. */
   private readonly sets = new Map<string, Map<string, Totals>>();
   private readonly fleets = new Map<string, Map<string, Totals>>();
+  /** The totals kept for each kind whose status is folded here. */
+  private readonly owners = new Map([
+    [GAMESERVERSET_KIND, { totals: this.sets, withShutdown: true }],
+    [FLEET_KIND, { totals: this.fleets, withShutdown: false }],
+  ]);
 
   /** Applies one GameServer change; returns the names of the set and fleet whose status moved. */
   apply(
@@ -159,20 +164,18 @@ export class SetStatusProjection {
     return totals.key;
   }
 
-  setStatus(namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
-    return render(this.sets.get(namespace)?.get(name), templateKeys, gates, true);
+  /**
+   * The status of a set or fleet (`kind`), folded from its GameServers; a set's counts those
+   * shutting down apart, a fleet's does not.
+   */
+  status(kind: string, namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
+    const owners = this.owners.get(kind);
+    return render(owners?.totals.get(namespace)?.get(name), templateKeys, gates, owners?.withShutdown ?? false);
   }
 
-  fleetStatus(namespace: string, name: string, templateKeys: TemplateKeys, gates: FeatureGates): SetStatus {
-    return render(this.fleets.get(namespace)?.get(name), templateKeys, gates, false);
-  }
-
-  setSeq(namespace: string, name: string): number {
-    return this.sets.get(namespace)?.get(name)?.seq ?? 0;
-  }
-
-  fleetSeq(namespace: string, name: string): number {
-    return this.fleets.get(namespace)?.get(name)?.seq ?? 0;
+  /** The sequence number of the last GameServer change that moved this set's or fleet's status. */
+  seq(kind: string, namespace: string, name: string): number {
+    return this.owners.get(kind)?.totals.get(namespace)?.get(name)?.seq ?? 0;
   }
 
   /** Makes this projection hold what `other` holds (its totals change in place, so they are copied). */

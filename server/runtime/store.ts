@@ -4,7 +4,7 @@ import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
 import { EventLog, LogClosedError, type NewEvent, type StoredEvent, type WriteBehind } from '../log/event-log.js';
 import type { ObjectEvents } from '../log/object-index.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { batchMemberNames } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
@@ -12,7 +12,7 @@ import { ChangeSubject } from './change-subject.js';
 import { NodeCounter } from './node-counter.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import type { Projection, ProjectionDefinition } from './projection.js';
-import { type ApplySink, type Change, ReadModel } from './read-model.js';
+import { type ApplySink, type Change, IGNORE_CHANGES, ReadModel } from './read-model.js';
 
 export interface StoreOptions {
   /** SQLite file of the event log, or `:memory:`. */
@@ -130,10 +130,8 @@ export class Store {
     // Subjects multicast already: asObservable only hides `next` (share() would add a hop per change).
     this.gameServerChanges$ = this.committedGameServers.asObservable();
 
-    for (const event of this.log.replay()) {
-      this.readModel.apply(event);
-      if (event.kind !== GAMESERVER_KIND) this.resourceApplied$.next(event);
-    }
+    const replayed: ApplySink = { ...IGNORE_CHANGES, resource: (event) => this.resourceApplied$.next(event) };
+    for (const event of this.log.replay()) this.readModel.apply(event, replayed);
     this.committedSeq = this.log.lastSeq;
     this.nodes = this.register(new NodeCounter(this.gameServers));
   }
@@ -181,13 +179,7 @@ export class Store {
     const batch = (this.pendingBatch ??= this.newBatch());
     this.committing++;
     try {
-      for (const record of records) {
-        this.readModel.apply(record, batch.sink);
-        if (record.kind !== GAMESERVER_KIND) {
-          for (const projection of this.eventProjections) projection.eventApplied!(record);
-          this.resourceApplied$.next(record);
-        }
-      }
+      for (const record of records) this.readModel.apply(record, batch.sink);
     } finally {
       this.committing--;
     }
@@ -258,6 +250,10 @@ export class Store {
         this.gameServerApplied$.next(change);
       },
       change: (change) => batch.changes.push(change),
+      resource: (event) => {
+        for (const projection of this.eventProjections) projection.eventApplied!(event);
+        this.resourceApplied$.next(event);
+      },
       // A set's status moves with each of its GameServers: watchers need its last state once.
       derived: (key, kind, namespace, name, seq) => {
         const known = batch.derived.get(key);

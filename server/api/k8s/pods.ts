@@ -12,7 +12,7 @@ import { stringifyJsonExact } from '../../log/json.js';
 import type { Cluster } from '../../cluster.js';
 import type { LogLine, PodContainer } from '../../runtime/pod-runtime.js';
 import { type DeleteRequestOptions, deleteOptionsOf, dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from '../request-options.js';
-import { requireDeletePreconditions } from '../../resources/service.js';
+import { requireDeletePreconditions } from '../../resources/deletion.js';
 import { requireBodyType } from '../../k8s/decoding.js';
 import { KIND_DEFINITIONS } from '../../kinds/definitions.js';
 import { apiVersionOf } from '../../kinds/registry.js';

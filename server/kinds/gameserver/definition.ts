@@ -1,6 +1,7 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServer, gameServerCommand, gameServerSchema, validateGameServer } from './rules.js';
 import { GAMESERVER_KIND } from './gameserver.js';
+import { GAMESERVER_WRITES } from './events.js';
 
 export const GAMESERVER_DEFINITION: KindDefinition = {
   kind: GAMESERVER_KIND,
@@ -25,4 +26,7 @@ export const GAMESERVER_DEFINITION: KindDefinition = {
   defaults: defaultGameServer,
   validate: validateGameServer,
   commandOf: gameServerCommand,
+  writes: GAMESERVER_WRITES,
+  // A GameServer whose pod runs a process terminates while it stops: the lifecycle decides.
+  deletion: { own: (object, scope) => scope.terminate(object) },
 };

@@ -1,5 +1,8 @@
 import type { ProcessCause } from '../../log/cause.js';
-import type { StoredEvent } from '../../log/event-log.js';
+import type { NewEvent, StoredEvent } from '../../log/event-log.js';
+import { stringifyJsonExact } from '../../log/json.js';
+import { jsonEqual } from '../common.js';
+import type { KindWrites } from '../registry.js';
 import { type ObjectMeta, patchMap } from '../meta.js';
 import type { Int64 } from '../../int64.js';
 import {
@@ -141,6 +144,39 @@ export function gameServerEvent<T extends GameServerEventType>(
   payload: GameServerEventPayloads[T],
 ) {
   return { type, kind: GAMESERVER_KIND, namespace, name, payload };
+}
+
+/**
+ * The events the resource API writes a GameServer with: created and deleted by its own events, and
+ * updated by one that carries its metadata and spec (and its status when that changed).
+ */
+export const GAMESERVER_WRITES: KindWrites = {
+  created: (object) => gameServerEvent('GameServerCreated', object.metadata.namespace, object.metadata.name, { object: object as unknown as GameServer }),
+  updated: (current, next) =>
+    gameServerEvent('GameServerSpecUpdated', current.metadata.namespace, current.metadata.name, {
+      metadata: next.metadata,
+      spec: next.spec as GameServer['spec'],
+      ...(!jsonEqual(next.status, current.status) && { status: next.status as GameServer['status'] }),
+    }),
+  deleted: (namespace, name) => gameServerEvent('GameServerDeleted', namespace, name, {}),
+};
+
+/**
+ * The events creating a batch of GameServers (a set's): one that holds their shared spec once, and
+ * — when they are copies of one template — that copy once with the names and uids of all.
+ */
+export function gameServersCreated(namespace: string, objects: GameServer[]): NewEvent[] {
+  if (objects.length === 0) return [];
+  const spec = objects[0]!.spec;
+  const specJson = stringifyJsonExact(spec);
+  if (objects.some((o) => o.spec !== spec && stringifyJsonExact(o.spec) !== specJson)) {
+    return objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o }));
+  }
+  const withoutSpec = ({ spec: _spec, ...rest }: GameServer) => rest;
+  const payload = objects.every((o) => differOnlyInIdentity(o, objects[0]!))
+    ? { spec, template: withoutSpec(objects[0]!), members: objects.map((o) => ({ name: o.metadata.name, uid: o.metadata.uid })) }
+    : { spec, objects: objects.map(withoutSpec) };
+  return [gameServerEvent('GameServersCreated', namespace, '', payload)];
 }
 
 /** What a GameServer's process (simulated or real) did, as the cause of what it changes. */

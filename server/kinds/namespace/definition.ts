@@ -3,6 +3,7 @@ import { bodySchema } from '../../k8s/schema.js';
 import { isDNS1123Label, invalid } from '../../k8s/validation.js';
 import { NAMESPACE_FINALIZER, NAMESPACE_KIND } from './namespace.js';
 import type { Resource } from '../resource.js';
+import { NAMESPACE_DELETION } from './deletion.js';
 
 export const NAMESPACE_DEFINITION: KindDefinition = {
   kind: NAMESPACE_KIND,
@@ -35,4 +36,5 @@ export const NAMESPACE_DEFINITION: KindDefinition = {
   }),
   // A namespace's name becomes a DNS label (`svc.<ns>.svc.cluster.local`): 63 characters at most.
   validate: (object) => isDNS1123Label(object.metadata.name).map((e) => invalid('metadata.name', object.metadata.name, e)),
+  deletion: NAMESPACE_DELETION,
 };

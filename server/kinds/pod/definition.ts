@@ -14,6 +14,7 @@ export const POD_DEFINITION: KindDefinition = {
   namespaced: true,
   categories: ['all'],
   verbs: ['delete', 'get', 'list', 'watch'],
+  projected: true,
   subresources: { status: false, log: true, eviction: true },
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.containerStatuses', value: podReady, description: 'Ready containers of all' },

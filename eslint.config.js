@@ -46,7 +46,15 @@ const floors = [
   [{ name: 'server/runtime', files: ['server/runtime/**/*.ts'], refs: ['**/runtime/**'] }],
   // machines/ has its own allow-list below (machinesRule); this entry forbids it to the floors beneath.
   [{ name: 'machines', files: [], refs: ['**/machines/**'] }],
-  [{ name: 'server/kinds', files: ['server/kinds/**/*.ts'], refs: ['**/kinds/**'] }],
+  [
+    {
+      name: 'server/kinds',
+      files: ['server/kinds/**/*.ts'],
+      refs: ['**/kinds/**'],
+      // What kinds share sits flat in server/kinds/: a kind folder imports no other (`../<kind>/…`).
+      folders: { files: ['server/kinds/*/**/*.ts'], regex: '^\\.\\./[^./][^/]*/', message: 'a kind folder may not import another kind folder: what kinds share sits flat in server/kinds/ (DESIGN.md, Layout).' },
+    },
+  ],
   [
     {
       name: 'the ground floor',
@@ -108,6 +116,11 @@ function floorRules() {
         ignores: tests,
         rules: { 'no-restricted-imports': ['error', { patterns }] },
       });
+      // A later block replaces the rule for the files it matches, so it repeats the floor's patterns.
+      if (unit.folders) {
+        const { files, regex, message } = unit.folders;
+        blocks.push({ files, ignores: tests, rules: { 'no-restricted-imports': ['error', { patterns: [...patterns, { regex, message }] }] } });
+      }
     }
   });
   return blocks;

@@ -83,8 +83,10 @@ export function wholeTable(results: WholeResults): string {
     '',
     "The whole `test/e2e` package of Agones's source in one test process against one `fleetsim serve`, its tests",
     "side by side (`-test.parallel=16`, a 45-minute timeout), once per gate set of Agones's CI: `inverted` is the",
-    "`featureWithGate` set of its cloudbuild.yaml (alpha gates on, beta gates off), `default` its defaults. Written by",
-    '`npm run conformance:agones-e2e -- --whole --gates both --record`; the reasons are conformance/agones-e2e-tests.ts\'s.',
+    "`featureWithGate` set of its cloudbuild.yaml (alpha gates on, beta gates off), `default` its defaults. What failed",
+    "runs again in a new process, twice at most, unless more than 10 tests failed, as gotestsum's `--rerun-fails=2` does",
+    'there. Written by `npm run conformance:agones-e2e -- --whole --gates both --record`; the reasons are',
+    "conformance/agones-e2e-tests.ts's.",
     '',
     ...(Object.keys(GATE_SETS) as GateSet[]).flatMap(section),
   ].join('\n');

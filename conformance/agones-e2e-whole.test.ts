@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AGONES_E2E_TESTS, expectationUnder } from './agones-e2e-tests.js';
-import { EventFold, GATE_SETS } from './agones-e2e-whole.js';
+import { EventFold, GATE_SETS, type Outcome, type WholeRun, runWholeAsCi } from './agones-e2e-whole.js';
 import { WHOLE_RESULTS_FILE, WHOLE_TABLE_FILE, type WholeResults, asExpected, totals, wholeTable } from './agones-e2e-whole-table.js';
 
 const event = (Action: string, Test?: string, Output?: string, Elapsed?: number) => JSON.stringify({ Action, Package: 'e2e', ...(Test && { Test }), ...(Output && { Output }), ...(Elapsed !== undefined && { Elapsed }) });
@@ -49,6 +49,26 @@ describe("Agones's e2e suite run whole", () => {
       { test: 'TestLater', result: 'timeout', seconds: 0, cause: 'did not start: panic: test timed out after 45m0s' },
       { test: 'TestSlow', result: 'timeout', seconds: 0, cause: 'did not end: panic: test timed out after 45m0s' },
     ]);
+  });
+
+  it("runs what failed again as gotestsum does in Agones's CI: a new process, twice at most, not at all past 10 failures", async () => {
+    const run: WholeRun = { binary: 'e2e.test', cwd: '.', kubeconfig: 'k', gates: '', pattern: '.*', tests: ['TestA', 'TestB', 'TestC'] };
+    const patterns: string[] = [];
+    /** TestA passes on its second run, TestB never; each run of the suite is a call. */
+    const runs = (failing: number) => async (r: WholeRun): Promise<Outcome[]> => {
+      patterns.push(r.pattern);
+      const outcome = (test: string, passes: boolean): Outcome => ({ test, result: passes ? 'pass' : 'fail', seconds: 1 });
+      if (patterns.length > 1) return r.tests.map((test) => outcome(test, test === 'TestA'));
+      return [...[...Array(failing).keys()].map((i) => outcome(`TestF${i}`, false)), ...r.tests.map((test) => outcome(test, test === 'TestC'))];
+    };
+    const outcomes = await runWholeAsCi(run, runs(0));
+    expect(patterns).toEqual(['.*', '^(TestA|TestB)$', '^(TestB)$']);
+    expect(outcomes.map((o) => [o.test, o.result, o.rerun])).toEqual([['TestA', 'pass', 1], ['TestB', 'fail', 2], ['TestC', 'pass', undefined]]);
+
+    patterns.length = 0;
+    const many = await runWholeAsCi(run, runs(9));
+    expect(patterns).toEqual(['.*']);
+    expect(many.filter((o) => o.result === 'fail')).toHaveLength(11);
   });
 
   it('expects the skip of a test whose gates the set turns the other way, otherwise what the list says', () => {

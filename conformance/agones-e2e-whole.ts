@@ -19,6 +19,8 @@ export interface Outcome {
   cause?: string;
   /** Run again alone after failing beside others. */
   alone?: boolean;
+  /** Which run of gotestsum's reruns this outcome is (1 or 2), when the first run failed it. */
+  rerun?: number;
 }
 
 /**
@@ -38,6 +40,13 @@ export type GateSet = keyof typeof GATE_SETS;
 /** Agones's CI flags for the integration run (build/e2e-image/e2e.sh, build/Makefile). */
 export const CI_PARALLEL = 16;
 export const CI_TIMEOUT_MINUTES = 45;
+/**
+ * gotestsum's `--rerun-fails=2` in Agones's CI (build/Makefile): a failed test runs again in a new
+ * test process, so under a new namespace of the suite's own, until it passes, twice at most; and not
+ * at all when more than `--rerun-fails-max-failures` (gotestsum's default, 10) failed at first.
+ */
+export const CI_RERUN_ATTEMPTS = 2;
+export const CI_RERUN_MAX_FAILURES = 10;
 
 /**
  * The line that says why a Go test failed: an assertion's "Error:", else the last line the test
@@ -139,7 +148,20 @@ export interface WholeRun {
   onOutcome?: (o: Outcome) => void;
 }
 
-/** Runs the suite in one process, as Agones's CI does, and returns an outcome per test. */
+/** Runs the suite as Agones's CI does: in one process, then what failed again as gotestsum reruns it; an outcome per test, its last. */
+export async function runWholeAsCi(run: WholeRun, runOnce: (run: WholeRun) => Promise<Outcome[]> = runWhole): Promise<Outcome[]> {
+  const outcomes = new Map((await runOnce(run)).map((o) => [o.test, o]));
+  let failed = [...outcomes.values()].filter((o) => o.result === 'fail' || o.result === 'timeout').map((o) => o.test);
+  if (failed.length > CI_RERUN_MAX_FAILURES) return [...outcomes.values()];
+  for (let attempt = 1; attempt <= CI_RERUN_ATTEMPTS && failed.length > 0; attempt++) {
+    const again = await runOnce({ ...run, pattern: `^(${failed.join('|')})$`, tests: failed, onOutcome: (o) => run.onOutcome?.({ ...o, rerun: attempt }) });
+    for (const o of again) outcomes.set(o.test, { ...o, rerun: attempt });
+    failed = again.filter((o) => o.result === 'fail' || o.result === 'timeout').map((o) => o.test);
+  }
+  return [...outcomes.values()];
+}
+
+/** Runs the suite in one process and returns an outcome per test. */
 export async function runWhole(run: WholeRun): Promise<Outcome[]> {
   const minutes = run.timeoutMinutes ?? CI_TIMEOUT_MINUTES;
   const args = ['tool', 'test2json', '-t', '-p', 'e2e', run.binary, '-test.v=test2json', `-test.run=${run.pattern}`, `-test.parallel=${run.parallel ?? CI_PARALLEL}`, `-test.timeout=${minutes}m`];

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Side, type SuiteGroup, expectationUnder, listedTest } from './agones-e2e-tests.js';
 import { recordE2eRun } from './agones-e2e-table.js';
-import { CI_PARALLEL, GATE_SETS, type GateSet, type Outcome, firstCause, runWhole } from './agones-e2e-whole.js';
+import { CI_PARALLEL, GATE_SETS, type GateSet, type Outcome, firstCause, runWholeAsCi } from './agones-e2e-whole.js';
 import { asExpected, recordWholeRun, totals } from './agones-e2e-whole-table.js';
 import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 
@@ -238,19 +238,19 @@ async function runWholeUnder(set: GateSet, o: WholeOptions): Promise<boolean> {
   const kubeconfig = join(o.dir, `whole-${set}.kubeconfig`);
   writeFileSync(kubeconfig, kubeconfigText(`http://${serve.host}:${serve.port}`));
   const started = new Date();
-  const print = (prefix: string) => (r: Outcome) => console.log(`${r.result.padEnd(7)} ${prefix}${r.test} (${r.seconds.toFixed(1)} s)`);
+  const print = (prefix: string) => (r: Outcome) => console.log(`${r.result.padEnd(7)} ${prefix}${r.test} (${r.seconds.toFixed(1)} s)${r.rerun ? ` on rerun ${r.rerun}` : ''}`);
   const outcomes: Outcome[] = [];
   let minutes: number | undefined;
   try {
     if (o.suite) {
-      outcomes.push(...(await runWhole({ ...o.suite, cwd: join(o.src, 'test', 'e2e'), kubeconfig, gates, onOutcome: print('') })));
+      outcomes.push(...(await runWholeAsCi({ ...o.suite, cwd: join(o.src, 'test', 'e2e'), kubeconfig, gates, onOutcome: print('') })));
       // Only a run of the whole package says how long the package takes: some tests' run keeps the recorded figure.
       if (o.suite.pattern === '.*') minutes = (Date.now() - started.getTime()) / 60_000;
     }
     for (const sub of o.subpackages ? SUBPACKAGES : []) {
       const cwd = join(o.src, 'test', 'e2e', sub);
       const run = { binary: build(o.src, o.rebuild, sub), cwd, kubeconfig, gates, pattern: '.*', tests: listTests(cwd, '.*'), parallel: 1, timeoutMinutes: 10, onOutcome: print(`${sub}/`) };
-      outcomes.push(...(await runWhole(run)).map((r) => ({ ...r, test: `${sub}/${r.test}` })));
+      outcomes.push(...(await runWholeAsCi(run)).map((r) => ({ ...r, test: `${sub}/${r.test}` })));
     }
   } finally {
     await stop(serve.child);
@@ -262,7 +262,7 @@ async function runWholeUnder(set: GateSet, o: WholeOptions): Promise<boolean> {
     // Where the outcome is the one expected, the list says why; where not, the test does.
     const said = surprise ? r.cause : (r.because ?? r.cause);
     const why = r.result === 'pass' ? (r.hollow ? ' (passes without testing it)' : '') : `: ${said ?? (r.result === 'skip' ? 'skipped by the suite, without a message' : '')}`;
-    console.log(`  ${r.result.padEnd(7)} ${r.test}${surprise}${why}`);
+    console.log(`  ${r.result.padEnd(7)} ${r.test}${r.rerun ? ` (on rerun ${r.rerun})` : ''}${surprise}${why}`);
   }
   console.log(`gate set ${set}: ${totals(Object.fromEntries(outcomes.map((r) => [r.test, r.result])))}`);
   const unexpected = judged.filter((r) => !asExpected(r.result, r.expect));

@@ -7,7 +7,7 @@ import { VirtualClock } from '../server/clock.js';
 import { parseFeatureGates } from '../server/features.js';
 import { applyManifests } from '../server/manifests.js';
 import { ResourceService } from '../server/resources/service.js';
-import { Cluster } from '../server/cluster.js';
+import { createCluster } from '../server/cluster.js';
 import { parseProfile } from '../server/sim/profiles.js';
 import { REPO_ROOT } from './paths.js';
 import { lifecycleGameServer } from './lifecycle-gameserver.js';
@@ -31,7 +31,7 @@ describe('scenario fixtures', () => {
 
   it('the churning fleet and its Buffer autoscaler, and the lifecycle GameServer, are accepted by fleetsim', async () => {
     const gates = parseFeatureGates('PlayerTracking=true&CountsAndLists=true');
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates, seed: 1 });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates, seed: 1 });
     try {
       const service = new ResourceService(cluster);
       const applied = await applyManifests(service, documents(churningFleet('bench-allocation', 100)), 'fixture');
@@ -46,7 +46,7 @@ describe('scenario fixtures', () => {
   });
 
   it("the remote churning fleet runs Agones's example game server, which shuts down after the session", async () => {
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates(''), seed: 1 });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates(''), seed: 1 });
     try {
       await applyManifests(new ResourceService(cluster), [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'games' } }], 'namespace');
       const applied = await applyManifests(new ResourceService(cluster), documents(remoteChurningFleet('arena', 'games', 20, 2.4)), 'fixture');

@@ -6,7 +6,7 @@ import type { GameServerState, Health } from '../server/kinds/gameserver/gameser
 import type { GameServerStateChanged } from '../server/kinds/gameserver/events.js';
 import { GAMESERVER_STATES } from '../server/kinds/gameserver/gameserver.js';
 import { gameServerEvent } from '../server/kinds/gameserver/events.js';
-import { Cluster } from '../server/cluster.js';
+import { createCluster } from '../server/cluster.js';
 import { defaultLocalGameServer } from '../server/sidecar/local-gameserver.js';
 import { COMMAND_TYPES, type GameServerCommand, type LifecycleContext, decide, gameServerMachine, healthDeadline } from './gameserver.js';
 
@@ -163,7 +163,7 @@ describe('lifecycle timers and health on the virtual clock', () => {
   async function setup(health: Partial<Health> = {}) {
     const clock = new VirtualClock(T0);
     const gates = parseFeatureGates('');
-    const cluster = new Cluster({ db: ':memory:', clock, gates });
+    const cluster = createCluster({ db: ':memory:', clock, gates });
     const gs = defaultLocalGameServer({ uid: 'u', now: T0, gates });
     gs.spec.health = { ...gs.spec.health, periodSeconds: 5, failureThreshold: 3, initialDelaySeconds: 5, ...health };
     await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);

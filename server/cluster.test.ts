@@ -7,7 +7,7 @@ import { parseFeatureGates } from './features.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { defaultLocalGameServer } from './sidecar/local-gameserver.js';
 import { Sidecar } from './sidecar/sidecar.js';
-import { Cluster } from './cluster.js';
+import { type Cluster, createCluster } from './cluster.js';
 
 const gates = parseFeatureGates('');
 const dirs: string[] = [];
@@ -25,7 +25,7 @@ function tempDb(): string {
 }
 
 function open(db: string, seed = 7): Cluster {
-  const cluster = new Cluster({ db, clock: new VirtualClock(), gates, seed });
+  const cluster = createCluster({ db, clock: new VirtualClock(), gates, seed });
   clusters.push(cluster);
   return cluster;
 }
@@ -107,7 +107,7 @@ describe('reads show committed state only', () => {
   });
 
   it('a write that changes nothing answers only once the state it rests on is durable', async () => {
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
     clusters.push(cluster);
     const gs = defaultLocalGameServer({ uid: cluster.rng.uid(), now: cluster.clock.now(), gates: cluster.gates });
     await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);

@@ -1,7 +1,6 @@
 import { type Socket, createSocket } from 'node:dgram';
 import type { Server } from 'node:http';
 import { isIPv6 } from 'node:net';
-import type { Cluster } from './cluster.js';
 import { publishAgonesService } from './resources/agones-install.js';
 import type { Cause } from './log/cause.js';
 import type { ConnectionGuard } from './connections.js';
@@ -28,12 +27,15 @@ export interface PingServiceOptions {
   connections: ConnectionGuard;
 }
 
+/** What the ping service is handed: what publishing its Services takes (server/resources/agones-install.ts). */
+type PingCluster = Parameters<typeof publishAgonesService>[0];
+
 export class PingService {
   private http: Server | undefined;
   private udp: Socket | undefined;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: PingCluster,
     private readonly options: PingServiceOptions,
   ) {}
 

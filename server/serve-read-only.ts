@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { VirtualClock } from './clock.js';
 import type { FeatureGates } from './features.js';
-import { Cluster } from './cluster.js';
+import { type Cluster, createCluster } from './cluster.js';
 import { ClusterMetrics } from './observability/cluster-metrics.js';
 import { metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
@@ -53,7 +53,7 @@ export class ReadOnlyServer {
     this.lastTime = bounds?.last.time;
     this.events = bounds?.last.seq ?? 0;
     const clock = new VirtualClock(this.lastTime);
-    this.cluster = new Cluster({ db: options.db, clock, gates: options.gates, eventTtlMs: options.eventTtlMs, readonly: true, systemNamespaces: false });
+    this.cluster = createCluster({ db: options.db, clock, gates: options.gates, eventTtlMs: options.eventTtlMs, readonly: true, systemNamespaces: false });
     this.metrics = new ClusterMetrics(this.cluster);
   }
 

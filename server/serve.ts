@@ -2,31 +2,22 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { type Clock, VirtualClock, WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
-import { GameServerController } from './controllers/gameserver-controller.js';
-import { GameServerSetController } from './controllers/gameserverset-controller.js';
-import { FleetController } from './controllers/fleet-controller.js';
-import { FleetAutoscalerController } from './controllers/fleetautoscaler-controller.js';
-import { NamespaceController } from './controllers/namespace-controller.js';
-import { NodeLoss } from './controllers/node-loss.js';
+import { type Controller, controlPlane } from './controllers/control-plane.js';
 import { PingService } from './ping-service.js';
-import { SdkServerTermination } from './controllers/sdk-server-termination.js';
 import { ClusterMetrics } from './observability/cluster-metrics.js';
 import { ApiRequestMetrics, metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
-import { EventExpiry } from './controllers/k8s-events.js';
-import { loopbackServiceResolver } from './autoscaler/webhook-client.js';
 import { apiErrorHandler, resourceApi } from './api/k8s/resource-api.js';
 import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } from './api/sdk/sidecar-http.js';
 import { type GameServerSidecars, gameServerSidecars, sdkPathResolver } from './api/sdk/gameserver-sidecars.js';
 import { apiErrors } from './k8s/status.js';
-import { ResourceService } from './resources/service.js';
-import { Cluster } from './cluster.js';
+import type { ResourceService } from './resources/service.js';
+import { type Cluster, createCluster } from './cluster.js';
 import { FLEET_KIND } from './kinds/fleet/fleet.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
 import { type NodePool, ensurePoolNodes } from './sim/node-pools.js';
-import { NodeAutoscaler } from './controllers/node-autoscaler.js';
-import { SimulatedProcesses } from './sim/processes.js';
+import type { SimulatedProcesses } from './sim/processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests } from './manifests.js';
 import type { AllocatorOptions } from './allocation/allocator.js';
@@ -114,7 +105,7 @@ export class FleetsimServer {
   readonly clock: Clock;
   readonly allocation: AllocatorService;
   private readonly ping: PingService;
-  private readonly controllers: Array<{ start(): void; stop(): void }>;
+  private readonly controllers: readonly Controller[];
   /** Real game-server processes (`fleetsim.dev/command`), each with its own sidecar. */
   readonly processes: GameServerProcesses;
   /** Ends those processes if serve dies. */
@@ -146,9 +137,8 @@ export class FleetsimServer {
 
   constructor(private readonly options: ServeOptions) {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
-    this.cluster = new Cluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
+    this.cluster = createCluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.commandsOff = commandsOff(options);
-    this.service = new ResourceService(this.cluster, { commandsOff: this.commandsOff, validation: options.validation });
     this.connections = options.connections ?? new ConnectionGuard();
     this.logger = commandLogger(options.log, () => this.clock.now(), options.logOutput);
     this.activity = new ActivityLog(this.cluster, this.logger);
@@ -174,15 +164,20 @@ export class FleetsimServer {
         }),
       { mark: this.watchdog },
     );
-    this.simulated = new SimulatedProcesses(this.cluster, options.profiles, { listen: options.listen ?? true });
-    const gameServers = new GameServerController(this.cluster, {
+    const plane = controlPlane(this.cluster, {
+      service: { commandsOff: this.commandsOff, validation: options.validation },
       portRange: options.portRange,
-      listens: (gs) => hasCommand(gs) || this.simulated.listensOn(gs),
+      profiles: options.profiles,
+      listen: options.listen ?? true,
+      alsoListens: hasCommand,
+      nodePools: options.nodePools,
+      // With commands off nothing starts a process, whatever a GameServer says.
+      processes: this.commandsOff === undefined ? this.processes : undefined,
     });
-    const sets = new GameServerSetController(this.cluster, this.service);
-    const fleets = new FleetController(this.cluster, this.service);
-    // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
-    const autoscalers = new FleetAutoscalerController(this.cluster, this.service, { resolveService: loopbackServiceResolver });
+    this.service = plane.service;
+    this.simulated = plane.simulated;
+    this.controllers = plane.controllers;
+    const { gameServers, sets, fleets, autoscalers } = plane;
     // Each work queue under Agones's queue name and liveness check name.
     const queues = [
       [gameServers, 'agones.dev.GameServerController', 'gameserver-workerqueue'],
@@ -199,20 +194,6 @@ export class FleetsimServer {
       this.metrics.observeAllocation(outcome);
       this.activity.allocation(outcome);
     };
-    this.controllers = [
-      gameServers,
-      sets,
-      fleets,
-      autoscalers,
-      this.simulated,
-      // With commands off nothing starts a process, whatever a GameServer says.
-      ...(this.commandsOff === undefined ? [this.processes] : []),
-      new EventExpiry(this.cluster),
-      new NamespaceController(this.cluster, this.service),
-      new NodeLoss(this.cluster),
-      new SdkServerTermination(this.cluster),
-    ];
-    if (options.nodePools) this.controllers.push(new NodeAutoscaler(this.cluster, options.nodePools, gameServers));
   }
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {

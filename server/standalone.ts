@@ -5,7 +5,7 @@ import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
 import { GAMESERVER_KIND } from './kinds/gameserver/gameserver.js';
-import { Cluster } from './cluster.js';
+import { type Cluster, createCluster } from './cluster.js';
 import { unawaited } from './runtime/store.js';
 import { SidecarEndpoints } from './sidecar-endpoints.js';
 import { ConformanceRecorder, type Verdict } from './sidecar/conformance.js';
@@ -57,7 +57,7 @@ export class StandaloneSidecar {
   constructor(private readonly options: StandaloneSidecarOptions) {
     // No resource API here, so no watch resumes from a resourceVersion: keeping Kubernetes's watch
     // window of changes would only hold memory that grows with every request.
-    this.cluster = new Cluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false, watchWindow: 16 });
+    this.cluster = createCluster({ db: options.db, clock: new WallClock(), gates: options.gates, seed: options.seed, systemNamespaces: false, watchWindow: 16 });
     this.recorder = options.expected ? new ConformanceRecorder(options.expected) : undefined;
     const clock = this.cluster.clock;
     this.logger = commandLogger(options.log, () => clock.now(), options.logOutput);

@@ -7,7 +7,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { ApiError } from '../k8s/status.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';
@@ -20,7 +20,7 @@ afterEach(() => {
 
 async function setup(gates = 'CountsAndLists=true', count = 6, model: 'exact' | 'agones-batch' = 'exact') {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
   clusters.push(cluster);
   await ensureNodes(cluster, 2);
   new GameServerController(cluster, { maxPodsPerNode: 4 }).start();

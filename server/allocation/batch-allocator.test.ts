@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { parseFeatureGates } from '../features.js';
 import { commitReadyFleet } from '../bench/ready-fleet.js';
 import { settle } from '../sim/virtual-time.js';
@@ -34,7 +34,7 @@ const ROOMS_REQUEST = {
 
 async function setup(model: AllocatorOptions, servers: number, spec?: Record<string, unknown>) {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
   await commitReadyFleet(cluster, { size: servers, fleet: 'f', spec: { health: { disabled: true }, ...spec } });
   const allocator = new Allocator(cluster, model);
   running.push({ cluster, allocator });
@@ -117,7 +117,7 @@ describe('agones-batch', () => {
 
 describe('Allocator options given in code', () => {
   it('are refused by name before anything runs, as the flags and scenarios refuse them', () => {
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
     try {
       expect(() => new Allocator(cluster, { model: 'agones-batch', replicas: 0 })).toThrow(/replicas must be a whole number from 1 to 64, not 0/);
       expect(() => new Allocator(cluster, { model: 'agones-batch', batchWaitMs: 0 })).toThrow(/batchWaitMs must be above 0/);

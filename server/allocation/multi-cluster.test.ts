@@ -6,7 +6,7 @@ import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/gameserverallocationpolicy/definition.js';
 import { ResourceService } from '../resources/service.js';
 import { NAMESPACE_DEFINITION } from '../kinds/namespace/definition.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
 import { Allocator } from './allocator.js';
@@ -109,7 +109,7 @@ afterEach(() => {
 /** A cluster with `count` Ready GameServers of fleet `f` in `default`, and the policies given. */
 async function setup(policies: Array<{ name: string; labels?: Record<string, string>; namespace?: string; spec: unknown }>, count = 2) {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
   clusters.push(cluster);
   await ensureNodes(cluster, 1);
   new GameServerController(cluster, { maxPodsPerNode: 10 }).start();

@@ -3,7 +3,7 @@ import { AllocationService } from '../allocation/allocation-service.js';
 import { Allocator, type AllocatorOptions } from '../allocation/allocator.js';
 import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js';
 import { VirtualClock } from '../clock.js';
-import { Cluster } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import { parseFeatureGates } from '../features.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { type GameServerAllocation, toSelectors } from '../kinds/gameserverallocation/gameserverallocation.js';
@@ -104,7 +104,7 @@ function quantile(sorted: readonly number[], q: number): number {
 /** One burst against a fresh cluster on the virtual clock, allocated by `model`. */
 export async function runBurst(scenario: BurstScenario, model: AllocatorOptions, seed: number): Promise<BurstFigures> {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(scenario.gates ?? ''), seed });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(scenario.gates ?? ''), seed });
   let allocator: Allocator | undefined;
   try {
     await commitReadyFleet(cluster, { size: scenario.servers, fleet: FLEET, spec: scenario.spec });

@@ -13,7 +13,8 @@ import { parseFeatureGates } from '../features.js';
 import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
-import { Cluster } from '../cluster.js';
+import { createCluster } from '../cluster.js';
+import type { Machines } from '../lifecycle/parts.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { ClusterMetrics } from '../observability/cluster-metrics.js';
 import { commitReadyFleet } from './ready-fleet.js';
@@ -48,13 +49,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Whether the cluster's metrics follow allocations and state changes, as `serve`'s do from its start (BENCH_METRICS=0: not). */
 const METRICS = process.env.BENCH_METRICS !== '0';
 
-async function fleetOf(size: number, dir: string): Promise<{ cluster: Cluster; service: AllocationService; metrics?: ClusterMetrics }> {
+async function fleetOf(size: number, dir: string) {
   const clock = new VirtualClock();
   const gates = parseFeatureGates('');
-  const cluster = new Cluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
+  const cluster = createCluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
   await commitReadyFleet(cluster, { size, fleet: 'bench' });
   const service = new AllocationService(cluster, new Allocator(cluster));
-  if (!METRICS) return { cluster, service };
+  if (!METRICS) return { cluster, service, metrics: undefined };
   // As `serve` does: allocations and state changes are observed from the start.
   const metrics = new ClusterMetrics(cluster);
   metrics.start();
@@ -86,7 +87,7 @@ async function measure(size: number, dir: string): Promise<number[]> {
 }
 
 /** Allocations per second over one round of ALLOCATIONS. */
-async function round(cluster: Cluster, service: AllocationService, size: number): Promise<number> {
+async function round(cluster: Machines, service: AllocationService, size: number): Promise<number> {
   const gsa = service.prepare('default', REQUEST);
   const batch = Math.min(BATCH, Math.floor(size / 2));
   let allocated = 0;

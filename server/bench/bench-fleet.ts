@@ -12,7 +12,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GameServerSetController } from '../controllers/gameserverset-controller.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
 import { SimulatedProcesses } from '../sim/processes.js';
 import { flush, settle } from '../sim/virtual-time.js';
@@ -50,7 +50,7 @@ async function run(size: number): Promise<Result> {
   fullGc();
   const heapBefore = process.memoryUsage().heapUsed;
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: join(dir, 'events.db'), clock, gates: parseFeatureGates(''), seed: 7 });
+  const cluster = createCluster({ db: join(dir, 'events.db'), clock, gates: parseFeatureGates(''), seed: 7 });
   const service = new ResourceService(cluster);
   await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE) + 1);
   const controllers = [

@@ -1,4 +1,5 @@
-import type { Cluster } from '../cluster.js';
+import type { StoreReads } from '../runtime/store-ports.js';
+import type { NodeMaker } from '../sim/ports.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
@@ -18,7 +19,7 @@ export interface ReadyFleetOptions {
  * A fleet of `size` Ready GameServers in namespace default, written straight to the log (no
  * controller runs them up), packed MAX_PODS_PER_NODE to a node on simulated nodes made for them.
  */
-export async function commitReadyFleet(cluster: Cluster, options: ReadyFleetOptions): Promise<void> {
+export async function commitReadyFleet(cluster: NodeMaker & Pick<StoreReads, 'gates'>, options: ReadyFleetOptions): Promise<void> {
   const { size, fleet } = options;
   const gates = cluster.gates;
   await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE));

@@ -7,7 +7,7 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { FleetController } from './fleet-controller.js';
 import { GameServerSetController } from './gameserverset-controller.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
@@ -40,7 +40,7 @@ afterEach(() => {
 
 function harness(gates = '') {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
   const service = new ResourceService(cluster);
   const sets = new GameServerSetController(cluster, service);
   const fleets = new FleetController(cluster, service);

@@ -7,7 +7,7 @@ import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { jsonEqual } from '../kinds/common.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../cluster.js';
+import type { FleetControllerPort } from './ports.js';
 import type { SetStatus } from '../runtime/set-status.js';
 import { EventRecorder } from './k8s-events.js';
 import { KeyedController } from './keyed-controller.js';
@@ -42,7 +42,7 @@ function withSpec(set: Resource, spec: GameServerSetSpec): Resource {
  * (RollingUpdate or Recreate), deletes emptied old sets, and records Kubernetes Events. It never
  * touches GameServers: the GameServerSet controller does.
  */
-export class FleetController extends KeyedController {
+export class FleetController extends KeyedController<FleetControllerPort> {
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
   /** Fleet key → its sets' keys (by the `agones.dev/fleet` label), kept as events are applied. */
@@ -51,9 +51,9 @@ export class FleetController extends KeyedController {
   private readonly fleetOfSet = new Map<string, string>();
 
   /** `service` builds GameServerSets with the GameServerSet kind's defaults and validation. */
-  constructor(cluster: Cluster, service?: ResourceService) {
+  constructor(cluster: FleetControllerPort, service: ResourceService) {
     super(cluster);
-    this.service = service ?? new ResourceService(cluster);
+    this.service = service;
     this.recorder = new EventRecorder(cluster, 'fleet-controller');
   }
 

@@ -17,15 +17,11 @@ import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { apiErrors } from '../k8s/status.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
-import { ensureNodes } from '../sim/nodes.js';
-import { SimulatedProcesses } from '../sim/processes.js';
+import { createCluster } from '../cluster.js';
+import { testCluster } from '../../test/helpers/cluster.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { FleetController } from './fleet-controller.js';
 import { type FleetAutoscalerControllerOptions, FleetAutoscalerController } from './fleetautoscaler-controller.js';
 import type { FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
-import { GameServerController } from './gameserver-controller.js';
-import { GameServerSetController } from './gameserverset-controller.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
 
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -62,25 +58,12 @@ afterEach(() => {
 
 async function harness(options: HarnessOptions = {}) {
   const clock = new VirtualClock(START);
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(options.gates ?? '') });
-  const service = new ResourceService(cluster);
-  const controllers: Array<{ start(): void; stop(): void }> = [];
-  if (options.cluster ?? true) {
-    await ensureNodes(cluster, 2);
-    controllers.push(
-      new GameServerController(cluster),
-      new GameServerSetController(cluster, service),
-      new FleetController(cluster, service),
-      new SimulatedProcesses(cluster),
-    );
-  }
-  const autoscaler = new FleetAutoscalerController(cluster, service, options.autoscaler);
-  controllers.push(autoscaler);
-  for (const c of controllers) c.start();
-  cleanups.push(() => {
-    for (const c of controllers) c.stop();
-    cluster.close();
-  });
+  // The whole control plane, or the autoscaler alone on a cluster with no GameServers.
+  const whole = options.cluster ?? true;
+  const plane = await testCluster({ clock, gates: options.gates, nodes: whole ? 2 : 0, autoscaler: options.autoscaler ?? {}, start: whole });
+  cleanups.push(plane.close);
+  const { cluster, service, autoscalers: autoscaler } = plane;
+  if (!whole) autoscaler.start();
 
   /** Moves virtual time by `ms` in small steps, letting commits land between them. */
   const advance = async (ms: number, stepMs = 250) => {
@@ -322,7 +305,7 @@ describe('FleetAutoscalerController: the sync loop', () => {
 
   it('picks up autoscalers that exist when it starts', async () => {
     const clock = new VirtualClock(START);
-    const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
     const service = new ResourceService(cluster);
     await service.create(FLEET_DEFINITION, 'default', fleetBody('early', 0));
     await service.create(FLEETAUTOSCALER_DEFINITION, 'default', { metadata: { name: 'early-fas' }, spec: { fleetName: 'early', policy: buffer(4, 10) } });
@@ -398,7 +381,7 @@ describe('FleetAutoscalerController: failures', () => {
       }
     }
     const clock = new VirtualClock(START);
-    const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
     const service = new ResourceService(cluster);
     const controller = new FleetAutoscalerController(cluster, new ConflictingService(cluster));
     controller.start();

@@ -32,7 +32,7 @@ import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../cluster.js';
+import type { FleetAutoscalerControllerPort } from './ports.js';
 import type { EventFields } from '../kinds/event/event.js';
 import { EventRecorder } from './k8s-events.js';
 import { FLEET_DELETION_INDEX, type FleetDeletionIndex } from './fleet-deletion-index.js';
@@ -167,7 +167,7 @@ export interface FleetAutoscalerControllerOptions {
  * Warning Event; other autoscalers carry on. An inactive schedule is no failure: nothing is
  * scaled, recorded or written, and the sync is retried as Agones retries it.
  */
-export class FleetAutoscalerController extends KeyedController {
+export class FleetAutoscalerController extends KeyedController<FleetAutoscalerControllerPort> {
   private readonly service: ResourceService;
   private readonly recorder: EventRecorder;
   private readonly threads = new Map<string, Thread>();
@@ -177,13 +177,13 @@ export class FleetAutoscalerController extends KeyedController {
 
   /** `service`: what fleets are scaled through (the Fleet kind's defaults and validation apply). */
   constructor(
-    cluster: Cluster,
-    service?: ResourceService,
+    cluster: FleetAutoscalerControllerPort,
+    service: ResourceService,
     private readonly options: FleetAutoscalerControllerOptions = {},
   ) {
     // Failures are recorded as Events where they happen; the queue only retries.
     super(cluster, { onError: () => undefined });
-    this.service = service ?? new ResourceService(cluster);
+    this.service = service;
     this.recorder = new EventRecorder(cluster, 'fleetautoscaler-controller');
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
   }

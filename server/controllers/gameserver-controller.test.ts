@@ -4,7 +4,7 @@ import { parseFeatureGates } from '../features.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes, nodeCreation } from '../sim/nodes.js';
 import { GameServerController } from './gameserver-controller.js';
 
@@ -15,7 +15,7 @@ afterEach(() => {
 
 async function setup(nodes = 2, maxPodsPerNode = 110) {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
   clusters.push(cluster);
   await ensureNodes(cluster, nodes);
   const controller = new GameServerController(cluster, { portRange: { min: 7000, max: 7009 }, maxPodsPerNode });

@@ -4,7 +4,7 @@ import type { GameServerCommand } from '../../machines/gameserver.js';
 import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
 import { type Cause, syncCause } from '../log/cause.js';
 
-import type { Cluster } from '../cluster.js';
+import type { GameServerControllerPort } from './ports.js';
 import { unawaited } from '../runtime/store.js';
 import { NODE_KIND, allocatablePods, nodeAddress } from '../sim/nodes.js';
 import { type HostPort, podHostPorts, podReference } from '../kinds/pod/pod.js';
@@ -85,7 +85,7 @@ export class GameServerController implements SchedulingView {
   private scheduledAt = 0;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: GameServerControllerPort,
     options: GameServerControllerOptions = {},
   ) {
     const range = options.portRange ?? { min: 7000, max: 8000 };
@@ -337,7 +337,7 @@ export class GameServerController implements SchedulingView {
         send({ type: 'controller.ready' });
         return;
       case 'Shutdown': {
-        const deletion = this.cluster.gameServerDeletion(gs);
+        const deletion = this.cluster.termination.deletion(gs);
         if (deletion.length) unawaited(this.cluster.commit(deletion, cause));
         return;
       }

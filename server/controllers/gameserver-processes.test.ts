@@ -5,7 +5,7 @@ import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { COMMAND_ANNOTATION, type GameServer } from '../kinds/gameserver/gameserver.js';
 import { creationCommand, gameServerEvent } from '../kinds/gameserver/events.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { GameServerController } from './gameserver-controller.js';
 import { GameServerProcesses } from './gameserver-processes.js';
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 async function setup() {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
   closers.push(() => cluster.close());
   await ensureNodes(cluster, 1);
   const controller = new GameServerController(cluster, { portRange: { min: 7000, max: 7009 } });

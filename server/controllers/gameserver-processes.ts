@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
-import type { Cluster } from '../cluster.js';
+import type { GameServerProcessesPort } from './ports.js';
 import { type ContainerState, podReference, terminationGraceMs } from '../kinds/pod/pod.js';
 import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import { EventRecorder } from './k8s-events.js';
@@ -125,7 +125,7 @@ export class GameServerProcesses {
   private readonly events: EventRecorder;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: GameServerProcessesPort,
     private readonly startSidecar: StartSidecar,
     private readonly options: { cwd?: string; env?: NodeJS.ProcessEnv; mark?: RunMark } = {},
   ) {
@@ -171,13 +171,13 @@ export class GameServerProcesses {
       if (SERVING_STATES.has(state)) known.everReady = true;
       known.graceMs = terminationGraceMs(gs);
       if (terminating) {
-        void this.terminate(known, known.graceMs).then(() => this.cluster.finishTermination(key, processCause(gs, 'the process exited after SIGTERM')));
+        void this.terminate(known, known.graceMs).then(() => this.cluster.termination.processExited(key, processCause(gs, 'the process exited after SIGTERM')));
       }
       else if (!SIDECAR_RUNNING_STATES.has(state)) void this.terminate(known, known.graceMs);
       return;
     }
     // Terminating with no process (fleetsim restarted meanwhile): nothing is left to wait for.
-    if (terminating) return void this.cluster.finishTermination(key, processCause(gs, 'no process is left to wait for (fleetsim restarted)'));
+    if (terminating) return void this.cluster.termination.processExited(key, processCause(gs, 'no process is left to wait for (fleetsim restarted)'));
     if (!SIDECAR_RUNNING_STATES.has(state)) return;
     const created: GameProcess = {
       key,

@@ -9,7 +9,7 @@ import { type GameServersCreated, gameServerEvent } from '../kinds/gameserver/ev
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { GameServerSetController } from './gameserverset-controller.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
 import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
@@ -57,7 +57,7 @@ afterEach(() => {
 
 function harness(gates = ''): Harness {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
   const service = new ResourceService(cluster);
   const controller = new GameServerSetController(cluster, service);
   const subscriptions: Subscription[] = [];

@@ -21,7 +21,7 @@ import type { Resource } from '../kinds/resource.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import { ResourceService } from '../resources/service.js';
-import type { Cluster } from '../cluster.js';
+import type { GameServerSetControllerPort } from './ports.js';
 import type { NodeCounter } from '../runtime/node-counter.js';
 import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
 import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
@@ -224,7 +224,7 @@ export interface GameServerSetControllerOptions {
  * the pure reconcile functions in machines/, and commits: creations in one commit per batch,
  * shutdowns through each GameServer's machine, Kubernetes Events alongside.
  */
-export class GameServerSetController extends KeyedController {
+export class GameServerSetController extends KeyedController<GameServerSetControllerPort> {
   readonly index: GameServerSetIndex;
   private readonly recorder: EventRecorder;
   private readonly service: ResourceService;
@@ -237,10 +237,10 @@ export class GameServerSetController extends KeyedController {
   private readonly templates = new WeakMap<Resource, Record<string, unknown>>();
 
   /** `service` builds GameServers with the GameServer kind's defaults and validation. */
-  constructor(cluster: Cluster, service?: ResourceService, options: GameServerSetControllerOptions = {}) {
+  constructor(cluster: GameServerSetControllerPort, service: ResourceService, options: GameServerSetControllerOptions = {}) {
     super(cluster);
     this.index = cluster.use(GAMESERVERSET_INDEX);
-    this.service = service ?? new ResourceService(cluster);
+    this.service = service;
     this.limits = { ...DEFAULT_RECONCILE_LIMITS, ...options.limits };
     this.recorder = new EventRecorder(cluster, 'gameserverset-controller');
   }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import type { Resource } from '../kinds/resource.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { gameServer } from '../../test/helpers/gameservers.js';
@@ -31,7 +31,7 @@ const SET: Resource = {
 describe('EventRecorder', () => {
   it('builds core/v1 Events with unique names, committed as ResourceCreated', async () => {
     const clock = new VirtualClock(Date.UTC(2026, 0, 1, 0, 0, 5));
-    const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
     clusters.push(cluster);
     const recorder = new EventRecorder(cluster, 'gameserverset-controller');
     const events = [1, 2, 3].map((i) => recorder.event(SET, { type: 'Normal', reason: 'SuccessfulDelete', message: `Deleted ${i}` }));
@@ -64,7 +64,7 @@ describe('EventRecorder', () => {
 describe('EventExpiry', () => {
   it('on a cluster where nothing else is written, expires the Events derived from GameServer changes at their time', async () => {
     const clock = new VirtualClock(Date.UTC(2026, 0, 1));
-    const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(''), eventTtlMs: 60_000 });
+    const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(''), eventTtlMs: 60_000 });
     clusters.push(cluster);
     const expiry = new EventExpiry(cluster);
     expiry.start();

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { objectKey } from '../kinds/meta.js';
-import type { Cluster } from '../cluster.js';
+import type { ControllerStore } from './ports.js';
 import { type Cause, syncCause } from '../log/cause.js';
 import { type Trigger, WorkQueue, type WorkQueueObserver, type WorkQueueOptions } from './work-queue.js';
 
@@ -9,13 +9,13 @@ import { type Trigger, WorkQueue, type WorkQueueObserver, type WorkQueueOptions 
  * the cluster's clock, whose handler is the controller's `sync`, and the subscriptions that feed
  * it, all stopped together.
  */
-export abstract class KeyedController {
+export abstract class KeyedController<Port extends ControllerStore = ControllerStore> {
   protected queue: WorkQueue<string>;
   protected readonly subscriptions: Subscription[] = [];
   private queueObserver: WorkQueueObserver | undefined;
 
   constructor(
-    protected readonly cluster: Cluster,
+    protected readonly cluster: Port,
     private readonly queueOptions: WorkQueueOptions<string> = {},
   ) {
     this.queue = this.newQueue();

@@ -1,5 +1,5 @@
 import { merge, type Subscription } from 'rxjs';
-import type { Cluster } from '../cluster.js';
+import type { NamespaceControllerPort } from './ports.js';
 import { NAMESPACE_KIND, namespacePhase } from '../kinds/namespace/namespace.js';
 import type { ResourceService } from '../resources/service.js';
 import { NAMESPACE_CONTENT_KINDS } from '../kinds/definitions.js';
@@ -15,7 +15,7 @@ export class NamespaceController {
   private subscription: Subscription | undefined;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: NamespaceControllerPort,
     private readonly service: ResourceService,
   ) {}
 

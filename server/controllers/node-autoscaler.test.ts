@@ -1,21 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { VirtualClock } from '../clock.js';
-import { parseFeatureGates } from '../features.js';
-import { Cluster } from '../cluster.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import type { KubernetesEvent } from '../kinds/event/event.js';
-import { ResourceService } from '../resources/service.js';
 import { LogExplainer } from '../history/explain.js';
-import { type NodePool, ensurePoolNodes, nodeCountChanges, nodeSecondsByPool, parseNodePool } from '../sim/node-pools.js';
+import { type NodePool, nodeCountChanges, nodeSecondsByPool, parseNodePool } from '../sim/node-pools.js';
 import { allocatablePods } from '../sim/nodes.js';
-import { SimulatedProcesses } from '../sim/processes.js';
-import { FleetController } from './fleet-controller.js';
-import { GameServerController } from './gameserver-controller.js';
-import { GameServerSetController } from './gameserverset-controller.js';
-import { NodeAutoscaler } from './node-autoscaler.js';
+import { type TestCluster, testCluster } from '../../test/helpers/cluster.js';
 
-const clusters: Cluster[] = [];
+const clusters: TestCluster[] = [];
 afterEach(() => {
   while (clusters.length) clusters.pop()!.close();
 });
@@ -25,16 +17,10 @@ const pool = (name: string, spec: Record<string, unknown>): NodePool =>
 
 /** A cluster with its pools' initial nodes, the controllers that take a fleet to Ready, and the node autoscaler. */
 async function setup(pools: NodePool[], seed = 1) {
-  const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(''), seed });
-  clusters.push(cluster);
-  const service = new ResourceService(cluster);
-  await ensurePoolNodes(cluster, pools);
-  const scheduler = new GameServerController(cluster);
-  const autoscaler = new NodeAutoscaler(cluster, pools, scheduler);
-  for (const controller of [scheduler, new GameServerSetController(cluster, service), new FleetController(cluster, service), new SimulatedProcesses(cluster), autoscaler]) {
-    controller.start();
-  }
+  const plane = await testCluster({ seed, nodePools: pools });
+  clusters.push(plane);
+  const { clock, cluster, service, gameServers: scheduler } = plane;
+  const autoscaler = plane.nodeAutoscaler!;
   const start = clock.now();
   /** Runs the cluster until `seconds` after the start, a second at a time. */
   const runUntil = async (seconds: number) => {

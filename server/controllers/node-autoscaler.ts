@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
-import type { Cluster } from '../cluster.js';
+import type { NodeAutoscalerPort } from './ports.js';
 import type { NewEvent, StoredEvent } from '../log/event-log.js';
 import type { TimerCause } from '../log/cause.js';
 import type { Resource } from '../kinds/resource.js';
@@ -87,7 +87,7 @@ export class NodeAutoscaler {
   private notTriggeredRecorded = false;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: NodeAutoscalerPort,
     pools: readonly NodePool[],
     private readonly scheduler: SchedulingView,
   ) {

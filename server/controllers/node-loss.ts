@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
-import type { Cluster } from '../cluster.js';
+import { losePod } from '../lifecycle/pod-loss.js';
 import { syncCause } from '../log/cause.js';
+import type { NodeLossPort } from './ports.js';
 import { NODE_KIND } from '../sim/nodes.js';
 
 /**
@@ -13,10 +14,10 @@ import { NODE_KIND } from '../sim/nodes.js';
 export class NodeLoss {
   private subscription: Subscription | undefined;
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(private readonly store: NodeLossPort) {}
 
   start(): void {
-    this.subscription = this.cluster.changesOf(NODE_KIND).subscribe((change) => {
+    this.subscription = this.store.changesOf(NODE_KIND).subscribe((change) => {
       if (change.type === 'DELETED') this.lost(change.name, change.seq);
     });
   }
@@ -27,13 +28,9 @@ export class NodeLoss {
 
   private lost(node: string, after: number): void {
     const cause = syncCause(NODE_KIND, '', node, after);
-    for (const [key, gs] of this.cluster.gameServers.entries()) {
+    for (const [key, gs] of this.store.gameServers.entries()) {
       if (gs.status.nodeName !== node || gs.metadata.deletionTimestamp !== undefined) continue;
-      this.cluster.pods.markDeleted(key);
-      if (gs.status.state === 'Unhealthy' || gs.status.state === 'Error') continue;
-      this.cluster.actors
-        .sendByKey(key, { type: 'controller.unhealthy', message: `Issue with Gameserver pod: its node ${node} was deleted` }, cause)
-        ?.catch(() => undefined);
+      losePod(this.store, key, `its node ${node} was deleted`, cause).catch(() => undefined);
     }
   }
 }

@@ -5,21 +5,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AllocationService } from '../allocation/allocation-service.js';
 import { Allocator } from '../allocation/allocator.js';
 import { VirtualClock } from '../clock.js';
-import { Cluster } from '../cluster.js';
 import { parseFeatureGates } from '../features.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { resourceEvent } from '../kinds/resource.js';
-import { ResourceService } from '../resources/service.js';
 import { Store } from '../runtime/store.js';
-import { NODE_KIND, ensureNodes } from '../sim/nodes.js';
-import { SimulatedProcesses } from '../sim/processes.js';
-import { FleetController } from './fleet-controller.js';
-import { FleetAutoscalerController } from './fleetautoscaler-controller.js';
-import { GameServerController } from './gameserver-controller.js';
-import { GameServerSetController } from './gameserverset-controller.js';
-import { NodeLoss } from './node-loss.js';
+import { NODE_KIND } from '../sim/nodes.js';
+import { testCluster } from '../../test/helpers/cluster.js';
 import { PROJECTIONS, registerProjections } from './projections.js';
 
 const START = Date.UTC(2026, 0, 1);
@@ -33,19 +26,8 @@ describe('registered projections', () => {
     const db = join(dir, 'events.db');
     const gates = parseFeatureGates('CountsAndLists=true');
     const clock = new VirtualClock(START);
-    const cluster = new Cluster({ db, clock, gates, seed: 7 });
-    registerProjections(cluster);
-    const service = new ResourceService(cluster);
-    await ensureNodes(cluster, 3, 8);
-    const controllers = [
-      new GameServerController(cluster),
-      new GameServerSetController(cluster, service),
-      new FleetController(cluster, service),
-      new FleetAutoscalerController(cluster, service),
-      new SimulatedProcesses(cluster),
-      new NodeLoss(cluster),
-    ];
-    for (const controller of controllers) controller.start();
+    const plane = await testCluster({ db, clock, gates, seed: 7, nodes: 3, podsPerNode: 8, projections: true });
+    const { cluster, service } = plane;
     const settle = async (rounds: number) => {
       for (let round = 0; round < rounds; round++) {
         clock.advance(250);
@@ -90,7 +72,7 @@ describe('registered projections', () => {
     await cluster.commit([resourceEvent('ResourceDeleted', NODE_KIND, '', lost, {})]);
     await service.patch(FLEET_DEFINITION, 'default', 'spread', { spec: { replicas: 4 } }, 'application/merge-patch+json');
     await settle(40);
-    for (const controller of controllers) controller.stop();
+    plane.stop();
     await cluster.settled();
 
     const live = snapshots(cluster);

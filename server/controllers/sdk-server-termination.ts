@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
-import type { Cluster } from '../cluster.js';
+import type { SdkServerTerminationPort } from './ports.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { processCause } from '../kinds/gameserver/events.js';
 import { sdkServerHoldsUntil } from '../../machines/pod-lifecycle.js';
@@ -16,7 +16,7 @@ export class SdkServerTermination {
   /** Terminating GameServers whose SDK server has stopped. */
   private readonly stoppedKeys = new Set<string>();
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(private readonly cluster: SdkServerTerminationPort) {}
 
   start(): void {
     if (this.cluster.gates.SidecarContainers) return;
@@ -61,7 +61,7 @@ export class SdkServerTermination {
   private stopped(key: string, gs: GameServer, why: string): void {
     this.forget(key);
     this.stoppedKeys.add(key);
-    void this.cluster.sdkServerStopped(key, processCause(gs, `the SDK server stopped: ${why}`));
+    void this.cluster.termination.sdkServerStopped(key, processCause(gs, `the SDK server stopped: ${why}`));
   }
 
   private forget(key: string): void {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { WallClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { GrpcCode } from '../grpc-status.js';
 import { sdkErrors } from '../sidecar/errors.js';
 import { defaultLocalGameServer } from '../sidecar/local-gameserver.js';
@@ -99,7 +99,7 @@ const NAME = 'local';
 
 async function localCluster(): Promise<Cluster> {
   const gates = parseFeatureGates('CountsAndLists=true&PlayerTracking=true');
-  const cluster = new Cluster({ db: ':memory:', clock: new WallClock(), gates });
+  const cluster = createCluster({ db: ':memory:', clock: new WallClock(), gates });
   const object = defaultLocalGameServer({ uid: '1234', now: cluster.clock.now(), gates });
   await cluster.commit([gameServerEvent('GameServerCreated', NAMESPACE, NAME, { object })]);
   return cluster;

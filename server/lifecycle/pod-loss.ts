@@ -1,14 +1,11 @@
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Cause } from '../log/cause.js';
 import type { ObjectStore } from '../runtime/object-store.js';
-import type { PodRuntime } from '../runtime/pod-runtime.js';
-import type { GameServerActors } from './gameserver-actors.js';
+import type { Machines, Pods } from './parts.js';
 
 /** What a pod's loss touches: the GameServers, their machines, and what the kubelet knows of the pods. */
-export interface PodLossStore {
+export interface PodLossStore extends Machines, Pods {
   readonly gameServers: ObjectStore<GameServer>;
-  readonly actors: GameServerActors;
-  readonly pods: PodRuntime;
 }
 
 /**

@@ -3,7 +3,7 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { type GameServersCreated, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { ResourceService } from './service.js';
 
 /**
@@ -16,7 +16,7 @@ const clusters: Cluster[] = [];
 afterEach(() => clusters.splice(0).forEach((c) => c.close()));
 
 function cluster(): Cluster {
-  const c = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates(''), seed: 3 });
+  const c = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates(''), seed: 3 });
   clusters.push(c);
   return c;
 }

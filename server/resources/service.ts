@@ -60,7 +60,7 @@ export class ResourceService {
       get: (kind, namespace, name) => cluster.get(kind, namespace, name),
       list: (kind, namespace) => cluster.readModel.list(kind, namespace),
       // Only a GameServer's pod runs a process: the lifecycle decides how it leaves.
-      terminate: (object) => cluster.gameServerDeletion(object as unknown as GameServer),
+      terminate: (object) => cluster.termination.deletion(object as unknown as GameServer),
     });
   }
 

@@ -8,12 +8,7 @@ import { AllocationService } from '../allocation/allocation-service.js';
 import { Allocator } from '../allocation/allocator.js';
 import { resourceApi } from '../api/k8s/resource-api.js';
 import { VirtualClock } from '../clock.js';
-import { Cluster } from '../cluster.js';
-import { FleetController } from '../controllers/fleet-controller.js';
-import { FleetAutoscalerController } from '../controllers/fleetautoscaler-controller.js';
-import { GameServerController } from '../controllers/gameserver-controller.js';
-import { GameServerSetController } from '../controllers/gameserverset-controller.js';
-import { EventExpiry } from '../controllers/k8s-events.js';
+import { createCluster } from '../cluster.js';
 import { type FeatureGates, parseFeatureGates } from '../features.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
@@ -25,13 +20,11 @@ import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import type { Resource } from '../kinds/resource.js';
 import { LogClosedError, type NewEvent } from '../log/event-log.js';
 import { replayLog } from '../replay.js';
-import { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
-import { ensureNodes } from '../sim/nodes.js';
-import { SimulatedProcesses } from '../sim/processes.js';
 import type { Change } from './read-model.js';
 import { Store, WATCH_WINDOW } from './store.js';
 import { listenLocally } from '../../test/helpers/local-server.js';
+import { testCluster } from '../../test/helpers/cluster.js';
 
 const START = Date.UTC(2026, 0, 1);
 const dirs: string[] = [];
@@ -72,21 +65,11 @@ async function writeMixedLog(db: string, gates: FeatureGates): Promise<{ live: R
     template: { spec: { containers: [{ name: 'game', image: 'game:1' }] } },
   };
   const clock = new VirtualClock(START);
-  const cluster = new Cluster({ db, clock, gates, seed: 11 });
-  const service = new ResourceService(cluster);
-  await ensureNodes(cluster, 2);
-  const controllers = [
-    new GameServerController(cluster, { maxPodsPerNode: 8 }),
-    new GameServerSetController(cluster, service),
-    new FleetController(cluster, service),
-    new FleetAutoscalerController(cluster, service),
-    new SimulatedProcesses(cluster),
-    new EventExpiry(cluster),
-  ];
-  for (const controller of controllers) controller.start();
+  const plane = await testCluster({ db, clock, gates, seed: 11, nodes: 2, maxPodsPerNode: 8 });
+  const { cluster, service } = plane;
   let closed = false;
   cleanups.push(() => {
-    for (const controller of controllers) controller.stop();
+    plane.stop();
     if (!closed) cluster.close();
   });
   const settle = async (rounds: number) => {
@@ -132,7 +115,7 @@ async function writeMixedLog(db: string, gates: FeatureGates): Promise<{ live: R
   await settle(40);
   await player.shutdown();
   await settle(60);
-  for (const controller of controllers) controller.stop();
+  plane.stop();
   await cluster.settled();
 
   const kindsInLog = new Set([...cluster.log.read()].map((event) => event.kind));
@@ -191,7 +174,7 @@ function heard(changes: ReturnType<Store['changesSince']>, after: () => Promise<
 
 describe('Store: the watch window', () => {
   it('answers a watch from before the window with nothing to resume (410 Expired), and one inside it with exactly the changes after it', async () => {
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(START), gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(START), gates: parseFeatureGates('') });
     cleanups.push(() => cluster.close());
     await cluster.commit([created('Secret', secret('churn', 'v0'))]);
     const beforeWindow = cluster.resourceVersion;

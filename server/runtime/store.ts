@@ -112,6 +112,7 @@ export class Store {
   /** Depth of `commit` calls (a projection's subscriber may commit in turn). */
   private committing = 0;
   private committedSeq = 0;
+  private readonly stops: Array<() => void> = [];
 
   /**
    * Told of every commit as it is made (its events, its cause, the promise of its durability):
@@ -356,8 +357,14 @@ export class Store {
     return this.readModel.get(kind, namespace, name);
   }
 
-  /** Releases the projections, flushes what is queued and closes the log. */
+  /** Something built on the store (a runner, a loop) that must stop before the store closes: stopped first, last added first. */
+  onClose(stop: () => void): void {
+    this.stops.push(stop);
+  }
+
+  /** Stops what was built on it, releases the projections, flushes what is queued and closes the log. */
   close(): void {
+    for (const stop of this.stops.splice(0).reverse()) stop();
     for (const projection of this.projections) projection.close?.();
     this.projections.length = 0;
     this.gameServerProjections = [];

@@ -7,7 +7,7 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GameServerController } from '../controllers/gameserver-controller.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { replayLog } from '../replay.js';
 import { ConformanceRecorder } from './conformance.js';
 import { defaultLocalGameServer } from './local-gameserver.js';
@@ -27,7 +27,7 @@ function tempDb(prefix: string): string {
 async function setup(options: { gates?: string; db?: string } = {}) {
   const gates = options.gates === undefined ? ALL_GATES : parseFeatureGates(options.gates);
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: options.db ?? ':memory:', clock, gates });
+  const cluster = createCluster({ db: options.db ?? ':memory:', clock, gates });
   clusters.push(cluster);
   const gs = defaultLocalGameServer({ uid: '1234', now: clock.now(), gates });
   await cluster.commit([gameServerEvent('GameServerCreated', 'default', 'local', { object: gs })]);
@@ -223,7 +223,7 @@ describe('replay', () => {
     clusters.length = 0;
 
     const clock = new VirtualClock();
-    const cluster = new Cluster({ db, clock, gates: ALL_GATES });
+    const cluster = createCluster({ db, clock, gates: ALL_GATES });
     clusters.push(cluster);
     expect(cluster.gameServers.get('default', 'local')).toEqual(before);
     clock.advance(10_000);

@@ -3,7 +3,6 @@ import type { GameServerCommand } from '../../machines/gameserver.js';
 import {
   type CounterStatus,
   type GameServer,
-  LIST_MAX_CAPACITY,
   type ListStatus,
   type PlayerStatus,
   SDK_METADATA_PREFIX,
@@ -12,39 +11,17 @@ import {
 } from '../kinds/gameserver/gameserver.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { type SdkGameServer, toSdkGameServer } from '../kinds/gameserver/sdk-json.js';
-import { type Int64, addInt64, maxInt64, minInt64 } from '../int64.js';
+import type { Int64 } from '../int64.js';
 import { isQualifiedName, isValidLabelValue } from '../k8s/validation.js';
-import type { Cluster } from '../cluster.js';
 import { jsonEqual } from '../kinds/common.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import type { ConformanceRecorder } from './conformance.js';
+import { type Counter, type CounterUpdate, type List, checkListUpdate, counterAfter, listAfterUpdate, listWithValue, listWithoutValue } from './counts-and-lists.js';
+import type { SidecarCluster } from './port.js';
 import { sdkErrors } from './errors.js';
-
-export interface Counter {
-  name: string;
-  count: Int64;
-  capacity: Int64;
-}
-
-export interface List {
-  name: string;
-  /** A request's capacity is int64 on the wire; a stored list's is at most 1000. */
-  capacity: Int64;
-  values: string[];
-}
-
-/** `count`/`capacity` absent = leave as is; `countDiff` 0 = no change (proto wrapper semantics). */
-export interface CounterUpdate {
-  name: string;
-  count?: Int64;
-  capacity?: Int64;
-  countDiff: Int64;
-}
-
-export const LIST_FIELDS = ['name', 'capacity', 'values'] as const;
 
 /**
  * The command handlers of one GameServer's sidecar. REST, WebSocket and gRPC adapters all call
@@ -62,7 +39,7 @@ export class Sidecar {
   private readonly log: Logger | undefined;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: SidecarCluster,
     readonly namespace: string,
     readonly name: string,
     options: { recorder?: ConformanceRecorder; cause?: Cause | (() => Cause); log?: Logger } = {},
@@ -201,11 +178,7 @@ export class Sidecar {
     });
   }
 
-  /**
-   * Capacity, then count, then countDiff, each checked against the result of the one before; a
-   * failing part rejects the whole request. A capacity below the count clamps the count, as the
-   * real sidecar's write does.
-   */
+  /** Applied as `counterAfter` says; a failing part rejects the whole request. */
   async updateCounter(update: CounterUpdate | undefined): Promise<Counter> {
     if (this.log?.enabled('info')) {
       this.received('UpdateCounter', update && { name: update.name, count: update.count, capacity: update.capacity, countDiff: update.countDiff || undefined });
@@ -216,20 +189,7 @@ export class Sidecar {
     if (update.count !== undefined) this.recorder?.record('setcountcounter');
     if (update.countDiff !== 0) this.recorder?.record('updatecounter');
     const current = this.counter(update.name);
-    if (update.count === undefined && update.capacity === undefined && update.countDiff === 0) {
-      throw sdkErrors.malformedCounterUpdate(`name:${JSON.stringify(update.name)}`);
-    }
-    const capacity = update.capacity ?? current.capacity;
-    if (capacity < 0) throw sdkErrors.negativeCapacity(capacity);
-    if (update.count !== undefined && (update.count < 0 || update.count > capacity)) {
-      throw sdkErrors.countOutOfRange(update.count, capacity);
-    }
-    let count = update.count ?? current.count;
-    if (update.countDiff !== 0) {
-      count = addInt64(count, update.countDiff);
-      if (count < 0 || count > capacity) throw sdkErrors.countOutOfRange(count, capacity);
-    }
-    count = minInt64(maxInt64(count, 0), capacity);
+    const { count, capacity } = counterAfter(current, update);
     if (count !== current.count || capacity !== current.capacity) {
       await this.commit([
         gameServerEvent('GameServerCounterSet', this.namespace, this.name, { counter: update.name, count, capacity }),
@@ -247,35 +207,21 @@ export class Sidecar {
     return this.cluster.readCommitted(() => {
       this.requireGate('CountsAndLists');
       this.recorder?.record('getlist');
-      return { name, ...copyList(this.list(name)) };
+      const list = this.list(name);
+      return { name, capacity: list.capacity, values: [...list.values] };
     });
   }
 
-  /**
-   * Replaces the fields named by the mask. An empty mask merges as protobuf does (a non-zero
-   * capacity overwrites, values are appended): the Node SDK's SetListCapacity relies on it.
-   */
+  /** Replaces the fields named by the mask, as `listAfterUpdate` says. */
   async updateList(list: List | undefined, mask: readonly string[] | undefined): Promise<List> {
     if (this.log?.enabled('info')) this.received('UpdateList', list && { name: list.name, mask: mask?.join(',') });
     this.requireGate('CountsAndLists');
     if (!list || !mask) throw sdkErrors.listNil();
     this.recorder?.record('updatelist');
-    const badPaths = mask.filter((p) => !(LIST_FIELDS as readonly string[]).includes(p));
-    if (badPaths.length) throw sdkErrors.badMask(badPaths);
-    if (list.capacity < 0 || list.capacity > LIST_MAX_CAPACITY) throw sdkErrors.listCapacityOutOfRange(list.capacity);
-    if (list.values.length > LIST_MAX_CAPACITY) throw sdkErrors.listTooLong(list.name, list.values.length);
+    checkListUpdate(list, mask);
     const current = this.cluster.gameServers.get(this.namespace, this.name)?.status.lists?.[list.name];
     if (!current) throw sdkErrors.updateListNotFound(list.name);
-    let capacity = current.capacity;
-    let values = current.values;
-    if (mask.length === 0) {
-      if (list.capacity !== 0) capacity = Number(list.capacity);
-      values = [...values, ...list.values];
-    } else {
-      if (mask.includes('capacity')) capacity = Number(list.capacity);
-      if (mask.includes('values')) values = list.values;
-    }
-    const next = { capacity, values: unique(values).slice(0, capacity) };
+    const next = listAfterUpdate(current, list, mask);
     await this.setList(list.name, current, next);
     return { name: list.name, ...next };
   }
@@ -285,9 +231,7 @@ export class Sidecar {
     this.requireGate('CountsAndLists');
     this.recorder?.record('addlistvalue');
     const current = this.list(name);
-    if (current.capacity <= current.values.length) throw sdkErrors.listFull(current.capacity, current.values.length);
-    if (current.values.includes(value)) throw sdkErrors.valueExists(value, name);
-    const next = { capacity: current.capacity, values: [...current.values, value] };
+    const next = listWithValue(current, name, value);
     await this.setList(name, current, next);
     return { name, ...next };
   }
@@ -297,9 +241,7 @@ export class Sidecar {
     this.requireGate('CountsAndLists');
     this.recorder?.record('removelistvalue');
     const current = this.list(name);
-    const index = current.values.indexOf(value);
-    if (index < 0) throw sdkErrors.valueMissing(value, name);
-    const next = { capacity: current.capacity, values: current.values.filter((_, i) => i !== index) };
+    const next = listWithoutValue(current, name, value);
     await this.setList(name, current, next);
     return { name, ...next };
   }
@@ -448,12 +390,4 @@ export class Sidecar {
 
 function epochSeconds(gs: GameServer): string {
   return String(Math.floor(Date.parse(gs.metadata.creationTimestamp) / 1000));
-}
-
-function copyList(list: ListStatus): ListStatus {
-  return { capacity: list.capacity, values: [...list.values] };
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { Cluster } from '../cluster.js';
+import { createCluster } from '../cluster.js';
 import {
   NODE_POOL_LABEL,
   ensurePoolNodes,
@@ -100,7 +100,7 @@ describe('loadNodePools', () => {
 
 describe('pool nodes', () => {
   it('start with each pool its initialNodes, named <pool>-<n>, labelled, with the pool capacity, once', async () => {
-    const cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+    const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
     cleanups.push(() => cluster.close());
     const pools = [parseNodePool(pool({ initialNodes: 2, podsPerNode: 30 }, 'small')), parseNodePool(pool({ minNodes: 1 }, 'big'))];
     await ensurePoolNodes(cluster, pools);

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../log/event-log.js';
 import type { Resource } from '../kinds/resource.js';
-import type { Cluster } from '../cluster.js';
+import type { NodeMaker } from './ports.js';
 import { MAX_NODES, MAX_PODS_PER_NODE, NODE_KIND, type NodeShape, nodeCreation } from './nodes.js';
 import { durationMs, loadDocuments } from './profiles.js';
 
@@ -160,7 +160,7 @@ export function poolNodeShape(pool: NodePool, poolIndex: number, ordinal: number
  * Creates each pool's initialNodes, as one commit with a start-up cause, for the pools that
  * have no node in the cluster yet (a restarted server keeps the nodes its log holds).
  */
-export async function ensurePoolNodes(cluster: Cluster, pools: readonly NodePool[]): Promise<void> {
+export async function ensurePoolNodes(cluster: NodeMaker, pools: readonly NodePool[]): Promise<void> {
   const present = new Set<string>();
   for (const node of cluster.readModel.list(NODE_KIND)) {
     const pool = poolOf(node);
@@ -233,7 +233,7 @@ export function nodeSecondsByPool(changes: Iterable<NodeCountChange>, from: numb
 }
 
 /** How many nodes each pool has now, from the read model ('' for nodes of no pool). */
-export function nodeCountsByPool(cluster: Cluster): Map<string, number> {
+export function nodeCountsByPool(cluster: NodeMaker): Map<string, number> {
   const counts = new Map<string, number>();
   for (const node of cluster.readModel.list(NODE_KIND)) {
     const pool = poolOf(node) ?? '';

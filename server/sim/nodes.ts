@@ -1,7 +1,7 @@
 import type { NodeAddress } from '../kinds/gameserver/gameserver.js';
 import { clusterObjectMeta } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
-import type { Cluster } from '../cluster.js';
+import type { NodeMaker } from './ports.js';
 
 /** Pods a simulated node takes, as a default kubelet does. */
 export const MAX_PODS_PER_NODE = 110;
@@ -60,7 +60,7 @@ export function simulatedNode(shape: NodeShape, uid: string, now: number): Resou
 }
 
 /** The creation of a simulated node, as it goes into the log. */
-export function nodeCreation(cluster: Cluster, shape: NodeShape) {
+export function nodeCreation(cluster: NodeMaker, shape: NodeShape) {
   return resourceEvent('ResourceCreated', NODE_KIND, '', shape.name, { object: simulatedNode(shape, cluster.rng.uid(), cluster.clock.now()) });
 }
 
@@ -71,7 +71,7 @@ export function allocatablePods(node: Resource): number {
 }
 
 /** Creates the first `count` simulated nodes, each taking `pods` pods, that the log does not hold yet. */
-export async function ensureNodes(cluster: Cluster, count: number, pods = MAX_PODS_PER_NODE): Promise<void> {
+export async function ensureNodes(cluster: NodeMaker, count: number, pods = MAX_PODS_PER_NODE): Promise<void> {
   const events = [];
   for (let i = 0; i < count; i++) {
     if (cluster.get(NODE_KIND, '', nodeName(i))) continue;

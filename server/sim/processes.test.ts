@@ -5,7 +5,7 @@ import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService } from '../resources/service.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes } from './nodes.js';
 import { SimulatedProcesses } from './processes.js';
 import { PROFILE_ANNOTATION, parseProfile } from './profiles.js';
@@ -34,7 +34,7 @@ const SILENT = parseProfile({
 
 async function setup() {
   const clock = new VirtualClock();
-  const cluster = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
   clusters.push(cluster);
   await ensureNodes(cluster, 1);
   new GameServerController(cluster).start();

@@ -3,7 +3,7 @@ import type { TimerHandle } from '../clock.js';
 import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { creationCommand, processCause } from '../kinds/gameserver/events.js';
-import type { Cluster } from '../cluster.js';
+import type { SimulatedWorld } from './ports.js';
 import { unawaited } from '../runtime/store.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { type ContainerState, terminationGraceMs } from '../kinds/pod/pod.js';
@@ -48,7 +48,7 @@ export class SimulatedProcesses {
   private readonly listen: boolean;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: SimulatedWorld,
     profiles: ProcessProfile[] = [],
     options: SimulatedProcessesOptions = {},
   ) {
@@ -119,7 +119,7 @@ export class SimulatedProcesses {
       this.restarts.delete(key);
       const container = this.cluster.pods.container(key);
       if (container?.lastState) this.cluster.pods.setContainer(key, { ...container, state: container.lastState });
-      void this.cluster.finishTermination(key, processCause(gs, 'the exited process is not restarted in a terminating pod'));
+      void this.cluster.termination.processExited(key, processCause(gs, 'the exited process is not restarted in a terminating pod'));
       return;
     }
     if (!process) {
@@ -178,7 +178,7 @@ export class SimulatedProcesses {
         restartCount: 0,
       });
       this.end(key);
-      void this.cluster.finishTermination(key, processCause(gs, 'the process exited after SIGTERM'));
+      void this.cluster.termination.processExited(key, processCause(gs, 'the process exited after SIGTERM'));
     }, delayMs);
   }
 

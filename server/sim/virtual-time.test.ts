@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
-import { Cluster } from '../cluster.js';
+import { type Cluster, createCluster } from '../cluster.js';
 import { WorkQueue } from '../controllers/work-queue.js';
 import { parseFeatureGates } from '../features.js';
 import { resourceEvent } from '../kinds/resource.js';
@@ -14,7 +14,7 @@ afterEach(() => {
 
 function cluster(): { clock: VirtualClock; cluster: Cluster } {
   const clock = new VirtualClock(START);
-  const c = new Cluster({ db: ':memory:', clock, gates: parseFeatureGates(''), systemNamespaces: false });
+  const c = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(''), systemNamespaces: false });
   clusters.push(c);
   return { clock, cluster: c };
 }

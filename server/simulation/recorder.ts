@@ -1,5 +1,5 @@
 import type { ScaleDecision, SimulationSeries, SimulationSummary, SimulationTiming, WaitSummary } from '../../reports/simulation-data.js';
-import type { Cluster } from '../cluster.js';
+import type { StoreFeeds, StoreReads } from '../runtime/store-ports.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import type { Scenario } from './scenario.js';
 
@@ -94,7 +94,7 @@ export class SimulationRecorder {
   private sampleWaits: number[] = [];
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: Pick<StoreReads, 'clock' | 'readModel'> & Pick<StoreFeeds, 'changesOf'>,
     private readonly scenario: Scenario,
   ) {
     this.rooms = scenario.sessions.end.type === 'counter' ? scenario.sessions.end.counter : undefined;

@@ -2,13 +2,8 @@ import { SeededRandom, VirtualClock } from '../clock.js';
 import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js';
-import { loopbackServiceResolver } from '../autoscaler/webhook-client.js';
-import { Cluster } from '../cluster.js';
-import { FleetAutoscalerController } from '../controllers/fleetautoscaler-controller.js';
-import { FleetController } from '../controllers/fleet-controller.js';
-import { GameServerController } from '../controllers/gameserver-controller.js';
-import { GameServerSetController } from '../controllers/gameserverset-controller.js';
-import { EventExpiry } from '../controllers/k8s-events.js';
+import { type Cluster, createCluster } from '../cluster.js';
+import { type Controller, controlPlane } from '../controllers/control-plane.js';
 import { ApiError } from '../k8s/status.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { processCause } from '../kinds/gameserver/events.js';
@@ -16,17 +11,13 @@ import type { GameServerAllocation } from '../kinds/gameserverallocation/gameser
 import type { RequestCause } from '../log/cause.js';
 import type { WriteBehind } from '../log/event-log.js';
 import { applyManifests } from '../manifests.js';
-import { ResourceService } from '../resources/service.js';
+import type { ResourceService } from '../resources/service.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import { ensureNodes, nodeCreation, nodeName } from '../sim/nodes.js';
-import { NodeLoss } from '../controllers/node-loss.js';
-import { SdkServerTermination } from '../controllers/sdk-server-termination.js';
 import { definitionOfKind } from '../kinds/definitions.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import { type TimedChange, changeText } from './changes.js';
 import { ensurePoolNodes } from '../sim/node-pools.js';
-import { NodeAutoscaler } from '../controllers/node-autoscaler.js';
-import { SimulatedProcesses } from '../sim/processes.js';
 import { advanceTo } from '../sim/virtual-time.js';
 import { SimulationRecorder, type SimulationResult } from './recorder.js';
 import { ScenarioError } from './fields.js';
@@ -98,7 +89,7 @@ interface Ask {
 interface SetUp {
   clock: VirtualClock;
   cluster: Cluster;
-  controllers: Array<{ start(): void; stop(): void }>;
+  controllers: readonly Controller[];
   service: ResourceService;
   allocator: Allocator;
   allocations: AllocationService;
@@ -112,20 +103,8 @@ async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 
   const clock = new VirtualClock(scenario.startMs);
   // No client waits on a commit and none watches: the log is written behind, thousands of events
   // a transaction, and watches keep a short window.
-  const cluster = new Cluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind, watchWindow: 1024 });
-  const service = new ResourceService(cluster);
-  const gameServers = new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } });
-  const controllers = [
-    gameServers,
-    new GameServerSetController(cluster, service),
-    new FleetController(cluster, service),
-    new FleetAutoscalerController(cluster, service, { resolveService: loopbackServiceResolver }),
-    new SimulatedProcesses(cluster, scenario.profiles, { listen: false }),
-    new EventExpiry(cluster),
-    new NodeLoss(cluster),
-    new SdkServerTermination(cluster),
-    ...(scenario.nodePools.length ? [new NodeAutoscaler(cluster, scenario.nodePools, gameServers)] : []),
-  ];
+  const cluster = createCluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind, watchWindow: 1024 });
+  const { service, controllers } = controlPlane(cluster, { profiles: scenario.profiles, nodePools: scenario.nodePools });
   const allocator = new Allocator(cluster, scenario.allocator);
   try {
     if (scenario.nodePools.length) await ensurePoolNodes(cluster, scenario.nodePools);

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../clock.js';
 import { parseFeatureGates } from '../../features.js';
 import { SECRET_DEFINITION } from '../../kinds/secret/definition.js';
-import { Cluster } from '../../cluster.js';
+import { type Cluster, createCluster } from '../../cluster.js';
 import { ResourceService } from '../../resources/service.js';
 import { resourceApi } from './resource-api.js';
 import { listenLocally } from '../../../test/helpers/local-server.js';
@@ -28,7 +28,7 @@ const SECRETS = '/api/v1/namespaces/default/secrets';
 
 describe('resource API reads', () => {
   it('a GET issued while a write is being committed answers only once it is durable', async () => {
-    cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+    cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
     const service = new ResourceService(cluster);
     server = createServer(express().use(resourceApi(cluster, service)));
     const base = await listenLocally(server);

@@ -4,7 +4,7 @@ import protobuf from 'protobufjs/light.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../clock.js';
 import { parseFeatureGates } from '../../features.js';
-import { Cluster } from '../../cluster.js';
+import { type Cluster, createCluster } from '../../cluster.js';
 import fixtures from '../../k8s/protobuf.fixtures.json' with { type: 'json' };
 import { resourceApi } from './resource-api.js';
 import { listenLocally } from '../../../test/helpers/local-server.js';
@@ -26,7 +26,7 @@ let server: Server;
 let cluster: Cluster;
 let base: string;
 beforeEach(async () => {
-  cluster = new Cluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
+  cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
   server = createServer(express().use(resourceApi(cluster)));
   base = await listenLocally(server);
 });

@@ -1,9 +1,13 @@
-import type { Cluster } from '../../cluster.js';
 import { objectKey } from '../../kinds/meta.js';
 import type { Cause } from '../../log/cause.js';
 import type { Logger } from '../../log/logger.js';
+import type { Pods } from '../../lifecycle/parts.js';
+import type { SidecarCluster } from '../../sidecar/port.js';
 import { Sidecar } from '../../sidecar/sidecar.js';
 import { type SidecarResolver, decodePathSegment } from './sidecar-http.js';
+
+/** What the sidecars are handed: a sidecar's port, and the pods whose sidecar container logs each call. */
+export interface SdkCluster extends SidecarCluster, Pods {}
 
 /** The sidecar of the GameServer `namespace/name`, made for one request or stream. */
 export type GameServerSidecars = (namespace: string, name: string, cause: Cause | (() => Cause)) => Sidecar;
@@ -12,7 +16,7 @@ export type GameServerSidecars = (namespace: string, name: string, cause: Cause 
  * Every GameServer's sidecar: each logs the SDK calls it receives to its pod's sidecar container
  * (`kubectl logs POD -c agones-gameserver-sidecar`), as Agones's does.
  */
-export function gameServerSidecars(cluster: Cluster, logger: Logger): GameServerSidecars {
+export function gameServerSidecars(cluster: SdkCluster, logger: Logger): GameServerSidecars {
   const sidecarLog = (namespace: string, name: string): Logger => {
     const key = objectKey(namespace, name);
     // Only for a GameServer that is there: calls to an unknown one would leave pods' logs behind.

@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
-import type { Counter, Sidecar } from '../../sidecar/sidecar.js';
+import type { Counter } from '../../sidecar/counts-and-lists.js';
+import type { Sidecar } from '../../sidecar/sidecar.js';
 import type { SdkGameServer } from '../../kinds/gameserver/sdk-json.js';
 import type { Int64 } from '../../int64.js';
 import { GrpcCode, GrpcError } from '../../grpc-status.js';

@@ -140,6 +140,49 @@ describe('GameServerController', () => {
     expect(controller.unschedulableCount).toBe(0);
   });
 
+  it('places no two pods holding one host port on a node; a pod every node with room holds it for waits, told why once, then takes the port freed', async () => {
+    const { settle, create, gs, cluster, controller } = await setup(3, 2);
+    const staticPort = (protocol: string) => ({ ports: [{ name: 'game', portPolicy: 'Static', hostPort: 7500, containerPort: 7654, protocol }] });
+    await create('filler-1');
+    await create('filler-2');
+    await settle();
+    // The busiest node is full: Packed goes to the next, skipping the node that holds the port after.
+    await create('udp-1', staticPort('UDP'));
+    await settle();
+    await create('tcp-1', staticPort('TCP'));
+    await create('udp-2', staticPort('UDP'));
+    await settle();
+    const node = (name: string) => gs(name).status.nodeName;
+    expect(node('tcp-1')).toBe(node('udp-1'));
+    expect(node('udp-2')).not.toBe(node('udp-1'));
+    expect(new Set([node('filler-1'), node('udp-1'), node('udp-2')]).size).toBe(3);
+    expect(gs('udp-2').status.address).toBe(`127.0.0.${node('udp-2')!.slice('node-'.length)}`);
+
+    await create('udp-3', staticPort('UDP'));
+    await settle();
+    await create('udp-4', staticPort('TCPUDP'));
+    await settle();
+    expect(gs('udp-3').status.state).toBe('Starting');
+    expect(controller.unschedulableCount).toBe(2);
+    const failed = () => cluster.readModel.list('Event').filter((e) => (e as unknown as { reason: string }).reason === 'FailedScheduling') as unknown as Array<{
+      message: string;
+      involvedObject: { kind: string; name: string };
+    }>;
+    expect(failed().map((e) => [e.involvedObject.kind, e.involvedObject.name, e.message])).toEqual([
+      ['Pod', 'udp-3', "0/3 nodes are available: 2 Too many pods, 1 node(s) didn't have free ports for the requested pod ports (7500/UDP)."],
+      ['Pod', 'udp-4', "0/3 nodes are available: 2 Too many pods, 1 node(s) didn't have free ports for the requested pod ports (7500/UDP)."],
+    ]);
+
+    // A pod leaving frees the port on its node: the first waiting takes it, the next waits on.
+    const freed = node('udp-2');
+    await cluster.actors.send('default', 'udp-2', { type: 'sdk.shutdown' });
+    await settle();
+    expect(gs('udp-3').status.nodeName).toBe(freed);
+    expect(gs('udp-4').status.state).toBe('Starting');
+    expect(controller.unschedulableCount).toBe(1);
+    expect(failed()).toHaveLength(2);
+  });
+
   it('does nothing once stopped, though a drain was due: the log may be closed next', async () => {
     const { clock, create, gs, cluster, controller } = await setup();
     await create('gs-1');

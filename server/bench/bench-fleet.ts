@@ -7,14 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { FleetController } from '../controllers/fleet-controller.js';
-import { GameServerController } from '../controllers/gameserver-controller.js';
-import { GameServerSetController } from '../controllers/gameserverset-controller.js';
+import { controlPlane } from '../controllers/control-plane.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
-import { ResourceService } from '../resources/service.js';
 import { createCluster } from '../cluster.js';
 import { ensureNodes, MAX_PODS_PER_NODE } from '../sim/nodes.js';
-import { SimulatedProcesses } from '../sim/processes.js';
 import { flush, settle } from '../sim/virtual-time.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 
@@ -51,14 +47,11 @@ async function run(size: number): Promise<Result> {
   const heapBefore = process.memoryUsage().heapUsed;
   const clock = new VirtualClock();
   const cluster = createCluster({ db: join(dir, 'events.db'), clock, gates: parseFeatureGates(''), seed: 7 });
-  const service = new ResourceService(cluster);
+  const plane = controlPlane(cluster);
+  const service = plane.service;
   await ensureNodes(cluster, Math.ceil(size / MAX_PODS_PER_NODE) + 1);
-  const controllers = [
-    new GameServerController(cluster, { portRange: { min: 7000, max: 8000 } }),
-    new GameServerSetController(cluster, service),
-    new FleetController(cluster, service),
-    new SimulatedProcesses(cluster),
-  ];
+  // Only what takes a fleet to Ready: the scheduler, the set and fleet controllers, the processes.
+  const controllers = [plane.gameServers, plane.sets, plane.fleets, plane.simulated];
   for (const c of controllers) c.start();
   const start = process.hrtime.bigint();
   await service.create(FLEET_DEFINITION, 'default', {

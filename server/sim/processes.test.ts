@@ -1,16 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { VirtualClock } from '../clock.js';
-import { parseFeatureGates } from '../features.js';
-import { GameServerController } from '../controllers/gameserver-controller.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { ResourceService } from '../resources/service.js';
-import { type Cluster, createCluster } from '../cluster.js';
-import { ensureNodes } from './nodes.js';
-import { SimulatedProcesses } from './processes.js';
 import { PROFILE_ANNOTATION, parseProfile } from './profiles.js';
+import { type TestCluster, testCluster } from '../../test/helpers/cluster.js';
 
-const clusters: Cluster[] = [];
+const clusters: TestCluster[] = [];
 afterEach(() => {
   while (clusters.length) clusters.pop()!.close();
 });
@@ -33,13 +27,9 @@ const SILENT = parseProfile({
 });
 
 async function setup() {
-  const clock = new VirtualClock();
-  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
-  clusters.push(cluster);
-  await ensureNodes(cluster, 1);
-  new GameServerController(cluster).start();
-  new SimulatedProcesses(cluster, [SESSIONS, SILENT]).start();
-  const service = new ResourceService(cluster);
+  const plane = await testCluster({ profiles: [SESSIONS, SILENT] });
+  clusters.push(plane);
+  const { clock, cluster, service } = plane;
   const run = async (ms: number) => {
     for (let t = 0; t < ms; t += 100) {
       clock.advance(100);

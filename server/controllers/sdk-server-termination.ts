@@ -7,8 +7,8 @@ import { sdkServerHoldsUntil } from '../../machines/pod-lifecycle.js';
 
 /**
  * With SidecarContainers off, a deleted GameServer's SDK server keeps its pod until the GameServer
- * is Shutdown or the pod's grace period ends (machines/pod-lifecycle.ts): this tells the cluster
- * when it stops, so the pod and the GameServer go. Nothing to do with the gate on.
+ * is Shutdown or the pod's grace period ends (machines/pod-lifecycle.ts): this tells the lifecycle
+ * (lifecycle/termination.ts) when it stops, so the pod and the GameServer go. Nothing to do with the gate on.
  */
 export class SdkServerTermination {
   private subscription: Subscription | undefined;

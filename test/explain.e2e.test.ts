@@ -212,7 +212,8 @@ describe('fleetsim explain', () => {
       /Ready → Shutdown \(Deleted by GameServerSet roll-/,
       /the GameServerSet controller reconciled default\/roll-/,
       /GameServerSet default\/roll-.*: replicas 2 → [01]/,
-      /the Fleet controller reconciled default\/roll/,
+      // The fleet's Ready count the rollout measured maxUnavailable against.
+      /the Fleet controller reconciled default\/roll \(replicas 2, readyReplicas \d\)/,
     ]);
     // Further back, the template change and the request that made it.
     const fleet = await explain('fleet/roll');

@@ -140,6 +140,7 @@ describe('Fleet controller', () => {
     const h = harness();
     await h.createFleet('roll', { replicas: 10, template: template('game:1') });
     await h.until(() => h.fleetStatus('roll').readyReplicas === 10);
+    await h.settle();
     const oldName = h.setsOf('roll')[0]!.metadata.name;
 
     await h.patchFleet('roll', { template: template('game:2') });
@@ -164,8 +165,9 @@ describe('Fleet controller', () => {
     );
     await h.settle();
     // W5's first sync exactly: the new set surges to 3 and the old one drops by maxUnavailable (2).
-    // Later syncs see sets mid-step (the new servers exist before they are Ready), so the steps
-    // differ from W5's settled table, but the sizes only move one way.
+    // Later syncs see sets mid-step (the new servers exist before they are Ready, and the fleet's
+    // Ready count is its previous sync's), so the steps are bigger than W5's settled table (real
+    // Agones went 10 → 8 → 4 → 0), but the sizes only move one way.
     expect(newSizes.slice(0, 1)).toEqual([3]);
     expect(oldSizes.slice(0, 2)).toEqual([10, 8]);
     expect(newSizes.at(-1)).toBe(10);
@@ -179,7 +181,6 @@ describe('Fleet controller', () => {
     expect(h.events('ScalingGameServerSet').map((e) => e.message)).toEqual(
       expect.arrayContaining([
         `Scaling inactive GameServerSet ${oldName} from 10 to 8`,
-        `Scaling inactive GameServerSet ${oldName} from 2 to 0`,
         `Scaling active GameServerSet ${newName} from 3 to 5`,
       ]),
     );
@@ -211,20 +212,59 @@ describe('Fleet controller', () => {
     await h.settle();
     await h.patchFleet('busy', { template: template('game:2') });
     await h.until(() => {
-      const old = h.setsOf('busy').find((s) => s.metadata.name === oldName);
       const current = h.setsOf('busy').find((s) => s.metadata.name !== oldName);
-      return old !== undefined && specOf(old).replicas === 0 && current !== undefined && (current.status as { readyReplicas: number }).readyReplicas === 2;
+      return (current?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 2;
     });
     await h.settle();
-    // The old set lingers with its Allocated servers; the new one holds fleet − allocated.
+    // The old set lingers with its Allocated servers; the new one holds fleet − allocated. As real
+    // Agones did, the old set is left at 1 (4 → 3, then 3 → 1 when the new servers turn Ready),
+    // short of the 0 its Allocated-only rule would give: it never has as few servers as its spec.
     const old = h.setsOf('busy').find((s) => s.metadata.name === oldName)!;
-    expect(old.status).toMatchObject({ replicas: 2, allocatedReplicas: 2 });
-    expect(specOf(h.setsOf('busy').find((s) => s.metadata.name !== oldName)!).replicas).toBe(2);
+    const current = h.setsOf('busy').find((s) => s.metadata.name !== oldName)!;
+    expect([specOf(old).replicas, old.status]).toEqual([1, expect.objectContaining({ replicas: 2, allocatedReplicas: 2 })]);
+    expect(specOf(current).replicas).toBe(2);
+    expect(h.events('ScalingGameServerSet').map((e) => e.message)).toEqual([
+      `Scaling inactive GameServerSet ${oldName} from 4 to 3`,
+      `Scaling active GameServerSet ${current.metadata.name} from 1 to 2`,
+      `Scaling inactive GameServerSet ${oldName} from 3 to 1`,
+    ]);
     expect(h.gameServersOf('busy').filter((gs) => allocated.includes(gs.metadata.name)).every((gs) => gs.status.state === 'Allocated')).toBe(true);
 
     for (const name of allocated) h.cluster.actors.send('default', name, { type: 'sdk.shutdown' });
     await h.until(() => h.setsOf('busy').length === 1 && h.fleetStatus('busy').readyReplicas === 4);
     expect(h.setsOf('busy')[0]!.metadata.name).not.toBe(oldName);
+  });
+
+  it("measures maxUnavailable against the fleet's Ready count as its previous sync saw it, as Agones reads its stored status", async () => {
+    // The differential tester's seed 38, sequence 5, as real Agones answered it: a fleet of 5 with
+    // 2 Allocated rolls to 3 replicas. When the new set's server turns Ready, the sync that sees it
+    // still has the fleet's earlier Ready count (1), so it lets 2 go from the old set at once
+    // (3 → 1). That set keeps its 2 Allocated servers above its spec of 1, and stays so.
+    const h = harness();
+    const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } };
+    await h.createFleet('lag', { replicas: 5, strategy, template: template('game:1') });
+    await h.until(() => h.fleetStatus('lag').readyReplicas === 5);
+    const oldName = h.setsOf('lag')[0]!.metadata.name;
+    for (const gs of h.gameServersOf('lag').slice(0, 2)) h.cluster.actors.send('default', gs.metadata.name, { type: 'sdk.allocate' });
+    await h.until(() => h.fleetStatus('lag').readyReplicas === 3);
+    await h.settle();
+
+    await h.patchFleet('lag', { replicas: 3, template: template('game:2') });
+    await h.until(() => {
+      const current = h.setsOf('lag').find((s) => s.metadata.name !== oldName);
+      return (current?.status as { readyReplicas?: number } | undefined)?.readyReplicas === 1 && h.fleetStatus('lag').replicas === 3;
+    });
+    await h.settle();
+    const old = h.setsOf('lag').find((s) => s.metadata.name === oldName)!;
+    const current = h.setsOf('lag').find((s) => s.metadata.name !== oldName)!;
+    expect([specOf(old).replicas, old.status]).toEqual([1, expect.objectContaining({ replicas: 2, allocatedReplicas: 2, readyReplicas: 0 })]);
+    expect([specOf(current).replicas, current.status]).toEqual([1, expect.objectContaining({ replicas: 1, readyReplicas: 1 })]);
+    expect(h.events('ScalingGameServerSet').map((e) => e.message)).toEqual([
+      `Scaling inactive GameServerSet ${oldName} from 5 to 4`,
+      `Scaling inactive GameServerSet ${oldName} from 4 to 3`,
+      `Scaling active GameServerSet ${current.metadata.name} from 0 to 1`,
+      `Scaling inactive GameServerSet ${oldName} from 3 to 1`,
+    ]);
   });
 
   it('applies scheduling and (with CountsAndLists) priorities in place', async () => {

@@ -49,6 +49,12 @@ export class FleetController extends KeyedController<FleetControllerPort> {
   private readonly setsOfFleet = new Map<string, Set<string>>();
   /** Set key → fleet key; kept past a set's deletion until the deletion has been reacted to. */
   private readonly fleetOfSet = new Map<string, string>();
+  /**
+   * Fleet key → its Ready count when it was last synced. Agones's rolling update reads the Fleet's
+   * stored status, which each sync writes at its end: a sync sees the Ready count of the sync
+   * before it, not the servers that turned Ready since (this decides how many old servers go).
+   */
+  private readonly readyAtLastSync = new Map<string, number>();
 
   /** `service` builds GameServerSets with the GameServerSet kind's defaults and validation. */
   constructor(cluster: FleetControllerPort, service: ResourceService) {
@@ -61,13 +67,16 @@ export class FleetController extends KeyedController<FleetControllerPort> {
     this.renewQueue();
     this.setsOfFleet.clear();
     this.fleetOfSet.clear();
+    this.readyAtLastSync.clear();
     for (const [key] of this.setStore()?.entries() ?? []) this.indexSet(key);
     this.subscriptions.push(
       this.cluster.resourceApplied$.subscribe((event) => {
         if (event.kind === GAMESERVERSET_KIND) this.indexSet(objectKey(event.namespace, event.name));
       }),
       this.cluster.changesOf(FLEET_KIND).subscribe((change) => {
-        if (change.type !== 'DELETED') this.queue.add(objectKey(change.namespace, change.name), change.seq, !change.derived);
+        const key = objectKey(change.namespace, change.name);
+        if (change.type !== 'DELETED') this.queue.add(key, change.seq, !change.derived);
+        else this.readyAtLastSync.delete(key);
       }),
       this.cluster.changesOf(GAMESERVERSET_KIND).subscribe((change) => {
         const key = objectKey(change.namespace, change.name);
@@ -134,9 +143,11 @@ export class FleetController extends KeyedController<FleetControllerPort> {
     let active: Resource | undefined;
     for (const set of sets) if (jsonEqual(gameServerSetSpecOf(set).template, spec.template)) active = set;
     const rest = sets.filter((set) => set !== active);
+    const ready = status.readyReplicas ?? 0;
+    const readyBefore = this.readyAtLastSync.get(key) ?? ready;
 
     const decision = applyDeploymentStrategy(
-      { replicas: fleetReplicas, readyReplicas: status.readyReplicas ?? 0, ...(spec.strategy && { strategy: spec.strategy }) },
+      { replicas: fleetReplicas, readyReplicas: readyBefore, ...(spec.strategy && { strategy: spec.strategy }) },
       active ? setView(active) : { name: '', replicas: 0, status: NO_STATUS },
       rest.map(setView),
       { rollingUpdateFix: this.cluster.gates.RollingUpdateFix },
@@ -191,7 +202,13 @@ export class FleetController extends KeyedController<FleetControllerPort> {
     // A negative size (more Allocated on old sets than the fleet wants) is what Agones's API
     // refuses: the active set is left as it is until that changes.
 
-    const cause = this.syncCause(FLEET_KIND, fleet.metadata.namespace, fleet.metadata.name, trigger, { replicas: fleetReplicas });
+    // During a rollout, the Ready count the strategy used explains how far the old sets shrank.
+    const inputs: Record<string, number> = rest.length > 0 ? { replicas: fleetReplicas, readyReplicas: readyBefore } : { replicas: fleetReplicas };
+    const cause = this.syncCause(FLEET_KIND, fleet.metadata.namespace, fleet.metadata.name, trigger, inputs);
     await this.cluster.commit(events, cause);
+    this.readyAtLastSync.set(key, ready);
+    // Agones's status write brings the fleet back to its queue, to a sync that sees the new count
+    // (which only a rollout reads).
+    if (readyBefore !== ready && rest.length > 0) this.queue.add(key);
   }
 }

@@ -7,6 +7,7 @@ import { HostPorts } from './host-ports.js';
 import { type Pod } from './pod.js';
 import { PodWorker } from './pod-worker.js';
 import { timestamp } from './status.js';
+import { type SourceObject } from './volumes.js';
 
 /**
  * The stand-in kubelet of one node, run inside the node's network namespace by the supervisor:
@@ -88,12 +89,28 @@ async function main(): Promise<void> {
     (error) => log(`pods: ${error.message}`),
   );
 
+  // Secrets and ConfigMaps as they change, for the volumes that show them (the kubelet's watch);
+  // a deleted one leaves its files as they were.
+  const sources = (['secrets', 'configmaps'] as const).map(
+    (plural) =>
+      new Informer<SourceObject>(
+        api,
+        `/api/v1/${plural}`,
+        (type, object) => {
+          if (type === 'DELETED') return;
+          for (const worker of workers.values()) worker.sourceChanged(plural, object);
+        },
+        (error) => log(`${plural}: ${error.message}`),
+      ),
+  );
+
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     log('stopping: ending every pod of the node');
     pods.stop();
+    for (const informer of sources) informer.stop();
     clearInterval(renew);
     clearInterval(heartbeat);
     await Promise.all([...workers.values()].map((worker) => worker.shutdown()));

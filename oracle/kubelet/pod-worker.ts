@@ -12,7 +12,7 @@ import { type PlannedMount, hostView, mountPlan } from './mounts.js';
 import { type Container, type Pod, type PodCondition, type PodStatus } from './pod.js';
 import { ProbeRunner } from './probes.js';
 import { type ContainerRun, type Role, containerRun, containerStatusJson, podPhase, timestamp } from './status.js';
-import { PodVolumes, VolumeError } from './volumes.js';
+import { PodVolumes, type SourceObject, type SourcePlural, VolumeError } from './volumes.js';
 
 /**
  * One pod on one node, from its sandbox to its deletion: a network namespace with an address on
@@ -87,6 +87,11 @@ export class PodWorker {
   update(pod: Pod): void {
     this.pod = pod;
     if (pod.metadata.deletionTimestamp && !this.terminating) void this.terminate((pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30) * 1000, true);
+  }
+
+  /** A Secret or ConfigMap changed: the pod's volumes that show it are written again. */
+  sourceChanged(plural: SourcePlural, object: SourceObject): void {
+    this.volumes?.refresh(plural, object);
   }
 
   /** The pod is no longer in the API server (deleted without grace): stop at once. */

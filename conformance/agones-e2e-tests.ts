@@ -42,15 +42,6 @@ export interface SuiteTest extends Expectation {
 /** Agones accepts a minimum equal to the buffer (or a maximum equal to it); the spec wants strictly bigger. */
 const EQUALITY = 'relies on Agones accepting a FleetAutoscaler bound equal to the buffer; the spec says strictly bigger/smaller, and the spec wins';
 /** Against the oracle: its stand-in kubelet runs programs, not images (oracle/images.ts). */
-/**
- * Against the oracle: the allocator tests put a certificate of their own in the allocator's TLS
- * Secret and call it once the allocator serves it; a kubelet rewrites a Secret's volume when the
- * Secret changes, the oracle's stand-in writes it once, when the pod starts (oracle/kubelet/volumes.ts).
- */
-const ORACLE_SECRET_NOT_REFRESHED = {
-  expect: 'fail' as const,
-  because: "the oracle's stand-in kubelet writes a Secret volume once, at the pod's start: the allocator keeps serving its first certificate after the test replaces allocator-tls, and the test's client refuses it (bad certificate) until it times out",
-};
 const ORACLE_NO_IMAGE = { expect: 'fail' as const, because: "the oracle runs no container images, only the programs it maps Agones's own images to (oracle/images.ts): this image is not one, so its GameServer never gets Ready" };
 const IMAGE_NOT_RUN = 'passes without the image: fleetsim does not run images, it simulates the process, which reports Ready';
 const WEBHOOK_POD = 'runs the autoscaler-webhook image as a Pod behind a Service: fleetsim runs no images';
@@ -204,20 +195,19 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
   { test: 'TestPingUDP', group: 'pods', because: "Agones's ping service, its Service agones-system/agones-ping-udp-service" },
 
   // The allocator service as Agones installs it (--allocator-tls auto: its Service and Secrets).
-  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
-  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
+  { test: 'TestAllocatorWithSelectors', group: 'allocator-service', because: `gRPC; ${ALLOCATOR}` },
   { test: 'TestAllocatorWithCountersAndLists', group: 'allocator-service',
-    needs: { CountsAndLists: true }, because: `gRPC; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+    needs: { CountsAndLists: true }, because: `gRPC; ${ALLOCATOR}` },
   {
     test: 'TestAllocatorCrossNamespace',
     group: 'allocator-service',
     because: `gRPC, through a policy to a second namespace whose endpoint has no port (dialled on 443: the harness binds 443 where it may); ${ALLOCATOR}`,
-    agones: ORACLE_SECRET_NOT_REFRESHED,
   },
-  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+  { test: 'TestRestAllocatorWithDeprecatedRequired', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
   { test: 'TestRestAllocatorWithCountersAndLists', group: 'allocator-service',
-    needs: { CountsAndLists: true }, because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
-  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', because: `REST; ${ALLOCATOR}`, agones: ORACLE_SECRET_NOT_REFRESHED },
+    needs: { CountsAndLists: true }, because: `REST; ${ALLOCATOR}` },
+  { test: 'TestRestAllocatorWithSelectors', group: 'allocator-service', because: `REST; ${ALLOCATOR}` },
   {
     test: 'TestCounterAutoscalerAllocatedMultipleNamespaces',
     group: 'allocator-service',

@@ -2,6 +2,7 @@ import { type Socket, createSocket } from 'node:dgram';
 import type { Server } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { publishAgonesService } from './resources/agones-install.js';
+import type { AgonesInstallPort } from './resources/ports.js';
 import type { Cause } from './log/cause.js';
 import type { ConnectionGuard } from './connections.js';
 
@@ -27,15 +28,13 @@ export interface PingServiceOptions {
   connections: ConnectionGuard;
 }
 
-/** What the ping service is handed: what publishing its Services takes (server/resources/agones-install.ts). */
-type PingCluster = Parameters<typeof publishAgonesService>[0];
-
 export class PingService {
   private http: Server | undefined;
   private udp: Socket | undefined;
 
   constructor(
-    private readonly cluster: PingCluster,
+    /** What publishing its Services takes. */
+    private readonly cluster: AgonesInstallPort,
     private readonly options: PingServiceOptions,
   ) {}
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { Cluster } from '../cluster.js';
+import type { AgonesInstallPort } from './ports.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { NAMESPACE_KIND, namespaceObject } from '../kinds/namespace/namespace.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
@@ -22,7 +22,7 @@ export function ingressAddress(host: string | undefined): string {
 }
 
 /** The metadata of an object the install makes (uid and creation kept from `current` when it is rewritten). */
-export function installedMeta(cluster: Cluster, namespace: string, name: string, labels: Record<string, string>, current?: Resource): Resource['metadata'] {
+export function installedMeta(cluster: AgonesInstallPort, namespace: string, name: string, labels: Record<string, string>, current?: Resource): Resource['metadata'] {
   return {
     name,
     namespace,
@@ -36,7 +36,7 @@ export function installedMeta(cluster: Cluster, namespace: string, name: string,
 }
 
 /** The event creating `agones-system`, when the log has not got it. */
-export function agonesNamespaceCreation(cluster: Cluster) {
+export function agonesNamespaceCreation(cluster: AgonesInstallPort) {
   if (cluster.get(NAMESPACE_KIND, '', AGONES_NAMESPACE)) return [];
   const object = namespaceObject(AGONES_NAMESPACE, cluster.rng.uid(), cluster.clock.now());
   return [resourceEvent('ResourceCreated', NAMESPACE_KIND, '', AGONES_NAMESPACE, { object })];
@@ -55,7 +55,7 @@ export interface InstalledService {
  * address a client reaches them by, and since each listener is its own load balancer, a port is
  * the one it listens on. Written at each start (ports may change); `undefined` removes it.
  */
-export async function publishAgonesService(cluster: Cluster, name: string, service: InstalledService | undefined, cause: Cause): Promise<void> {
+export async function publishAgonesService(cluster: AgonesInstallPort, name: string, service: InstalledService | undefined, cause: Cause): Promise<void> {
   const current = cluster.get(SERVICE_KIND, AGONES_NAMESPACE, name);
   if (!service) {
     if (current) await cluster.commit([resourceEvent('ResourceDeleted', SERVICE_KIND, AGONES_NAMESPACE, name, {})], cause);

@@ -9,7 +9,7 @@ import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { apiErrors } from '../k8s/status.js';
 import { requireNameOnUrl } from '../k8s/decoding.js';
 import { invalid, isDNS1123Subdomain } from '../k8s/validation.js';
-import type { Cluster } from '../cluster.js';
+import type { ResourceServicePort } from './ports.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
 import { type LabelSelector, matchesSelector } from '../kinds/label-selector.js';
 import { isJsonObject, jsonEqual } from '../kinds/common.js';
@@ -52,7 +52,7 @@ export class ResourceService {
   readonly cascade: Cascade;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: ResourceServicePort,
     private readonly options: ResourceServiceOptions = {},
   ) {
     this.cascade = new Cascade({

@@ -6,7 +6,7 @@ import { rfc3339 } from '../../kinds/meta.js';
 import { matchesSelector } from '../../kinds/label-selector.js';
 import type { Resource } from '../../kinds/resource.js';
 import { apiErrors } from '../../k8s/status.js';
-import type { Cluster } from '../../cluster.js';
+import type { CrdsPort } from './ports.js';
 import { selectorOf, sendJson, wantsTable } from '../responses.js';
 import { listOptionsOf } from '../request-options.js';
 import { toTable } from './table.js';
@@ -15,7 +15,7 @@ import { toTable } from './table.js';
  * `apiextensions.k8s.io/v1` CustomResourceDefinitions: the ones Agones installs, read-only
  * (kubectl lists them to tell a custom resource from a built-in or aggregated kind).
  */
-export function serveCustomResourceDefinitions(cluster: Cluster, name: string | undefined, subresource: string | undefined, req: Request, res: Response): void {
+export function serveCustomResourceDefinitions(cluster: CrdsPort, name: string | undefined, subresource: string | undefined, req: Request, res: Response): void {
   if (subresource !== undefined) throw apiErrors.pathNotFound();
   if (req.method !== 'GET') throw apiErrors.methodNotAllowed('customresourcedefinitions are installed with fleetsim: they cannot be changed');
   if (listOptionsOf(req.query).watch) throw apiErrors.methodNotAllowed('customresourcedefinitions cannot be watched: they never change');

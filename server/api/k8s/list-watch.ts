@@ -5,7 +5,7 @@ import { apiVersionOf } from '../../kinds/registry.js';
 import { matchesSelector } from '../../kinds/label-selector.js';
 import { apiErrors } from '../../k8s/status.js';
 import { stringifyJsonExact } from '../../log/json.js';
-import type { Cluster } from '../../cluster.js';
+import type { ListWatchPort } from './ports.js';
 import type { Change } from '../../runtime/read-model.js';
 import type { ResourceService } from '../../resources/service.js';
 import { encodeContinue, type ListOptions, parseResourceVersion, queryText } from '../request-options.js';
@@ -31,7 +31,7 @@ const RESOURCE_VERSION_WAIT_MS = 3_000;
  * ResourceVersionTooLarge when it does not come in time) before it is served; a continue token
  * carries its own, older version.
  */
-export async function reachAskedResourceVersion(cluster: Cluster, req: Request): Promise<void> {
+export async function reachAskedResourceVersion(cluster: ListWatchPort, req: Request): Promise<void> {
   const asked = queryText(req.query, 'resourceVersion');
   if (!asked || queryText(req.query, 'continue')) return;
   const wanted = parseResourceVersion(asked);
@@ -39,7 +39,7 @@ export async function reachAskedResourceVersion(cluster: Cluster, req: Request):
 }
 
 /** Waits until the log has reached `wanted`; 504 ResourceVersionTooLarge when it does not in time. */
-async function waitForResourceVersion(cluster: Cluster, wanted: number): Promise<void> {
+async function waitForResourceVersion(cluster: ListWatchPort, wanted: number): Promise<void> {
   const deadline = Date.now() + RESOURCE_VERSION_WAIT_MS;
   while (cluster.resourceVersion < wanted) {
     if (Date.now() >= deadline) throw apiErrors.tooLargeResourceVersion(wanted, cluster.resourceVersion);
@@ -48,7 +48,7 @@ async function waitForResourceVersion(cluster: Cluster, wanted: number): Promise
 }
 
 /** Whether any committed change of `kind` came after `from`; undefined when `from` left the watch window. */
-function changedSince(cluster: Cluster, kind: string, from: number): boolean | undefined {
+function changedSince(cluster: ListWatchPort, kind: string, from: number): boolean | undefined {
   const changes = cluster.changesSince(from, kind);
   if (!changes) return undefined;
   let changed = false;
@@ -82,7 +82,7 @@ function compareKeys(a: Resource, b: Resource): number {
  * compaction.
  */
 export async function listObjects(
-  cluster: Cluster,
+  cluster: ListWatchPort,
   service: ResourceService,
   target: Target,
   req: Request,
@@ -136,7 +136,7 @@ export async function listObjects(
 }
 
 /** `?watch=true`: a stream of `{"type": ..., "object": ...}` lines from a resourceVersion. */
-export async function watchObjects(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response, options: ListOptions): Promise<void> {
+export async function watchObjects(cluster: ListWatchPort, service: ResourceService, target: Target, req: Request, res: Response, options: ListOptions): Promise<void> {
   const { definition } = target;
   const selector = selectorOf(req);
   const table = wantsTable(req);

@@ -9,7 +9,7 @@ import { SIDECAR_CONTAINER, hasPod, podOf } from '../../kinds/pod/pod.js';
 import type { Resource } from '../../kinds/resource.js';
 import { apiErrors } from '../../k8s/status.js';
 import { stringifyJsonExact } from '../../log/json.js';
-import type { Cluster } from '../../cluster.js';
+import type { PodsPort } from './ports.js';
 import type { LogLine, PodContainer } from '../../runtime/pod-runtime.js';
 import { type DeleteRequestOptions, deleteOptionsOf, dryRunOf, listOptionsOf, parseResourceVersion, podLogOptionsOf } from '../request-options.js';
 import { requireDeletePreconditions } from '../../resources/deletion.js';
@@ -41,19 +41,19 @@ export interface PodTarget {
 }
 
 /** The pod of a GameServer, if it has one now. */
-function podOfKey(cluster: Cluster, key: string, gs: GameServer | undefined): Resource | undefined {
+function podOfKey(cluster: PodsPort, key: string, gs: GameServer | undefined): Resource | undefined {
   if (!gs || !hasPod(gs) || cluster.pods.isDeleted(key)) return undefined;
   return podOf(gs, cluster.pods.container(key));
 }
 
-function getPod(cluster: Cluster, namespace: string, name: string): Resource {
+function getPod(cluster: PodsPort, namespace: string, name: string): Resource {
   const key = objectKey(namespace, name);
   const pod = podOfKey(cluster, key, cluster.gameServers.getByKey(key));
   if (!pod) throw apiErrors.notFound('pods', '', name);
   return pod;
 }
 
-function listPods(cluster: Cluster, namespace: string | undefined): Resource[] {
+function listPods(cluster: PodsPort, namespace: string | undefined): Resource[] {
   const pods: Resource[] = [];
   for (const [key, gs] of cluster.gameServers.entries()) {
     if (namespace !== undefined && gs.metadata.namespace !== namespace) continue;
@@ -64,7 +64,7 @@ function listPods(cluster: Cluster, namespace: string | undefined): Resource[] {
 }
 
 /** `body` reads the request's body: undefined when it has none. */
-export async function servePods(cluster: Cluster, target: PodTarget, req: Request, res: Response, body: () => unknown): Promise<void> {
+export async function servePods(cluster: PodsPort, target: PodTarget, req: Request, res: Response, body: () => unknown): Promise<void> {
   const namespace = target.namespace ?? 'default';
   const { name, subresource } = target;
   if (subresource === 'log' && name !== undefined) {
@@ -101,14 +101,14 @@ export async function servePods(cluster: Cluster, target: PodTarget, req: Reques
 }
 
 /** The pod goes (server/lifecycle/pod-loss.ts); answered once what that makes happen is committed. */
-async function removePod(cluster: Cluster, namespace: string, name: string, why: string, cause: Cause): Promise<Resource> {
+async function removePod(cluster: PodsPort, namespace: string, name: string, why: string, cause: Cause): Promise<Resource> {
   const pod = getPod(cluster, namespace, name);
   await losePod(cluster, objectKey(namespace, name), why, cause);
   await cluster.settled();
   return pod;
 }
 
-async function deletePod(cluster: Cluster, namespace: string, name: string, options: DeleteRequestOptions, res: Response, cause: Cause): Promise<void> {
+async function deletePod(cluster: PodsPort, namespace: string, name: string, options: DeleteRequestOptions, res: Response, cause: Cause): Promise<void> {
   const pod = getPod(cluster, namespace, name);
   requireDeletePreconditions(POD_DEFINITION, pod, options.preconditions);
   sendJson(res, 200, options.dryRun ? pod : await removePod(cluster, namespace, name, 'the pod was deleted', cause));
@@ -121,7 +121,7 @@ async function deletePod(cluster: Cluster, namespace: string, name: string, opti
  * (policy/v1 or v1beta1; another built-in kind is decoded, then refused for its group version)
  * whose name is the pod's.
  */
-async function evictPod(cluster: Cluster, namespace: string, name: string, req: Request, eviction: unknown, res: Response): Promise<void> {
+async function evictPod(cluster: PodsPort, namespace: string, name: string, req: Request, eviction: unknown, res: Response): Promise<void> {
   const dryRun = dryRunOf(req.query, 'CreateOptions');
   if (!isJsonObject(eviction)) throw apiErrors.badRequest('the body must be a policy/v1 Eviction');
   requireBodyType(eviction, {
@@ -144,7 +144,7 @@ async function evictPod(cluster: Cluster, namespace: string, name: string, req: 
 
 /** `?watch=true`: the pods' changes follow their GameServers' and their containers'. */
 function watchPods(
-  cluster: Cluster,
+  cluster: PodsPort,
   namespace: string | undefined,
   wanted: (pod: Resource) => boolean,
   req: Request,
@@ -196,7 +196,7 @@ function watchPods(
 const FOLLOW_BACKLOG_BYTES = 1024 * 1024;
 
 /** `GET pods/{name}/log`, with kubectl's options: container, tailLines, sinceSeconds or sinceTime, timestamps, limitBytes, follow, previous. */
-function serveLog(cluster: Cluster, pod: Resource, req: Request, res: Response): void {
+function serveLog(cluster: PodsPort, pod: Resource, req: Request, res: Response): void {
   const key = objectKey(pod.metadata.namespace, pod.metadata.name);
   const game = String(pod.metadata.annotations?.['agones.dev/container'] ?? '');
   const containers = [

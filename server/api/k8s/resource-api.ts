@@ -3,7 +3,7 @@ import { findDefinition } from '../../kinds/definitions.js';
 import { apiVersionOf } from '../../kinds/registry.js';
 import { ApiError, apiErrors } from '../../k8s/status.js';
 import { decodeKubernetesProtobuf, ProtobufBodyError, protobufKindSupported } from '../../k8s/protobuf.js';
-import type { Cluster } from '../../cluster.js';
+import type { ResourceApiPort } from './ports.js';
 import { type DeleteOptions, ResourceService, type WriteOptions } from '../../resources/service.js';
 import { getScale, type SubresourceWrite, updateScale, writeStatus } from '../../resources/subresources.js';
 import { httpRequestCause } from '../request-cause.js';
@@ -122,7 +122,7 @@ function sendWritten(res: Response, status: number, body: unknown, options: Writ
  * Kinds served by routes of their own rather than the resource service: Pods, projected from their
  * GameServers (never stored), and CustomResourceDefinitions, built from the kinds' definitions.
  */
-const OWN_ROUTES = new Map<string, (cluster: Cluster, target: Target, req: Request, res: Response) => Promise<void>>([
+const OWN_ROUTES = new Map<string, (cluster: ResourceApiPort, target: Target, req: Request, res: Response) => Promise<void>>([
   [
     POD_KIND,
     async (cluster, target, req, res) => {
@@ -149,7 +149,7 @@ export function apiErrorHandler(error: unknown, _req: Request, res: Response, ne
  * list, create, update, patch, delete, watch, the scale and status subresources, and Table
  * output with Agones's printer columns.
  */
-export function resourceApi(cluster: Cluster, service = new ResourceService(cluster)): Router {
+export function resourceApi(cluster: ResourceApiPort, service = new ResourceService(cluster)): Router {
   const router = express.Router();
   router.use(express.raw({ type: () => true, limit: API_BODY_LIMIT }));
 
@@ -208,7 +208,7 @@ export function resourceApi(cluster: Cluster, service = new ResourceService(clus
   return router;
 }
 
-async function serve(cluster: Cluster, service: ResourceService, target: Target, req: Request, res: Response): Promise<void> {
+async function serve(cluster: ResourceApiPort, service: ResourceService, target: Target, req: Request, res: Response): Promise<void> {
   const { definition, name, subresource } = target;
   const namespace = target.namespace ?? 'default';
   const method = req.method;

@@ -10,7 +10,7 @@ import { type AllocatorClient, type HttpAnswer, readSecret, request } from './se
 import { ALLOCATOR_CLIENT_CA_SECRET, ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_SECRET } from '../server/allocation/allocator-install.js';
 import { HttpsTransport } from '../server/allocation/remote-transport.js';
 import { encodeAllocationResponse } from '../server/grpc/allocation-grpc.js';
-import type { AllocationResponseJson } from '../server/kinds/gameserverallocation/allocation-request.js';
+import type { AllocationResponseJson } from '../server/allocation/allocation-request.js';
 
 /**
  * What the harness knows about each k6 scenario in scenarios/: its defaults, the fixture

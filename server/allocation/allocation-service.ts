@@ -5,7 +5,7 @@ import { rfc3339 } from '../kinds/meta.js';
 import type { Cluster } from '../cluster.js';
 import type { Cause } from '../log/cause.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/definition.js';
-import { type AllocationResponseJson, fromAllocationRequest, toAllocationResponse } from '../kinds/gameserverallocation/allocation-request.js';
+import { type AllocationResponseJson, fromAllocationRequest, toAllocationResponse } from './allocation-request.js';
 import type { GrpcCode } from '../grpc-status.js';
 import type { AllocationResult, Allocator } from './allocator.js';
 import {

@@ -7,7 +7,7 @@ import type { Resource } from '../kinds/resource.js';
 import { type AllocatorTlsListener, startAllocatorTls } from '../api/allocator/allocator-tls.js';
 import { type ClusterConnectionInfo, RemoteAllocationError, RemoteAllocator, clientTls, endpointAddress } from './remote-allocator.js';
 import type { RemoteCall, RemoteReply } from './remote-transport.js';
-import { toAllocationRequest } from './remote-wire.js';
+import { toAllocationRequest } from './allocation-request.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 const GSA: GameServerAllocation = {

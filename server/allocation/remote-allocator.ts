@@ -9,7 +9,7 @@ import {
 } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { isJsonObject } from '../kinds/common.js';
 import { type ClientTls, HttpsTransport, type RemoteTransport } from './remote-transport.js';
-import { fromAllocationResponse, toAllocationRequest } from './remote-wire.js';
+import { fromAllocationResponse, toAllocationRequest } from './allocation-request.js';
 
 /**
  * Allocation in another cluster (reference §6.10, Agones's `allocateFromRemoteCluster`): the

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import type { AllocationService } from '../allocation/allocation-service.js';
-import { type AllocationResponseJson, unallocatedGrpcCode } from '../kinds/gameserverallocation/allocation-request.js';
+import { type AllocationResponseJson, unallocatedGrpcCode } from '../allocation/allocation-request.js';
 import { GrpcCode, GrpcError, type GrpcStreamHandler, allocatorErrorOf } from '../grpc-status.js';
 import { requestCause } from '../log/cause.js';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AllocationService } from '../../allocation/allocation-service.js';
-import { unallocatedGrpcCode } from '../../kinds/gameserverallocation/allocation-request.js';
+import { unallocatedGrpcCode } from '../../allocation/allocation-request.js';
 import { ApiError, apiErrors } from '../../k8s/status.js';
 import { GrpcCode, GrpcError, allocatorErrorOf } from '../../grpc-status.js';
 import { API_BODY_LIMIT, parseJsonBody, parseRequestText, readBody, sendJsonText } from '../request-body.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FEATURE_DEFAULTS, type FeatureGates } from '../../features.js';
-import { fieldErrorMessage } from '../../k8s/validation.js';
-import { GrpcCode, GrpcError } from '../../grpc-status.js';
+import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
+import { fieldErrorMessage } from '../k8s/validation.js';
+import { GrpcCode, GrpcError } from '../grpc-status.js';
 import { fromAllocationRequest, toAllocationResponse, unallocatedGrpcCode } from './allocation-request.js';
-import { type GameServerAllocationStatus, defaultAllocation, toSelectors, validateAllocation } from './gameserverallocation.js';
+import { type GameServerAllocationStatus, defaultAllocation, toSelectors, validateAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 const OFF: FeatureGates = FEATURE_DEFAULTS;
 const ON: FeatureGates = { ...FEATURE_DEFAULTS, CountsAndLists: true, PlayerAllocationFilter: true, PlayerTracking: true };

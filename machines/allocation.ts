@@ -126,6 +126,47 @@ export function testsBeyondLabels(selector: GameServerSelector, gates: FeatureGa
   return gates.CountsAndLists && (!isEmpty(selector.counters) || !isEmpty(selector.lists));
 }
 
+/**
+ * How one selector of a (defaulted) request is served from the allocation index: which pool, which
+ * labels, the test of each candidate, and the order (Packed by node with `better` breaking ties;
+ * Distributed with priorities by `compare`; Distributed without them at random). Worked out once
+ * per selector object: the functions are the index's to call, and requests are reused.
+ */
+export interface SelectorPick {
+  pool: 'Ready' | 'Allocated';
+  labels: Record<string, string>;
+  accept: (gs: GameServer) => boolean;
+  /** The object `accept` depends on alone, when it tests more than labels (the index keeps a view of its matches). */
+  viewKey: object | undefined;
+  order: 'packed' | 'best' | 'random';
+  /** packed: tie-breaks within a node rank beyond the name; best: the whole order. */
+  compare?: (a: GameServer, b: GameServer) => number;
+}
+
+const NO_NODE_COUNTS: NodeCounts = new Map();
+
+/**
+ * The same rule as `orderForAllocation` followed by `findGameServerForAllocation`, for the index
+ * that keeps the candidates sorted instead of sorting the fleet (a property test holds the two
+ * equal): Packed ranks nodes itself, so `compare` only breaks ties by player room and priorities.
+ */
+export function selectorPick(selector: GameServerSelector, gsa: GameServerAllocation, gates: FeatureGates): SelectorPick {
+  const spec = gsa.spec ?? {};
+  const priorities = gates.CountsAndLists && spec.priorities && spec.priorities.length > 0 ? spec.priorities : undefined;
+  const pick = {
+    pool: selector.gameServerState === 'Allocated' ? ('Allocated' as const) : ('Ready' as const),
+    labels: selector.matchLabels ?? {},
+    accept: (gs: GameServer) => matchesSelector(gs, selector, gates),
+    viewKey: testsBeyondLabels(selector, gates) ? selector : undefined,
+  };
+  if (spec.scheduling !== 'Distributed') {
+    const tieBreaks = gates.PlayerAllocationFilter || priorities;
+    return { ...pick, order: 'packed', ...(tieBreaks && { compare: (a: GameServer, b: GameServer) => comparePacked(a, b, NO_NODE_COUNTS, priorities, gates) }) };
+  }
+  if (priorities) return { ...pick, order: 'best', compare: (a, b) => compareDistributed(a, b, priorities) };
+  return { ...pick, order: 'random' };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ordering (§6.6)
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-import { Allocator, type AllocatorOptions } from './allocation/allocator.js';
-import { AllocationService } from './allocation/allocation-service.js';
+import type { AllocatorOptions } from './allocation/allocator.js';
+import { type AllocationOutcome, AllocationService } from './allocation/allocation-service.js';
 import { MultiClusterAllocator } from './allocation/multi-cluster.js';
 import { type RouteHandler, allocationRoutes } from './api/allocator/allocation-routes.js';
 import { type AllocatorTlsListener, type AllocatorTlsMaterial, allocatorApp, certificateNames, startAllocatorTls } from './api/allocator/allocator-tls.js';
@@ -31,6 +31,8 @@ export interface AllocatorServiceOptions {
   allowedHosts?: string[];
   /** The process's connection guard, which the TLS listener's connections join. */
   connections?: ConnectionGuard;
+  /** Told of every allocation's outcome and duration: the allocator's metrics and the server's log. */
+  observer?: (outcome: AllocationOutcome) => void;
 }
 
 /**
@@ -38,7 +40,6 @@ export interface AllocatorServiceOptions {
  * the plain port serves, and the allocator's own TLS listener.
  */
 export class AllocatorService {
-  readonly allocator: Allocator;
   readonly allocations: AllocationService;
   readonly multiCluster: MultiClusterAllocator;
   private tlsListener: AllocatorTlsListener | undefined;
@@ -48,10 +49,8 @@ export class AllocatorService {
     private readonly cluster: Cluster,
     private readonly options: AllocatorServiceOptions,
   ) {
-    this.allocator = new Allocator(cluster, options.model);
-    this.allocations = new AllocationService(cluster, this.allocator);
-    this.multiCluster = new MultiClusterAllocator(cluster, this.allocator);
-    this.allocations.multiCluster = this.multiCluster;
+    this.multiCluster = new MultiClusterAllocator(cluster);
+    this.allocations = new AllocationService(cluster, { allocator: options.model, observer: options.observer, multiCluster: this.multiCluster });
   }
 
   /** The port of the TLS listener once started. */
@@ -110,7 +109,7 @@ export class AllocatorService {
   }
 
   async close(): Promise<void> {
-    this.allocator.stop();
+    this.allocations.stop();
     this.secretsWatch?.unsubscribe();
     await this.tlsListener?.close();
     this.multiCluster.close();

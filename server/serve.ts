@@ -149,6 +149,10 @@ export class FleetsimServer {
       host: options.host,
       allowedHosts: options.allowedHosts,
       connections: this.connections,
+      observer: (outcome) => {
+        this.metrics.observeAllocation(outcome);
+        this.activity.allocation(outcome);
+      },
     });
     this.ping = new PingService(this.cluster, { host: options.host, connections: this.connections });
     const sdkPorts = new SidecarPortRange(options.sdkPortRange?.min ?? 9400, options.sdkPortRange?.max ?? 9999);
@@ -190,10 +194,6 @@ export class FleetsimServer {
       this.metrics.addHealthCheck(check, () => controller.running);
       controller.observeQueue(this.metrics.workQueue(name));
     }
-    this.allocation.allocations.observer = (outcome) => {
-      this.metrics.observeAllocation(outcome);
-      this.activity.allocation(outcome);
-    };
   }
 
   async start(): Promise<{ port: number; applied: string[]; allocatorPort?: number }> {

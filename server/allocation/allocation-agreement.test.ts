@@ -11,7 +11,7 @@ import { type ObjectChange, ObjectStore } from '../runtime/object-store.js';
 import { gameServer as buildGameServer } from '../../test/helpers/gameservers.js';
 import { withNodeCounter } from '../../test/helpers/node-counter.js';
 import { AllocationIndex } from './allocation-index.js';
-import { pickForSelector } from './allocator.js';
+import { pickForSelector } from './allocation-service.js';
 import {
   type GameServerAllocation,
   type GameServerSelector,
@@ -21,7 +21,7 @@ import {
 } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /**
- * The allocation index that serves requests (allocation-index + allocator's pickForSelector) and
+ * The allocation index that serves requests (allocation-index + the allocation service's pickForSelector) and
  * the reference rule in machines/allocation (sort every candidate, take the first match of the
  * earliest selector) must choose the same GameServer, for any fleet, nodes, selectors,
  * priorities, gates and strategy. Random cases from a seeded generator: a failure names its seed,

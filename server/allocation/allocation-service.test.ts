@@ -10,7 +10,6 @@ import { ResourceService } from '../resources/service.js';
 import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
-import { Allocator } from './allocator.js';
 import { readyGameServers, settler } from '../../test/helpers/cluster.js';
 
 const clusters: Cluster[] = [];
@@ -37,8 +36,7 @@ async function setup(gates = 'CountsAndLists=true', count = 6, model: 'exact' | 
   }
   const settle = settler(clock);
   await readyGameServers(cluster, settle, count);
-  const allocator = new Allocator(cluster, { model });
-  const service = new AllocationService(cluster, allocator);
+  const service = new AllocationService(cluster, { allocator: { model } });
   return { cluster, clock, service, settle };
 }
 
@@ -183,27 +181,32 @@ describe('AllocationService', () => {
     expect((await pending).status?.state).toBe('Allocated');
   });
 
-  it('prepares a request text once: later ones share the frozen result, a refused one is tried again', async () => {
+  it('reads and prepares a request text once: later ones share the frozen result, a refused one is read again', async () => {
     const { service } = await setup('', 2);
-    let builds = 0;
-    const build = (body: unknown) => () => {
-      builds++;
-      return service.prepare('default', body);
+    let reads = 0;
+    const received = (body: unknown, strict = true) => {
+      const text = JSON.stringify(body);
+      const read = () => {
+        reads++;
+        return JSON.parse(text) as unknown;
+      };
+      return { via: 'resource-api', namespace: 'default', strict, contentType: 'application/json', body: text, read } as const;
     };
     const good = { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': 'f' } }] } };
-    const first = service.prepareOnce('good', build(good));
-    expect(service.prepareOnce('good', build(good))).toBe(first);
-    expect(builds).toBe(1);
-    expect(Object.isFrozen(first.spec!.selectors![0]!.matchLabels)).toBe(true);
-    // Both allocate, each its own server.
-    const a = await service.createPrepared(first);
-    const b = await service.createPrepared(service.prepareOnce('good', build(good)));
+    // Both allocate, each its own server, from one reading.
+    const a = await service.createReceived(received(good));
+    const b = await service.createReceived(received(good));
+    expect(reads).toBe(1);
     expect(a.status?.state).toBe('Allocated');
     expect(b.status?.gameServerName).not.toBe(a.status?.gameServerName);
+    expect(Object.isFrozen(b.spec!.selectors![0]!.matchLabels)).toBe(true);
+    // The key holds how it was read: the same text, not strict, is read apart.
+    await service.createReceived(received(good, false));
+    expect(reads).toBe(2);
 
     const bad = { spec: { selectors: [{ matchLabels: { 'bad key!': 'x' } }] } };
-    expect(() => service.prepareOnce('bad', build(bad))).toThrow(ApiError);
-    expect(() => service.prepareOnce('bad', build(bad))).toThrow(ApiError);
-    expect(builds).toBe(3);
+    await expect(service.createReceived(received(bad))).rejects.toThrow(ApiError);
+    await expect(service.createReceived(received(bad))).rejects.toThrow(ApiError);
+    expect(reads).toBe(4);
   });
 });

@@ -5,7 +5,7 @@ import { parseFeatureGates } from '../features.js';
 import { commitReadyFleet } from '../bench/ready-fleet.js';
 import { settle } from '../sim/virtual-time.js';
 import { AllocationService } from './allocation-service.js';
-import { Allocator, type AllocatorOptions } from './allocator.js';
+import type { AllocatorOptions } from './allocator.js';
 
 /**
  * The agones-batch model piece by piece, on the virtual clock: one list per batch, the watch's
@@ -13,10 +13,10 @@ import { Allocator, type AllocatorOptions } from './allocator.js';
  * must answer as the store stands.
  */
 
-const running: Array<{ cluster: Cluster; allocator: Allocator }> = [];
+const running: Array<{ cluster: Cluster; service: AllocationService }> = [];
 afterEach(() => {
-  for (const { cluster, allocator } of running.splice(0)) {
-    allocator.stop();
+  for (const { cluster, service } of running.splice(0)) {
+    service.stop();
     cluster.close();
   }
 });
@@ -36,9 +36,8 @@ async function setup(model: AllocatorOptions, servers: number, spec?: Record<str
   const clock = new VirtualClock();
   const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('CountsAndLists=true'), seed: 7 });
   await commitReadyFleet(cluster, { size: servers, fleet: 'f', spec: { health: { disabled: true }, ...spec } });
-  const allocator = new Allocator(cluster, model);
-  running.push({ cluster, allocator });
-  const service = new AllocationService(cluster, allocator);
+  const service = new AllocationService(cluster, { allocator: model });
+  running.push({ cluster, service });
   /** Sends the requests at once and runs the clock until all are answered. */
   const allocateAll = async (body: unknown, count: number) => {
     const gsa = service.prepare('default', body);
@@ -49,7 +48,7 @@ async function setup(model: AllocatorOptions, servers: number, spec?: Record<str
     while (done < count && clock.step()) await settle(clock);
     return Promise.all(answers);
   };
-  return { clock, cluster, allocator, service, allocateAll };
+  return { clock, cluster, service, allocateAll };
 }
 
 describe('agones-batch', () => {
@@ -57,7 +56,7 @@ describe('agones-batch', () => {
     const batch = await setup({ model: 'agones-batch', replicas: 1 }, 1, { counters: { rooms: { count: 0, capacity: 1000 } } });
     const results = await batch.allocateAll(ROOMS_REQUEST, 5);
     expect(results.map((r) => r.status.state)).toEqual(['Allocated', 'UnAllocated', 'UnAllocated', 'UnAllocated', 'UnAllocated']);
-    expect(batch.allocator.batch!.stats).toMatchObject({ batches: 1, allocated: 1, unallocated: 4, conflicts: 0 });
+    expect(batch.service.batch!.stats).toMatchObject({ batches: 1, allocated: 1, unallocated: 4, conflicts: 0 });
 
     const exact = await setup({ model: 'exact' }, 1, { counters: { rooms: { count: 0, capacity: 1000 } } });
     const answered = await exact.allocateAll(ROOMS_REQUEST, 5);
@@ -83,20 +82,20 @@ describe('agones-batch', () => {
 
   it('counts a conflict when a replica updates a server another replica took, and its retry allocates another', async () => {
     // The watch lags more than a batch wait: whichever replica wakes second has not seen the first's pick.
-    const { allocator, allocateAll } = await setup({ model: 'agones-batch', replicas: 2, informerLagMs: 1000, batchWaitMs: 500 }, 3);
+    const { service, allocateAll } = await setup({ model: 'agones-batch', replicas: 2, informerLagMs: 1000, batchWaitMs: 500 }, 3);
     const results = await allocateAll({ spec: { selectors: [FLEET], scheduling: 'Packed' } }, 2);
     expect(results.map((r) => r.status.state)).toEqual(['Allocated', 'Allocated']);
     expect(new Set(results.map((r) => r.status.gameServerName)).size).toBe(2);
     expect(results.map((r) => r.attempts).sort()).toEqual([1, 2]);
-    expect(allocator.batch!.stats).toMatchObject({ requests: 2, attempts: 3, conflicts: 1, allocated: 2 });
+    expect(service.batch!.stats).toMatchObject({ requests: 2, attempts: 3, conflicts: 1, allocated: 2 });
   });
 
   it('has no conflicts with one replica, and none under exact', async () => {
     for (const model of [{ model: 'agones-batch', replicas: 1, informerLagMs: 1000 }, { model: 'exact' }] as const) {
-      const { allocator, allocateAll } = await setup(model, 10);
+      const { service, allocateAll } = await setup(model, 10);
       const results = await allocateAll({ spec: { selectors: [FLEET] } }, 8);
       expect(results.every((r) => r.status.state === 'Allocated' && (r.attempts ?? 1) === 1)).toBe(true);
-      expect(allocator.batch?.stats.conflicts ?? 0).toBe(0);
+      expect(service.batch?.stats.conflicts ?? 0).toBe(0);
     }
   });
 
@@ -115,15 +114,15 @@ describe('agones-batch', () => {
   });
 });
 
-describe('Allocator options given in code', () => {
+describe('allocator options given in code', () => {
   it('are refused by name before anything runs, as the flags and scenarios refuse them', () => {
     const cluster = createCluster({ db: ':memory:', clock: new VirtualClock(), gates: parseFeatureGates('') });
     try {
-      expect(() => new Allocator(cluster, { model: 'agones-batch', replicas: 0 })).toThrow(/replicas must be a whole number from 1 to 64, not 0/);
-      expect(() => new Allocator(cluster, { model: 'agones-batch', batchWaitMs: 0 })).toThrow(/batchWaitMs must be above 0/);
-      expect(() => new Allocator(cluster, { model: 'agones-batch', informerLagMs: -1 })).toThrow(/informerLagMs must be 0 or more/);
-      expect(() => new Allocator(cluster, { model: 'exact', replicas: 2 })).toThrow(/go with the agones-batch model/);
-      expect(() => new Allocator(cluster, { model: 'fast' as 'exact' })).toThrow(/must be exact or agones-batch, not "fast"/);
+      expect(() => new AllocationService(cluster, { allocator: { model: 'agones-batch', replicas: 0 } })).toThrow(/replicas must be a whole number from 1 to 64, not 0/);
+      expect(() => new AllocationService(cluster, { allocator: { model: 'agones-batch', batchWaitMs: 0 } })).toThrow(/batchWaitMs must be above 0/);
+      expect(() => new AllocationService(cluster, { allocator: { model: 'agones-batch', informerLagMs: -1 } })).toThrow(/informerLagMs must be 0 or more/);
+      expect(() => new AllocationService(cluster, { allocator: { model: 'exact', replicas: 2 } })).toThrow(/go with the agones-batch model/);
+      expect(() => new AllocationService(cluster, { allocator: { model: 'fast' as 'exact' } })).toThrow(/must be exact or agones-batch, not "fast"/);
     } finally {
       cluster.close();
     }

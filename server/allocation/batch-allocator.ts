@@ -2,7 +2,6 @@ import type { Subscription } from 'rxjs';
 import { findGameServerForAllocation, searchesAtRandom, shuffleInPlace, sortForAllocation } from '../../machines/allocation.js';
 import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
 import { SeededRandom, type TimerHandle } from '../clock.js';
-import type { Cluster } from '../cluster.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import {
   type GameServerAllocation,
@@ -13,7 +12,8 @@ import {
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { GameServerChange } from '../runtime/store.js';
-import { type AllocationResult, commitAllocation } from './allocation-commit.js';
+import type { AllocationPort } from './allocation-port.js';
+import type { AllocationResult } from './allocator.js';
 
 /**
  * `agones-batch`: Agones's allocator as it works, not as a rate limit (its allocator.go and
@@ -54,6 +54,9 @@ export class GameServerUpdateConflictError extends Error {
     super('could not update the selected GameServer');
   }
 }
+
+/** Decides and commits an allocation of `gs` through its machine (the handler's step); undefined when the machine refuses. */
+export type CommitAllocation = (gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined) => { gameServer: GameServer; durable: Promise<void> } | undefined;
 
 export interface BatchAllocatorOptions {
   replicas: number;
@@ -104,7 +107,7 @@ class LaggingWatch {
   private readonly subscription: Subscription;
 
   constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: AllocationPort,
     private readonly lagMs: number,
   ) {
     for (const [key, gs] of cluster.gameServers.entries()) this.store(key, gs);
@@ -224,7 +227,7 @@ class AllocatorReplica {
 
   constructor(
     private readonly owner: BatchAllocator,
-    private readonly cluster: Cluster,
+    private readonly cluster: AllocationPort,
     watch: LaggingWatch,
     seed: number,
     index: number,
@@ -299,14 +302,14 @@ class AllocatorReplica {
       this.owner.stats.conflicts++;
       return { kind: 'update-failed' };
     }
-    const applied = current && commitAllocation(this.cluster, current, gsa, request.cause);
+    const applied = current && this.owner.commit(current, gsa, request.cause);
     if (!applied) {
       // Any other failed update puts the server back as the cache had it.
       this.cache.add(key, picked);
       return { kind: 'update-failed' };
     }
     this.cache.add(key, applied.gameServer);
-    return { kind: 'allocated', ...applied, selector: match.selectorIndex };
+    return { kind: 'allocated', gameServer: applied.gameServer, committed: applied.durable, selector: match.selectorIndex };
   }
 
   /** Answers the request, or tries it again as Agones's Retry does. */
@@ -357,8 +360,9 @@ export class BatchAllocator {
   private turn = 0;
 
   constructor(
-    cluster: Cluster,
+    cluster: AllocationPort,
     readonly options: BatchAllocatorOptions,
+    readonly commit: CommitAllocation,
   ) {
     this.watch = new LaggingWatch(cluster, options.informerLagMs);
     for (let i = 0; i < options.replicas; i++) this.replicas.push(new AllocatorReplica(this, cluster, this.watch, options.seed, i));

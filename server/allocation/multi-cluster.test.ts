@@ -9,7 +9,6 @@ import { NAMESPACE_DEFINITION } from '../kinds/namespace/definition.js';
 import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes } from '../sim/nodes.js';
 import { AllocationService } from './allocation-service.js';
-import { Allocator } from './allocator.js';
 import { readyGameServers, settler } from '../../test/helpers/cluster.js';
 import type { AllocationResult } from './allocator.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
@@ -17,6 +16,7 @@ import {
   type AllocationPolicy,
   ConnectionInfoIterator,
   MultiClusterAllocator,
+  type MultiClusterOptions,
   NO_POLICY_MESSAGE,
   type RemoteClusterAllocator,
 } from './multi-cluster.js';
@@ -131,9 +131,9 @@ async function setup(policies: Array<{ name: string; labels?: Record<string, str
       spec: p.spec,
     });
   }
-  const allocator = new Allocator(cluster);
-  const service = new AllocationService(cluster, allocator);
-  return { cluster, allocator, service };
+  /** The allocation service with multi-cluster allocation as `options` make it. */
+  const routed = (options: MultiClusterOptions) => new AllocationService(cluster, { multiCluster: new MultiClusterAllocator(cluster, options) });
+  return { cluster, routed };
 }
 
 /** A remote that answers from a script, recording what it was asked. */
@@ -168,21 +168,21 @@ const LOCAL = { priority: 1, weight: 1, connectionInfo: { clusterName: 'local', 
 
 describe('MultiClusterAllocator', () => {
   it('refuses when no policy matches the selector', async () => {
-    const { cluster, allocator, service } = await setup([{ name: 'b', labels: { route: 'b' }, spec: REMOTE_B }]);
+    const { routed } = await setup([{ name: 'b', labels: { route: 'b' }, spec: REMOTE_B }]);
     const remote = fakeRemote([]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote, log: () => undefined });
+    const service = routed({ remote, log: () => undefined });
     await expect(service.create('default', multiClusterRequest({ route: 'elsewhere' }))).rejects.toThrow(NO_POLICY_MESSAGE);
     expect(remote.calls).toHaveLength(0);
   });
 
   it('forwards to the selected remote policy: source is the remote endpoint, nothing allocated here', async () => {
-    const { cluster, allocator, service } = await setup([
+    const { cluster, routed } = await setup([
       { name: 'b', labels: { route: 'b' }, spec: REMOTE_B },
       { name: 'local', labels: { route: 'local' }, spec: LOCAL },
       { name: 'b-elsewhere', namespace: 'other', labels: { route: 'b' }, spec: REMOTE_B },
     ]);
     const remote = fakeRemote([REMOTE_ALLOCATED]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote, log: () => undefined });
+    const service = routed({ remote, log: () => undefined });
     const gsa = await service.create('default', multiClusterRequest({ route: 'b' }));
     expect(gsa.status).toMatchObject({ state: 'Allocated', gameServerName: 'remote-gs', source: '10.1.0.1:443' });
     expect(remote.calls).toHaveLength(1);
@@ -193,13 +193,13 @@ describe('MultiClusterAllocator', () => {
   });
 
   it('skips a remote that fails with a clear log line and allocates locally, once', async () => {
-    const { cluster, allocator, service } = await setup([
+    const { cluster, routed } = await setup([
       { name: 'b', spec: REMOTE_B },
       { name: 'local', spec: LOCAL },
     ]);
     const log: string[] = [];
     const remote = fakeRemote([new RemoteAllocationError('remote allocation failed after 7 attempts: remote allocator 10.1.0.1:443: connection refused')]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote, log: (line) => log.push(line) });
+    const service = routed({ remote, log: (line) => log.push(line) });
     const gsa = await service.create('default', multiClusterRequest());
     expect(gsa.status).toMatchObject({ state: 'Allocated', source: 'local' });
     expect(remote.calls).toHaveLength(1);
@@ -212,7 +212,7 @@ describe('MultiClusterAllocator', () => {
   });
 
   it('goes on after a remote UnAllocated, and answers the last outcome when no cluster allocates', async () => {
-    const { cluster, allocator, service } = await setup(
+    const { routed } = await setup(
       [
         { name: 'b', spec: REMOTE_B },
         { name: 'c', spec: REMOTE_C },
@@ -222,7 +222,7 @@ describe('MultiClusterAllocator', () => {
     );
     const unallocated: AllocationResult = { status: { state: 'UnAllocated', gameServerName: '', source: '' } };
     const remote = fakeRemote([unallocated, new RemoteAllocationError('remote allocator 10.2.0.1:443: connection refused')]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote, log: () => undefined });
+    const service = routed({ remote, log: () => undefined });
     // Local last, with nothing Ready: the answer is its UnAllocated.
     const gsa = await service.create('default', multiClusterRequest());
     expect(gsa.status?.state).toBe('UnAllocated');
@@ -230,21 +230,21 @@ describe('MultiClusterAllocator', () => {
   });
 
   it('throws the last remote error when the last cluster tried is a remote that failed', async () => {
-    const { cluster, allocator, service } = await setup([{ name: 'b', spec: REMOTE_B }], 0);
+    const { routed } = await setup([{ name: 'b', spec: REMOTE_B }], 0);
     const remote = fakeRemote([new RemoteAllocationError('remote allocation failed after 7 attempts: remote allocator 10.1.0.1:443: connection refused')]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote, log: () => undefined });
+    const service = routed({ remote, log: () => undefined });
     await expect(service.create('default', multiClusterRequest())).rejects.toThrow(
       'remote allocation failed after 7 attempts: remote allocator 10.1.0.1:443: connection refused',
     );
   });
 
   it('allocates locally in the namespace of the policy', async () => {
-    const { cluster, allocator, service } = await setup([
+    const { routed } = await setup([
       { name: 'local-elsewhere', spec: { priority: 0, weight: 1, connectionInfo: { clusterName: 'x', namespace: 'elsewhere' } } },
       { name: 'local', spec: { ...LOCAL, connectionInfo: { clusterName: 'y', namespace: 'default' } } },
     ]);
     const log: string[] = [];
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote: fakeRemote([]), log: (line) => log.push(line) });
+    const service = routed({ remote: fakeRemote([]), log: (line) => log.push(line) });
     const gsa = await service.create('default', multiClusterRequest());
     expect(gsa.status).toMatchObject({ state: 'Allocated', source: 'local' });
     expect(log).toEqual([
@@ -253,8 +253,8 @@ describe('MultiClusterAllocator', () => {
   });
 
   it('refuses a request whose policies all weigh 0', async () => {
-    const { cluster, allocator, service } = await setup([{ name: 'b', spec: { ...REMOTE_B, weight: 0 } }]);
-    service.multiCluster = new MultiClusterAllocator(cluster, allocator, { remote: fakeRemote([]), log: () => undefined });
+    const { routed } = await setup([{ name: 'b', spec: { ...REMOTE_B, weight: 0 } }]);
+    const service = routed({ remote: fakeRemote([]), log: () => undefined });
     await expect(service.create('default', multiClusterRequest())).rejects.toThrow(
       'no multi-cluster allocation policy could be tried: the weights of the 1 matching policies are all 0',
     );

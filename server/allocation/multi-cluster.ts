@@ -1,8 +1,7 @@
 import type { Resource } from '../kinds/resource.js';
 import { convertLabelSelector, matchesSelector } from '../kinds/label-selector.js';
-import type { Cluster } from '../cluster.js';
+import type { AllocationPort } from './allocation-port.js';
 import type { Cause } from '../log/cause.js';
-import type { MultiClusterAllocator as MultiClusterAllocation } from './allocation-service.js';
 import type { AllocationResult } from './allocator.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { type ClusterConnectionInfo, RemoteAllocator, type RemoteAllocatorOptions } from './remote-allocator.js';
@@ -130,16 +129,11 @@ export class ConnectionInfoIterator {
   }
 }
 
-/** This cluster's allocator (the `Allocator`), for policies without endpoints. */
-export interface LocalAllocator {
-  allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult>;
-}
+/** This cluster's allocation of a request, for a policy without endpoints (the allocation service's). */
+export type LocalAllocation = (gsa: GameServerAllocation, cause?: Cause) => Promise<AllocationResult>;
 
-/** The remote side, as the multi-cluster allocator uses it; RemoteAllocator by default. */
-export interface RemoteClusterAllocator {
-  allocate(gsa: GameServerAllocation, info: ClusterConnectionInfo, requestNamespace: string): Promise<AllocationResult>;
-  close?(): void;
-}
+/** The remote side, as the multi-cluster allocator uses it: a RemoteAllocator, or a test's stand-in. */
+export type RemoteClusterAllocator = Pick<RemoteAllocator, 'allocate'> & Partial<Pick<RemoteAllocator, 'close'>>;
 
 export interface MultiClusterOptions {
   remote?: RemoteClusterAllocator;
@@ -163,13 +157,12 @@ function describeCluster(choice: ClusterChoice): string {
   return `cluster "${choice.clusterName}" (policy ${choice.policy.name}, priority ${choice.priority}, ${where})`;
 }
 
-export class MultiClusterAllocator implements MultiClusterAllocation {
+export class MultiClusterAllocator {
   private readonly remote: RemoteClusterAllocator;
   private readonly log: (line: string) => void;
 
   constructor(
-    private readonly cluster: Cluster,
-    private readonly local: LocalAllocator,
+    private readonly cluster: AllocationPort,
     options: MultiClusterOptions = {},
   ) {
     this.remote =
@@ -194,7 +187,8 @@ export class MultiClusterAllocator implements MultiClusterAllocation {
       .map(readPolicy);
   }
 
-  async allocate(gsa: GameServerAllocation, cause?: Cause): Promise<AllocationResult> {
+  /** Tries the policies' clusters in turn; `local` allocates in this cluster (a policy without endpoints). */
+  async allocate(gsa: GameServerAllocation, cause: Cause | undefined, local: LocalAllocation): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace || 'default';
     const policies = this.policies(gsa);
     if (policies.length === 0) throw new MultiClusterAllocationError(NO_POLICY_MESSAGE);
@@ -207,7 +201,7 @@ export class MultiClusterAllocator implements MultiClusterAllocation {
       try {
         const result =
           (info.allocationEndpoints ?? []).length === 0
-            ? await this.local.allocate(this.forLocal(gsa, info.namespace || namespace), cause)
+            ? await local(this.forLocal(gsa, info.namespace || namespace), cause)
             : await this.remote.allocate(gsa, info, namespace);
         if (result.status.state === 'Allocated') return result;
         last = { result };

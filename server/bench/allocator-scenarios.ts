@@ -1,6 +1,6 @@
 import { matchesSelector } from '../../machines/allocation.js';
 import { AllocationService } from '../allocation/allocation-service.js';
-import { Allocator, type AllocatorOptions } from '../allocation/allocator.js';
+import type { AllocatorOptions } from '../allocation/allocator.js';
 import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js';
 import { VirtualClock } from '../clock.js';
 import { createCluster } from '../cluster.js';
@@ -105,11 +105,10 @@ function quantile(sorted: readonly number[], q: number): number {
 export async function runBurst(scenario: BurstScenario, model: AllocatorOptions, seed: number): Promise<BurstFigures> {
   const clock = new VirtualClock();
   const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(scenario.gates ?? ''), seed });
-  let allocator: Allocator | undefined;
+  let allocator: AllocationService | undefined;
   try {
     await commitReadyFleet(cluster, { size: scenario.servers, fleet: FLEET, spec: scenario.spec });
-    allocator = new Allocator(cluster, model);
-    const service = new AllocationService(cluster, allocator);
+    const service = (allocator = new AllocationService(cluster, { allocator: model }));
     const gsa: GameServerAllocation = service.prepare('default', scenario.allocation);
     const selectors = toSelectors(gsa);
     const hasRoom = () => [...cluster.gameServers.values()].some((gs) => selectors.some((s) => matchesSelector(gs, s, cluster.gates)));

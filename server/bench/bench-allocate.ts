@@ -10,7 +10,6 @@ import { BenchRun } from './record.js';
 import { fullGc } from './heap.js';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
-import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { createCluster } from '../cluster.js';
@@ -54,12 +53,11 @@ async function fleetOf(size: number, dir: string) {
   const gates = parseFeatureGates('');
   const cluster = createCluster({ db: join(dir, `events-${size}.db`), clock, gates, seed: 11 });
   await commitReadyFleet(cluster, { size, fleet: 'bench' });
-  const service = new AllocationService(cluster, new Allocator(cluster));
-  if (!METRICS) return { cluster, service, metrics: undefined };
+  if (!METRICS) return { cluster, service: new AllocationService(cluster), metrics: undefined };
   // As `serve` does: allocations and state changes are observed from the start.
   const metrics = new ClusterMetrics(cluster);
   metrics.start();
-  service.observer = (outcome) => metrics.observeAllocation(outcome);
+  const service = new AllocationService(cluster, { observer: (outcome) => metrics.observeAllocation(outcome) });
   await metrics.scrape();
   return { cluster, service, metrics };
 }

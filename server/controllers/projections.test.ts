@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AllocationService } from '../allocation/allocation-service.js';
-import { Allocator } from '../allocation/allocator.js';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
@@ -46,7 +45,7 @@ describe('registered projections', () => {
     await settle(40);
     expect(inState('packed', 'Ready')).toHaveLength(6);
 
-    const allocations = new AllocationService(cluster, new Allocator(cluster));
+    const allocations = new AllocationService(cluster);
     const allocate = (fleet: string) =>
       allocations.create('default', { spec: { selectors: [{ matchLabels: { 'agones.dev/fleet': fleet } }], counters: { rooms: { action: 'Increment', amount: 2 } } } });
     for (const fleet of ['packed', 'packed', 'packed', 'spread']) expect((await allocate(fleet)).status?.state).toBe('Allocated');

@@ -205,8 +205,9 @@ export function allocationGrpc(service: AllocationService): GrpcStreamHandler {
     if (!bytes) throw new GrpcError(GrpcCode.UNKNOWN, 'EOF');
     const id = headers['x-request-id'];
     const cause = requestCause({ method: 'POST', path, client, requestId: Array.isArray(id) ? id[0] : id });
-    // A key that holds every byte: requests that differ in any way are prepared apart.
-    const response = await service.allocateRequest(`grpc\n${bytes.toString('latin1')}`, () => decodeAllocationRequest(bytes), unallocated, cause);
+    // Every byte as text: requests that differ in any way are prepared apart.
+    const received = { via: 'allocator-grpc', body: bytes.toString('latin1'), read: () => decodeAllocationRequest(bytes) } as const;
+    const response = await service.allocateRequest(received, unallocated, cause);
     respondMessage(stream, encodeAllocationResponse(response));
   };
   return (stream, headers, client) => {

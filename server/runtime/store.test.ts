@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
 import { AllocationService } from '../allocation/allocation-service.js';
-import { Allocator } from '../allocation/allocator.js';
 import { resourceApi } from '../api/k8s/resource-api.js';
 import { VirtualClock } from '../clock.js';
 import { createCluster } from '../cluster.js';
@@ -96,7 +95,7 @@ async function writeMixedLog(db: string, gates: FeatureGates): Promise<{ live: R
   // The GameServers' own lifecycle through the sidecar, and an allocation through the allocator.
   const fleetServers = () => [...cluster.gameServers.values()].filter((gs) => gs.metadata.labels['agones.dev/fleet'] === 'f');
   expect(fleetServers().filter((gs) => gs.status.state === 'Ready').length).toBeGreaterThanOrEqual(3);
-  const allocations = new AllocationService(cluster, new Allocator(cluster));
+  const allocations = new AllocationService(cluster);
   const allocated = await allocations.create('default', {
     spec: {
       selectors: [{ matchLabels: { 'agones.dev/fleet': 'f' } }],

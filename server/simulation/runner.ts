@@ -1,5 +1,4 @@
 import { SeededRandom, VirtualClock } from '../clock.js';
-import { Allocator } from '../allocation/allocator.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js';
 import { type Cluster, createCluster } from '../cluster.js';
@@ -91,7 +90,6 @@ interface SetUp {
   cluster: Cluster;
   controllers: readonly Controller[];
   service: ResourceService;
-  allocator: Allocator;
   allocations: AllocationService;
   /** The allocation every arrival sends, or one per fleet (`namespace/name`) for a recorded demand. */
   asks: Map<string | undefined, Ask>;
@@ -105,7 +103,7 @@ async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 
   // a transaction, and watches keep a short window.
   const cluster = createCluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind, watchWindow: 1024 });
   const { service, controllers } = controlPlane(cluster, { profiles: scenario.profiles, nodePools: scenario.nodePools });
-  const allocator = new Allocator(cluster, scenario.allocator);
+  const allocations = new AllocationService(cluster, { allocator: scenario.allocator });
   try {
     if (scenario.nodePools.length) await ensurePoolNodes(cluster, scenario.nodePools);
     else await ensureNodes(cluster, scenario.nodes, scenario.podsPerNode);
@@ -117,7 +115,6 @@ async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 
         throw new ScenarioError((error as Error).message); // a resource the API server refuses, named by its file or line
       }
     }
-    const allocations = new AllocationService(cluster, allocator);
     const asks = new Map<string | undefined, Ask>();
     const prepare = (namespace: string, allocation: unknown, what: string) => {
       try {
@@ -136,15 +133,15 @@ async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 
         asks.set(fleet, prepare(namespace, fleetAllocation(scenario, namespace, name), `the recorded allocations from fleet ${fleet}`));
       }
     }
-    return { clock, cluster, controllers, service, allocator, allocations, asks, nodesAdded: 0 };
+    return { clock, cluster, controllers, service, allocations, asks, nodesAdded: 0 };
   } catch (error) {
-    tearDown({ cluster, controllers, allocator });
+    tearDown({ cluster, controllers, allocations });
     throw error;
   }
 }
 
-function tearDown(run: Pick<SetUp, 'cluster' | 'controllers' | 'allocator'>): void {
-  run.allocator.stop();
+function tearDown(run: Pick<SetUp, 'cluster' | 'controllers' | 'allocations'>): void {
+  run.allocations.stop();
   for (const controller of run.controllers) controller.stop();
   run.cluster.close();
 }

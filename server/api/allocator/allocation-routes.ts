@@ -68,7 +68,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     }
     const text = body.toString('utf8');
     // The gateway's reading of a body (an empty one is an empty request), depth-capped.
-    const response = await service.allocateRequest(`allocator\n${text}`, () => parseJsonBody(text), unallocated, httpRequestCause(req));
+    const received = { via: 'allocator-rest', body: text, read: () => parseJsonBody(text) } as const;
+    const response = await service.allocateRequest(received, unallocated, httpRequestCause(req));
     sendJsonText(res, 200, stringifyJsonExact(response));
   };
 
@@ -90,13 +91,11 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     if (!body) return sendApiError(res, apiErrors.tooLarge(API_BODY_LIMIT), true);
     const text = body.toString('utf8');
     const contentType = req.headers['content-type'];
-    const gsa = service.prepareOnce(`resource\n${namespace}\n${strict}\n${contentType ?? ''}\n${text}`, () =>
-      service.prepare(namespace, parseRequestText(text, contentType), strict),
-    );
-    sendJsonText(res, 201, stringifyJsonExact(await service.createPrepared(gsa, httpRequestCause(req))));
+    const received = { via: 'resource-api', namespace, strict, contentType, body: text, read: () => parseRequestText(text, contentType) } as const;
+    sendJsonText(res, 201, stringifyJsonExact(await service.createReceived(received, httpRequestCause(req))));
   };
 
-  return (req, res) => {
+  return function route(req, res) {
     const { path, query } = splitUrl(req.url);
     if (ALLOCATOR_PATH.test(path)) {
       if (req.method !== 'POST') sendSdkError(res, new GrpcError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));

@@ -6,32 +6,10 @@ import type { NodeCounter } from '../runtime/node-counter.js';
 import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
 import type { Store } from '../runtime/store.js';
 import type { NodeCount } from '../../machines/scale-down-order.js';
+import { NodeBucket, NodeBuckets } from './node-bucket.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
 export type Pool = 'Ready' | 'Allocated';
-
-/** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
-interface NodeSlot {
-  node: string;
-  /** The node's allocatable counts (the node counter's), read when ordering. */
-  counts: NodeCount;
-  servers: string[];
-  /** `servers[0]`, kept beside it: the ordering reads it on every step. */
-  first: string;
-  /** Position in the bucket's node order. */
-  index: number;
-}
-
-/**
- * The candidates sharing one (namespace, pool, label) key, grouped by node; the nodes are kept
- * in Packed order so the best node is first, and nodes whose counts tie by their first server's
- * name, so the first of a tied rank holds the rank's best name.
- */
-class Bucket {
-  readonly order: NodeSlot[] = [];
-  readonly slots = new Map<string, NodeSlot>();
-  size = 0;
-}
 
 /**
  * The candidates of one pool in one namespace that a request's test takes, kept in step with
@@ -42,7 +20,7 @@ interface View {
   namespace: string;
   pool: Pool;
   accept: (gs: GameServer) => boolean;
-  bucket: Bucket;
+  bucket: NodeBucket;
   /** Each member's node: where to find it when it changes or leaves. */
   nodeOf: Map<string, string>;
 }
@@ -75,9 +53,7 @@ function poolOf(gs: GameServer | undefined): Pool | undefined {
  */
 export class AllocationIndex implements Projection {
   readonly name = ALLOCATION_INDEX.name;
-  private readonly buckets = new Map<string, Bucket>();
-  /** Buckets holding a slot for each node, to reorder them when the node's counts move. */
-  private readonly bucketsOfNode = new Map<string, Set<Bucket>>();
+  private readonly buckets: NodeBuckets;
   /**
    * Namespaces whose Allocated servers are bucketed. Re-allocation is rare, so that pool is
    * built the first time a request asks for it (the node counter counts it all along).
@@ -94,11 +70,12 @@ export class AllocationIndex implements Projection {
   constructor(
     private readonly gameServers: ObjectStore<GameServer>,
     private readonly nodes: NodeCounter,
-  ) {}
+  ) {
+    this.buckets = new NodeBuckets((node) => nodes.allocatable(node));
+  }
 
   rebuild(): void {
     this.buckets.clear();
-    this.bucketsOfNode.clear();
     this.allocatedPools.clear();
     this.views.clear();
     this.seenOnce = new WeakSet();
@@ -111,8 +88,8 @@ export class AllocationIndex implements Projection {
 
   /** The Ready pool's buckets (the Allocated pool is built when first asked for): each node's servers, in Packed order. */
   snapshot(): unknown {
-    const ready = [...this.buckets].filter(([bk]) => bk.split('\u0000')[1] === 'Ready').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return ready.map(([bk, bucket]) => ({ bucket: bk, nodes: bucket.order.map((slot) => ({ node: slot.node, servers: [...slot.servers] })) }));
+    const ready = [...this.buckets.byKey].filter(([bk]) => bk.split('\u0000')[1] === 'Ready').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return ready.map(([bk, bucket]) => ({ bucket: bk, nodes: bucket.nodes() }));
   }
 
   /**
@@ -131,10 +108,7 @@ export class AllocationIndex implements Projection {
     // The node counter has moved the counts already: the nodes they moved go back in Packed order.
     // A server that stays on its node (an allocation: Ready to Allocated) moved both its node's
     // counts, and the node is put back in order once.
-    const from = before ? previous!.status.nodeName : undefined;
-    const to = after ? next!.status.nodeName : undefined;
-    if (from !== undefined && to !== undefined && from !== to) this.reorder(from, to);
-    else if (from !== undefined || to !== undefined) this.repositionNode((from ?? to)!);
+    this.buckets.countsMoved(before ? previous!.status.nodeName : undefined, after ? next!.status.nodeName : undefined);
   }
 
   /**
@@ -153,30 +127,7 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    const bucket = this.candidates(namespace, pool, matchLabels, accept, viewKey);
-    if (!bucket) return undefined;
-    let best: GameServer | undefined;
-    let bestKey = '';
-    let rank: NodeSlot | undefined;
-    for (const slot of bucket.order) {
-      // The busiest rank holding a match is decided once a less busy node comes up; without
-      // other tie-breaks, also once a tied node's first name comes after the best one.
-      if (best && (!this.sameRank(slot, rank!) || (!better && slot.first >= bestKey))) return best;
-      for (const key of slot.servers) {
-        // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
-        // from here on in this node can beat the best so far, so a tied node costs one compare.
-        if (!better && best && key >= bestKey) break;
-        const gs = this.gameServers.getByKey(key);
-        if (!gs || !accept(gs)) continue;
-        if (!best || (better && better(gs, best) < 0) || (!better && compareNames(gs, best) < 0)) {
-          best = gs;
-          bestKey = key;
-          rank = slot;
-        }
-        if (!better) break;
-      }
-    }
-    return best;
+    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findPacked(this.gameServers, accept, better);
   }
 
   /**
@@ -190,23 +141,7 @@ export class AllocationIndex implements Projection {
     accept: (gs: GameServer) => boolean,
     rng: SeededRandom,
   ): GameServer | undefined {
-    const bucket = this.smallestBucket(namespace, pool, matchLabels);
-    if (!bucket || bucket.size === 0) return undefined;
-    // Rejection sampling stays uniform among matches; after a few misses, scan them all.
-    for (let attempt = 0; attempt < 8; attempt++) {
-      let r = rng.int(bucket.size);
-      for (const slot of bucket.order) {
-        if (r >= slot.servers.length) {
-          r -= slot.servers.length;
-          continue;
-        }
-        const gs = this.gameServers.getByKey(slot.servers[r]!);
-        if (gs && accept(gs)) return gs;
-        break;
-      }
-    }
-    const matches = this.all(bucket).filter(accept);
-    return matches.length ? matches[rng.int(matches.length)] : undefined;
+    return this.smallestBucket(namespace, pool, matchLabels)?.findRandom(this.gameServers, accept, rng);
   }
 
   /** The best candidate by `compare` alone (Distributed with priorities: no node logic). */
@@ -219,27 +154,12 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    const bucket = this.candidates(namespace, pool, matchLabels, accept, viewKey);
-    if (!bucket) return undefined;
-    let best: GameServer | undefined;
-    for (const gs of this.all(bucket)) if (accept(gs) && (!best || compare(gs, best) < 0)) best = gs;
-    return best;
+    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(this.gameServers, accept, compare);
   }
 
   /** What Packed orders `node` by: its Ready and Allocated servers not being deleted. */
   nodeCounts(node: string): NodeCount | undefined {
     return this.nodes.tally(node)?.allocatable;
-  }
-
-  private all(bucket: Bucket): GameServer[] {
-    const out: GameServer[] = [];
-    for (const slot of bucket.order) {
-      for (const key of slot.servers) {
-        const gs = this.gameServers.getByKey(key);
-        if (gs) out.push(gs);
-      }
-    }
-    return out;
   }
 
   /**
@@ -255,7 +175,7 @@ export class AllocationIndex implements Projection {
     matchLabels: Record<string, string>,
     accept: (gs: GameServer) => boolean,
     viewKey: object | undefined,
-  ): Bucket | undefined {
+  ): NodeBucket | undefined {
     if (viewKey === undefined) return this.smallestBucket(namespace, pool, matchLabels);
     let view = this.views.get(viewKey);
     if (view && view.namespace === namespace && view.pool === pool) {
@@ -270,12 +190,10 @@ export class AllocationIndex implements Projection {
       return bucket;
     }
     if (view) this.dropView(viewKey, view);
-    view = { namespace, pool, accept, bucket: new Bucket(), nodeOf: new Map() };
-    for (const slot of bucket?.order ?? []) {
-      for (const key of slot.servers) {
-        const gs = this.gameServers.getByKey(key);
-        if (gs && accept(gs)) this.join(view, gs, key);
-      }
+    view = { namespace, pool, accept, bucket: new NodeBucket(), nodeOf: new Map() };
+    for (const key of bucket?.keys() ?? []) {
+      const gs = this.gameServers.getByKey(key);
+      if (gs && accept(gs)) this.join(view, gs, key);
     }
     this.views.set(viewKey, view);
     if (this.views.size > MAX_VIEWS) {
@@ -291,7 +209,7 @@ export class AllocationIndex implements Projection {
       const takes = next !== undefined && next.metadata.namespace === view.namespace && poolOf(next) === view.pool && view.accept(next);
       if (node !== undefined && takes && node === next.status.nodeName) continue;
       if (node !== undefined) {
-        this.removeFrom(view.bucket, node, key);
+        this.buckets.remove(view.bucket, node, key);
         view.nodeOf.delete(key);
       }
       if (takes) this.join(view, next, key);
@@ -300,23 +218,23 @@ export class AllocationIndex implements Projection {
 
   /** Adds a server its test takes. */
   private join(view: View, gs: GameServer, key: string): void {
-    this.insertInto(view.bucket, gs.status.nodeName, key);
+    this.buckets.insert(view.bucket, gs.status.nodeName, key);
     view.nodeOf.set(key, gs.status.nodeName);
   }
 
   private dropView(viewKey: object, view: View): void {
     this.views.delete(viewKey);
-    for (const slot of view.bucket.order) this.bucketsOfNode.get(slot.node)?.delete(view.bucket);
+    this.buckets.forget(view.bucket);
   }
 
   /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
-  private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): Bucket | undefined {
+  private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): NodeBucket | undefined {
     if (pool === 'Allocated' && !this.allocatedPools.has(namespace)) this.buildAllocatedPool(namespace);
     const keys = this.selectorKeys(namespace, pool, matchLabels);
-    if (keys.length === 0) return this.buckets.get(bucketKey(namespace, pool, ALL));
-    let smallest: Bucket | undefined;
+    if (keys.length === 0) return this.buckets.byKey.get(bucketKey(namespace, pool, ALL));
+    let smallest: NodeBucket | undefined;
     for (const key of keys) {
-      const bucket = this.buckets.get(key);
+      const bucket = this.buckets.byKey.get(key);
       if (!bucket || bucket.size === 0) return undefined;
       if (!smallest || bucket.size < smallest.size) smallest = bucket;
     }
@@ -362,122 +280,11 @@ export class AllocationIndex implements Projection {
   }
 
   private bucket(gs: GameServer, pool: Pool, key: string): void {
-    const node = gs.status.nodeName;
-    for (const bk of this.keysOf(gs, pool)) {
-      let bucket = this.buckets.get(bk);
-      if (!bucket) {
-        bucket = new Bucket();
-        this.buckets.set(bk, bucket);
-      }
-      this.insertInto(bucket, node, key);
-    }
-  }
-
-  private insertInto(bucket: Bucket, node: string, key: string): void {
-    let slot = bucket.slots.get(node);
-    if (!slot) {
-      slot = { node, counts: this.nodes.allocatable(node), servers: [key], first: key, index: bucket.order.length };
-      bucket.slots.set(node, slot);
-      bucket.order.push(slot);
-      this.nodeBuckets(node).add(bucket);
-      this.reposition(bucket, slot);
-    } else if (insertSorted(slot.servers, key) === 0) {
-      // A new first name: the node's place among those it ties with.
-      slot.first = key;
-      this.reposition(bucket, slot);
-    }
-    bucket.size++;
+    this.buckets.insertEach(this.keysOf(gs, pool), gs.status.nodeName, key);
   }
 
   private unbucket(gs: GameServer, pool: Pool, key: string): void {
-    const node = gs.status.nodeName;
-    for (const bk of this.keysOf(gs, pool)) {
-      const bucket = this.buckets.get(bk);
-      if (bucket && this.removeFrom(bucket, node, key) && bucket.size === 0) this.buckets.delete(bk);
-    }
-  }
-
-  private removeFrom(bucket: Bucket, node: string, key: string): boolean {
-    const slot = bucket.slots.get(node);
-    if (!slot) return false;
-    const at = removeSorted(slot.servers, key);
-    if (at < 0) return false;
-    bucket.size--;
-    if (slot.servers.length === 0) {
-      bucket.order.splice(slot.index, 1);
-      for (let i = slot.index; i < bucket.order.length; i++) bucket.order[i]!.index = i;
-      bucket.slots.delete(node);
-      this.bucketsOfNode.get(node)?.delete(bucket);
-    } else if (at === 0) {
-      slot.first = slot.servers[0]!;
-      this.reposition(bucket, slot);
-    }
-    return true;
-  }
-
-  /** Puts a node whose counts moved back in Packed order, in every bucket it is in. */
-  private repositionNode(node: string): void {
-    for (const bucket of this.bucketsOfNode.get(node) ?? []) {
-      const slot = bucket.slots.get(node);
-      if (slot) this.reposition(bucket, slot);
-    }
-  }
-
-  /**
-   * Two nodes' counts moved in one change (a server moved from one to the other): each bucket
-   * holding either is sorted again, since a slot moved one step at a time assumes every other
-   * slot is in place.
-   */
-  private reorder(a: string, b: string): void {
-    const buckets = new Set([...(this.bucketsOfNode.get(a) ?? []), ...(this.bucketsOfNode.get(b) ?? [])]);
-    for (const bucket of buckets) {
-      bucket.order.sort((x, y) => (this.before(x, y) ? -1 : 1));
-      bucket.order.forEach((slot, i) => (slot.index = i));
-    }
-  }
-
-  private nodeBuckets(node: string): Set<Bucket> {
-    let set = this.bucketsOfNode.get(node);
-    if (!set) {
-      set = new Set();
-      this.bucketsOfNode.set(node, set);
-    }
-    return set;
-  }
-
-  /**
-   * Packed node order: known nodes first, most Allocated, then most Ready, then by first server
-   * name (a bucket holds one namespace, and a server is on one node, so no two slots tie).
-   */
-  private before(a: NodeSlot, b: NodeSlot): boolean {
-    if ((a.node === '') !== (b.node === '')) return b.node === '';
-    if (a.counts.allocated !== b.counts.allocated) return a.counts.allocated > b.counts.allocated;
-    if (a.counts.ready !== b.counts.ready) return a.counts.ready > b.counts.ready;
-    return a.first < b.first;
-  }
-
-  /** Whether two nodes are equals in Packed order (the same counts, or both unknown). */
-  private sameRank(a: NodeSlot, b: NodeSlot): boolean {
-    if ((a.node === '') !== (b.node === '')) return false;
-    return a.counts.allocated === b.counts.allocated && a.counts.ready === b.counts.ready;
-  }
-
-  /** Moves a slot to its place after its node's counts changed (usually zero or one step). */
-  private reposition(bucket: Bucket, slot: NodeSlot): void {
-    const order = bucket.order;
-    let i = slot.index;
-    while (i > 0 && this.before(slot, order[i - 1]!)) {
-      order[i] = order[i - 1]!;
-      order[i]!.index = i;
-      i--;
-    }
-    while (i < order.length - 1 && this.before(order[i + 1]!, slot)) {
-      order[i] = order[i + 1]!;
-      order[i]!.index = i;
-      i++;
-    }
-    order[i] = slot;
-    slot.index = i;
+    this.buckets.removeEach(this.keysOf(gs, pool), gs.status.nodeName, key);
   }
 }
 
@@ -486,35 +293,3 @@ export const ALLOCATION_INDEX: ProjectionDefinition<AllocationIndex, Store> = {
   name: 'allocation-index',
   create: (store) => new AllocationIndex(store.gameServers, store.nodes),
 };
-
-/** Name order within one namespace (a bucket holds one namespace). */
-function compareNames(a: GameServer, b: GameServer): number {
-  return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
-}
-
-function position(sorted: string[], key: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Inserts `key` in order; its index, or -1 when it was there already. */
-function insertSorted(sorted: string[], key: string): number {
-  const i = position(sorted, key);
-  if (sorted[i] === key) return -1;
-  sorted.splice(i, 0, key);
-  return i;
-}
-
-/** Removes `key`; the index it had, or -1 when it was not there. */
-function removeSorted(sorted: string[], key: string): number {
-  const i = position(sorted, key);
-  if (sorted[i] !== key) return -1;
-  sorted.splice(i, 1);
-  return i;
-}

@@ -1,0 +1,305 @@
+import type { SeededRandom } from '../clock.js';
+import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { NodeCount } from '../../machines/scale-down-order.js';
+
+/** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
+interface NodeSlot {
+  node: string;
+  /** The node's allocatable counts (the node counter's, a live object), read when ordering. */
+  counts: NodeCount;
+  servers: string[];
+  /** `servers[0]`, kept beside it: the ordering reads it on every step. */
+  first: string;
+  /** Position in the bucket's node order. */
+  index: number;
+}
+
+/** The GameServers by their store keys (the store's own strings for them). */
+interface GameServersByKey {
+  getByKey(key: string): GameServer | undefined;
+}
+
+/**
+ * Candidates of one namespace grouped by node, the nodes kept in Packed order: known nodes first,
+ * most Allocated, then most Ready, then by first server name (a bucket holds one namespace, and a
+ * server is on one node, so no two slots tie). Nodes whose counts tie are one rank, and the first
+ * of a rank holds the rank's best name. The allocation index keeps one per label and pool.
+ */
+export class NodeBucket {
+  private readonly order: NodeSlot[] = [];
+  private readonly slots = new Map<string, NodeSlot>();
+  size = 0;
+
+  /** The nodes in order, each with its servers. */
+  nodes(): Array<{ node: string; servers: string[] }> {
+    return this.order.map((slot) => ({ node: slot.node, servers: [...slot.servers] }));
+  }
+
+  nodeNames(): string[] {
+    return this.order.map((slot) => slot.node);
+  }
+
+  /** Each key, node by node in order. */
+  *keys(): Iterable<string> {
+    for (const slot of this.order) yield* slot.servers;
+  }
+
+  /** Adds `key` on `node`; true when the node is new to the bucket. `counts`: the node's, live. */
+  insert(node: string, counts: () => NodeCount, key: string): boolean {
+    let slot = this.slots.get(node);
+    const added = !slot;
+    if (!slot) {
+      slot = { node, counts: counts(), servers: [key], first: key, index: this.order.length };
+      this.slots.set(node, slot);
+      this.order.push(slot);
+      this.reposition(slot);
+    } else if (insertSorted(slot.servers, key) === 0) {
+      // A new first name: the node's place among those it ties with.
+      slot.first = key;
+      this.reposition(slot);
+    }
+    this.size++;
+    return added;
+  }
+
+  /** Removes `key` from `node`: false when it was not there; 'emptied' when the node has no server left here. */
+  remove(node: string, key: string): boolean | 'emptied' {
+    const slot = this.slots.get(node);
+    if (!slot) return false;
+    const at = removeSorted(slot.servers, key);
+    if (at < 0) return false;
+    this.size--;
+    if (slot.servers.length === 0) {
+      this.order.splice(slot.index, 1);
+      for (let i = slot.index; i < this.order.length; i++) this.order[i]!.index = i;
+      this.slots.delete(node);
+      return 'emptied';
+    }
+    if (at === 0) {
+      slot.first = slot.servers[0]!;
+      this.reposition(slot);
+    }
+    return true;
+  }
+
+  /** Puts `node` back in order after its counts moved (usually zero or one step). */
+  repositionNode(node: string): void {
+    const slot = this.slots.get(node);
+    if (slot) this.reposition(slot);
+  }
+
+  /** Sorts the nodes again: two nodes' counts moved at once, and a step-wise move assumes every other node in place. */
+  sort(): void {
+    this.order.sort((x, y) => (before(x, y) ? -1 : 1));
+    this.order.forEach((slot, i) => (slot.index = i));
+  }
+
+  /**
+   * The best server `accept` takes, in Packed order (busiest node first, then `better`, then the
+   * name). Nodes whose counts tie are one rank: Agones sorts their servers together, so the best
+   * of all of them wins, not the best of the node whose name sorts first.
+   */
+  findPacked(servers: GameServersByKey, accept: (gs: GameServer) => boolean, better?: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+    let best: GameServer | undefined;
+    let bestKey = '';
+    let rank: NodeSlot | undefined;
+    for (const slot of this.order) {
+      // The busiest rank holding a match is decided once a less busy node comes up; without
+      // other tie-breaks, also once a tied node's first name comes after the best one.
+      if (best && (!sameRank(slot, rank!) || (!better && slot.first >= bestKey))) return best;
+      for (const key of slot.servers) {
+        // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
+        // from here on in this node can beat the best so far, so a tied node costs one compare.
+        if (!better && best && key >= bestKey) break;
+        const gs = servers.getByKey(key);
+        if (!gs || !accept(gs)) continue;
+        if (!best || (better && better(gs, best) < 0) || (!better && gs.metadata.name < best.metadata.name)) {
+          best = gs;
+          bestKey = key;
+          rank = slot;
+        }
+        if (!better) break;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * A uniformly random server `accept` takes. Rejection sampling stays uniform among matches;
+   * after a few misses, all of them are scanned.
+   */
+  findRandom(servers: GameServersByKey, accept: (gs: GameServer) => boolean, rng: SeededRandom): GameServer | undefined {
+    if (this.size === 0) return undefined;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      let r = rng.int(this.size);
+      for (const slot of this.order) {
+        if (r >= slot.servers.length) {
+          r -= slot.servers.length;
+          continue;
+        }
+        const gs = servers.getByKey(slot.servers[r]!);
+        if (gs && accept(gs)) return gs;
+        break;
+      }
+    }
+    const matches: GameServer[] = [];
+    for (const slot of this.order) {
+      for (const key of slot.servers) {
+        const gs = servers.getByKey(key);
+        if (gs && accept(gs)) matches.push(gs);
+      }
+    }
+    return matches.length ? matches[rng.int(matches.length)] : undefined;
+  }
+
+  /** The best server `accept` takes by `compare` alone (no node order). */
+  findBest(servers: GameServersByKey, accept: (gs: GameServer) => boolean, compare: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+    let best: GameServer | undefined;
+    for (const slot of this.order) {
+      for (const key of slot.servers) {
+        const gs = servers.getByKey(key);
+        if (gs && accept(gs) && (!best || compare(gs, best) < 0)) best = gs;
+      }
+    }
+    return best;
+  }
+
+  private reposition(slot: NodeSlot): void {
+    const order = this.order;
+    let i = slot.index;
+    while (i > 0 && before(slot, order[i - 1]!)) {
+      order[i] = order[i - 1]!;
+      order[i]!.index = i;
+      i--;
+    }
+    while (i < order.length - 1 && before(order[i + 1]!, slot)) {
+      order[i] = order[i + 1]!;
+      order[i]!.index = i;
+      i++;
+    }
+    order[i] = slot;
+    slot.index = i;
+  }
+}
+
+/**
+ * The index's buckets by key, and by node the buckets holding it, so that a node whose counts
+ * moved is put back in order in each. A change to a GameServer is one call per step here
+ * (remove from its buckets, insert in its buckets, reorder its node).
+ */
+export class NodeBuckets {
+  private readonly buckets = new Map<string, NodeBucket>();
+  /** Read on every request, as a map rather than through a method. */
+  readonly byKey: ReadonlyMap<string, NodeBucket> = this.buckets;
+  private readonly ofNode = new Map<string, Set<NodeBucket>>();
+
+  /** `counts`: a node's allocatable counts, a live object the ordering reads. */
+  constructor(private readonly counts: (node: string) => NodeCount) {}
+
+  clear(): void {
+    this.buckets.clear();
+    this.ofNode.clear();
+  }
+
+  /** Adds `key` on `node` to the bucket of each of `bucketKeys`, made when missing. */
+  insertEach(bucketKeys: readonly string[], node: string, key: string): void {
+    for (const bk of bucketKeys) {
+      let bucket = this.buckets.get(bk);
+      if (!bucket) {
+        bucket = new NodeBucket();
+        this.buckets.set(bk, bucket);
+      }
+      this.insert(bucket, node, key);
+    }
+  }
+
+  /** Removes `key` on `node` from the bucket of each of `bucketKeys`; a bucket left empty goes. */
+  removeEach(bucketKeys: readonly string[], node: string, key: string): void {
+    for (const bk of bucketKeys) {
+      const bucket = this.buckets.get(bk);
+      const removed = bucket?.remove(node, key);
+      if (removed === 'emptied') this.ofNode.get(node)?.delete(bucket!);
+      if (removed && bucket!.size === 0) this.buckets.delete(bk);
+    }
+  }
+
+  /** Adds to a bucket kept by the caller (a view), which this then reorders with its nodes. */
+  insert(bucket: NodeBucket, node: string, key: string): void {
+    if (!bucket.insert(node, () => this.counts(node), key)) return;
+    let buckets = this.ofNode.get(node);
+    if (!buckets) {
+      buckets = new Set();
+      this.ofNode.set(node, buckets);
+    }
+    buckets.add(bucket);
+  }
+
+  /** Removes from a bucket kept by the caller; false when the key was not there. */
+  remove(bucket: NodeBucket, node: string, key: string): boolean {
+    const removed = bucket.remove(node, key);
+    if (removed === 'emptied') this.ofNode.get(node)?.delete(bucket);
+    return removed !== false;
+  }
+
+  /** Stops reordering a bucket the caller no longer keeps. */
+  forget(bucket: NodeBucket): void {
+    for (const node of bucket.nodeNames()) this.ofNode.get(node)?.delete(bucket);
+  }
+
+  /**
+   * The counts of `from` and `to` moved in one change. One node (an allocation: Ready to Allocated
+   * on the same node) moves a step or two in each bucket; two nodes (a server moved from one to
+   * the other) sort each bucket holding either again, as a step-wise move assumes every other
+   * node in place.
+   */
+  countsMoved(from: string | undefined, to: string | undefined): void {
+    if (from !== undefined && to !== undefined && from !== to) {
+      for (const bucket of new Set([...(this.ofNode.get(from) ?? []), ...(this.ofNode.get(to) ?? [])])) bucket.sort();
+      return;
+    }
+    const node = from ?? to;
+    if (node === undefined) return;
+    for (const bucket of this.ofNode.get(node) ?? []) bucket.repositionNode(node);
+  }
+}
+
+/** Packed node order: known nodes first, most Allocated, then most Ready, then by first server name. */
+function before(a: NodeSlot, b: NodeSlot): boolean {
+  if ((a.node === '') !== (b.node === '')) return b.node === '';
+  if (a.counts.allocated !== b.counts.allocated) return a.counts.allocated > b.counts.allocated;
+  if (a.counts.ready !== b.counts.ready) return a.counts.ready > b.counts.ready;
+  return a.first < b.first;
+}
+
+/** Whether two nodes are equals in Packed order (the same counts, or both unknown). */
+function sameRank(a: NodeSlot, b: NodeSlot): boolean {
+  if ((a.node === '') !== (b.node === '')) return false;
+  return a.counts.allocated === b.counts.allocated && a.counts.ready === b.counts.ready;
+}
+
+function position(sorted: string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Inserts `key` in order; its index, or -1 when it was there already. */
+function insertSorted(sorted: string[], key: string): number {
+  const i = position(sorted, key);
+  if (sorted[i] === key) return -1;
+  sorted.splice(i, 0, key);
+  return i;
+}
+
+/** Removes `key`; the index it had, or -1 when it was not there. */
+function removeSorted(sorted: string[], key: string): number {
+  const i = position(sorted, key);
+  if (sorted[i] !== key) return -1;
+  sorted.splice(i, 1);
+  return i;
+}

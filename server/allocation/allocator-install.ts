@@ -1,8 +1,9 @@
 import type { Subscription } from 'rxjs';
-import type { Cluster } from '../cluster.js';
 import { createCertificate } from '../k8s/x509.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import { AGONES_NAMESPACE, agonesNamespaceCreation, ingressAddress, installedMeta, publishAgonesService } from '../resources/agones-install.js';
+import type { AgonesInstallPort } from '../resources/ports.js';
+import type { StoreFeeds } from '../runtime/store-ports.js';
 import type { Cause } from '../log/cause.js';
 import { secretData } from './remote-allocator.js';
 
@@ -30,6 +31,9 @@ export const ALLOCATOR_CLIENT_CA_SECRET = 'allocator-client-ca';
 export const ALLOCATOR_CLIENT_SECRET = 'allocator-client.default';
 /** Where the Helm chart puts the default client Secret (its gameservers.namespaces: default). */
 export const ALLOCATOR_CLIENT_SECRET_NAMESPACE = 'default';
+/** What installing the allocator is handed: what Agones's install takes, and the Secrets' changes to reload on. */
+export interface AllocatorInstallPort extends AgonesInstallPort, Pick<StoreFeeds, 'changesOf'> {}
+
 /** Agones's certificates are made for ten years. */
 const VALID_DAYS = 3650;
 
@@ -47,7 +51,7 @@ function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
 }
 
-function secret(cluster: Cluster, namespace: string, name: string, data: Record<string, string>, tls: boolean): Resource {
+function secret(cluster: AllocatorInstallPort, namespace: string, name: string, data: Record<string, string>, tls: boolean): Resource {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -61,7 +65,7 @@ function secret(cluster: Cluster, namespace: string, name: string, data: Record<
  * A fresh set of the four Secrets: a CA and the server certificate it signs (for `names`), a
  * client CA and a client certificate it signs.
  */
-export function allocatorSecrets(cluster: Cluster, names: string[]): Resource[] {
+export function allocatorSecrets(cluster: AllocatorInstallPort, names: string[]): Resource[] {
   const now = cluster.clock.now();
   const ca = createCertificate({ commonName: 'allocation-ca', ca: true, validDays: VALID_DAYS, now });
   const server = createCertificate({
@@ -98,7 +102,7 @@ export function serverNames(host: string | undefined): string[] {
  * The TLS material the Secrets in the store hold, or why they cannot be served: allocator-tls's
  * key pair, and every `*.crt`/`*.pem` of allocator-client-ca as client CAs.
  */
-export function certificatesFromSecrets(cluster: Cluster): AllocatorCertificates | string {
+export function certificatesFromSecrets(cluster: AllocatorInstallPort): AllocatorCertificates | string {
   const tls = cluster.get('Secret', ALLOCATOR_NAMESPACE, ALLOCATOR_TLS_SECRET);
   if (!tls) return `the Secret ${ALLOCATOR_NAMESPACE}/${ALLOCATOR_TLS_SECRET} does not exist`;
   const pair = secretData(tls);
@@ -116,7 +120,7 @@ export function certificatesFromSecrets(cluster: Cluster): AllocatorCertificates
  * Makes sure the namespace and the four Secrets exist: kept when the log has them all (a
  * restart), made afresh when any is missing. Returns the material they hold.
  */
-export async function installAllocatorSecrets(cluster: Cluster, host: string | undefined): Promise<AllocatorCertificates> {
+export async function installAllocatorSecrets(cluster: AllocatorInstallPort, host: string | undefined): Promise<AllocatorCertificates> {
   const names = [ALLOCATOR_TLS_SECRET, ALLOCATOR_TLS_CA_SECRET, ALLOCATOR_CLIENT_CA_SECRET].map((name) => [ALLOCATOR_NAMESPACE, name]);
   names.push([ALLOCATOR_CLIENT_SECRET_NAMESPACE, ALLOCATOR_CLIENT_SECRET]);
   const present = names.filter(([namespace, name]) => cluster.get('Secret', namespace!, name!));
@@ -139,7 +143,7 @@ export async function installAllocatorSecrets(cluster: Cluster, host: string | u
  * Calls `reload` with the new material whenever allocator-tls or allocator-client-ca changes;
  * material that cannot be served is reported to `log` and the old kept.
  */
-export function watchAllocatorSecrets(cluster: Cluster, reload: (material: AllocatorCertificates) => void, log: (line: string) => void): Subscription {
+export function watchAllocatorSecrets(cluster: AllocatorInstallPort, reload: (material: AllocatorCertificates) => void, log: (line: string) => void): Subscription {
   return cluster.changesOf('Secret').subscribe((change) => {
     if (change.namespace !== ALLOCATOR_NAMESPACE || (change.name !== ALLOCATOR_TLS_SECRET && change.name !== ALLOCATOR_CLIENT_CA_SECRET)) return;
     const material = certificatesFromSecrets(cluster);
@@ -158,7 +162,7 @@ export function watchAllocatorSecrets(cluster: Cluster, reload: (material: Alloc
  * port the listener listens on (443 with `--allocator-port 443`). Removed when the allocator has
  * no TLS listener.
  */
-export async function publishAllocatorService(cluster: Cluster, listener: { host: string | undefined; port: number } | undefined): Promise<void> {
+export async function publishAllocatorService(cluster: AllocatorInstallPort, listener: { host: string | undefined; port: number } | undefined): Promise<void> {
   const service = listener && {
     labels: LABELS,
     selector: { 'multicluster.agones.dev/role': 'allocator' },

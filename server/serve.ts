@@ -4,6 +4,7 @@ import { type Clock, VirtualClock, WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { type Controller, controlPlane } from './controllers/control-plane.js';
 import { PingService } from './ping-service.js';
+import { installControlPlane } from './resources/control-plane.js';
 import { ClusterMetrics } from './observability/cluster-metrics.js';
 import { ApiRequestMetrics, metricsRoute } from './api/web/metrics-routes.js';
 import { dashboardRoutes } from './api/web/dashboard.js';
@@ -257,6 +258,7 @@ export class FleetsimServer {
     const address = this.httpServer.address();
     await this.allocation.start();
     await this.ping.start(this.options.ping ?? true);
+    await installControlPlane(this.cluster);
     this.logger.release();
     return { port: typeof address === 'object' && address ? address.port : this.options.port, applied, allocatorPort: this.allocation.tlsPort };
   }

@@ -9,6 +9,7 @@ import { SECRET_DEFINITION } from './secret/definition.js';
 import { NODE_DEFINITION } from './node/definition.js';
 import { EVENT_DEFINITION } from './event/definition.js';
 import { POD_DEFINITION } from './pod/definition.js';
+import { DEPLOYMENT_DEFINITION } from './deployment/definition.js';
 import { NAMESPACE_DEFINITION } from './namespace/definition.js';
 import { CRD_DEFINITION } from './customresourcedefinition/definition.js';
 import { SERVICEACCOUNT_DEFINITION } from './serviceaccount/definition.js';
@@ -32,6 +33,7 @@ export const KIND_DEFINITIONS: KindDefinition[] = [
   NODE_DEFINITION,
   EVENT_DEFINITION,
   POD_DEFINITION,
+  DEPLOYMENT_DEFINITION,
   NAMESPACE_DEFINITION,
   SERVICEACCOUNT_DEFINITION,
   SERVICE_DEFINITION,
@@ -50,5 +52,5 @@ export function definitionOfKind(kind: string): KindDefinition | undefined {
   return KIND_DEFINITIONS.find((d) => d.kind === kind);
 }
 
-/** The kinds of what a namespace holds and its deletion deletes (a Pod goes with its GameServer; allocations are never stored). */
-export const NAMESPACE_CONTENT_KINDS: readonly string[] = KIND_DEFINITIONS.filter((d) => d.namespaced && !d.projected && d.verbs.includes('list')).map((d) => d.kind);
+/** The kinds of what a namespace holds and its deletion deletes (a GameServer's Pod goes with its GameServer; allocations are never stored). */
+export const NAMESPACE_CONTENT_KINDS: readonly string[] = KIND_DEFINITIONS.filter((d) => d.namespaced && (!d.projected || d.alsoStored) && d.verbs.includes('list')).map((d) => d.kind);

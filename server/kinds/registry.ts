@@ -118,6 +118,8 @@ export interface KindDefinition {
   writes?: KindWrites;
   /** Built on read from what other kinds store (a Pod from its GameServer): never stored, left to its owner. */
   projected?: boolean;
+  /** A projected kind some of whose objects are stored whole besides (Agones's own pods in agones-system). */
+  alsoStored?: boolean;
   deletion?: KindDeletion;
   /** Installed by a CustomResourceDefinition, as Agones installs it (listed at apiextensions.k8s.io). */
   customResource?: boolean;

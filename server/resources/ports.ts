@@ -20,3 +20,6 @@ export interface ResourceServicePort
 
 /** What fleetsim installs of Agones's deployment (agones-install.ts): what is there, uids from the seeded generator, and commits. */
 export interface AgonesInstallPort extends Pick<StoreReads, 'clock' | 'get'>, StoreCommits, Draws {}
+
+/** Agones's control-plane Deployments and pods (control-plane.ts): the install's, and the pods stored in the read model. */
+export interface ControlPlanePort extends AgonesInstallPort, Pick<StoreReads, 'readModel'> {}

@@ -62,10 +62,10 @@ interface EventWrite {
 
 /**
  * Kinds stored whole, each in its store: every kind the API can read that is written by Resource
- * events (a GameServer has its own events and store; a Pod is built on read; a GameServerAllocation,
- * create-only, is never stored).
+ * events (a GameServer has its own events and store; a GameServer's Pod is built on read, Agones's
+ * own are stored; a GameServerAllocation, create-only, is never stored).
  */
-const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.verbs.includes('get') && !d.writes && !d.projected).map((d) => d.kind);
+const STORED_KINDS = KIND_DEFINITIONS.filter((d) => d.verbs.includes('get') && !d.writes && (!d.projected || d.alsoStored)).map((d) => d.kind);
 
 /** Kinds whose status the set-status projection folds from their GameServers. */
 const DERIVED_STATUS_KINDS = new Set(KIND_DEFINITIONS.filter((d) => d.derivedStatus).map((d) => d.kind));

@@ -5,7 +5,7 @@ import { GAMESERVER_KIND } from '../../kinds/gameserver/gameserver.js';
 import { matchesSelector } from '../../kinds/label-selector.js';
 import { objectKey, rfc3339Nano } from '../../kinds/meta.js';
 import { POD_DEFINITION } from '../../kinds/pod/definition.js';
-import { SIDECAR_CONTAINER, hasPod, podOf } from '../../kinds/pod/pod.js';
+import { POD_KIND, SIDECAR_CONTAINER, hasPod, podOf } from '../../kinds/pod/pod.js';
 import type { Resource } from '../../kinds/resource.js';
 import { apiErrors } from '../../k8s/status.js';
 import { stringifyJsonExact } from '../../log/json.js';
@@ -22,13 +22,15 @@ import type { Cause } from '../../log/cause.js';
 import { httpRequestCause } from '../request-cause.js';
 import { toTable } from './table.js';
 import { losePod } from '../../lifecycle/pod-loss.js';
+import { storedPodDeletion } from '../../resources/control-plane.js';
 
 /**
  * Pods through the resource API: one per GameServer, built on read (server/kinds/pod/pod.ts)
- * from the GameServer and what the kubelet knows of its container (`cluster.pods`). They are
- * read, watched and deleted — deleting one makes its GameServer Unhealthy, as Agones's health
- * controller does — and `pods/{name}/log` serves the game container's output and, for the
- * sidecar's container, the SDK calls it answered.
+ * from the GameServer and what the kubelet knows of its container (`cluster.pods`), and Agones's
+ * own in agones-system, stored (server/resources/control-plane.ts). They are read, watched and
+ * deleted — deleting a GameServer's makes it Unhealthy, as Agones's health controller does; a
+ * control-plane pod is replaced, as its ReplicaSet does — and `pods/{name}/log` serves the game
+ * container's output and, for the sidecar's container, the SDK calls it answered.
  */
 
 /** The group versions an Eviction is read in (EvictionREST.AcceptsGroupVersion). */
@@ -46,9 +48,14 @@ function podOfKey(cluster: PodsPort, key: string, gs: GameServer | undefined): R
   return podOf(gs, cluster.pods.container(key));
 }
 
-function getPod(cluster: PodsPort, namespace: string, name: string): Resource {
+/** The pod at `namespace/name`: a GameServer's, or a stored one. */
+function podAt(cluster: PodsPort, namespace: string, name: string): Resource | undefined {
   const key = objectKey(namespace, name);
-  const pod = podOfKey(cluster, key, cluster.gameServers.getByKey(key));
+  return podOfKey(cluster, key, cluster.gameServers.getByKey(key)) ?? cluster.get(POD_KIND, namespace, name);
+}
+
+function getPod(cluster: PodsPort, namespace: string, name: string): Resource {
+  const pod = podAt(cluster, namespace, name);
   if (!pod) throw apiErrors.notFound('pods', '', name);
   return pod;
 }
@@ -60,6 +67,7 @@ function listPods(cluster: PodsPort, namespace: string | undefined): Resource[] 
     const pod = podOfKey(cluster, key, gs);
     if (pod) pods.push(pod);
   }
+  pods.push(...cluster.readModel.list(POD_KIND, namespace));
   return pods.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name) < objectKey(b.metadata.namespace, b.metadata.name) ? -1 : 1));
 }
 
@@ -100,10 +108,15 @@ export async function servePods(cluster: PodsPort, target: PodTarget, req: Reque
   sendJson(res, 200, { apiVersion: 'v1', kind: POD_DEFINITION.listKind, metadata, items });
 }
 
-/** The pod goes (server/lifecycle/pod-loss.ts); answered once what that makes happen is committed. */
+/**
+ * The pod goes: a GameServer's as server/lifecycle/pod-loss.ts says, a stored one with its
+ * replacement, if a Deployment keeps it; answered once what that makes happen is committed.
+ */
 async function removePod(cluster: PodsPort, namespace: string, name: string, why: string, cause: Cause): Promise<Resource> {
   const pod = getPod(cluster, namespace, name);
-  await losePod(cluster, objectKey(namespace, name), why, cause);
+  const key = objectKey(namespace, name);
+  if (podOfKey(cluster, key, cluster.gameServers.getByKey(key))) await losePod(cluster, key, why, cause);
+  else await cluster.commit(storedPodDeletion(cluster, pod), cause);
   await cluster.settled();
   return pod;
 }
@@ -142,7 +155,7 @@ async function evictPod(cluster: PodsPort, namespace: string, name: string, req:
   sendJson(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 
-/** `?watch=true`: the pods' changes follow their GameServers' and their containers'. */
+/** `?watch=true`: the pods' changes follow their GameServers' and their containers', and the stored pods'. */
 function watchPods(
   cluster: PodsPort,
   namespace: string | undefined,
@@ -155,8 +168,9 @@ function watchPods(
   const table = wantsTable(req);
   const includeObject = req.query.includeObject as string;
   const from = resourceVersion === '' || resourceVersion === '0' ? cluster.resourceVersion : parseResourceVersion(resourceVersion);
-  const changes = cluster.changesSince(from, GAMESERVER_KIND);
-  if (!changes) throw apiErrors.gone(`too old resource version: ${from} (${cluster.resourceVersion})`);
+  const gameServerChanges = cluster.changesSince(from, GAMESERVER_KIND);
+  const storedChanges = cluster.changesSince(from, POD_KIND);
+  if (!gameServerChanges || !storedChanges) throw apiErrors.gone(`too old resource version: ${from} (${cluster.resourceVersion})`);
   res.status(200).type('application/json');
   res.setHeader('Transfer-Encoding', 'chunked');
   res.flushHeaders();
@@ -165,9 +179,9 @@ function watchPods(
   const write = (type: string, pod: Resource) =>
     res.write(`${stringifyJsonExact({ type, object: table ? toTable(POD_DEFINITION, [pod], cluster.clock.now(), { includeObject, withHeaders: false }) : pod })}\n`);
   const update = (key: string) => {
-    const [ns] = key.split('/');
+    const [ns = '', name = ''] = key.split('/');
     if (namespace !== undefined && ns !== namespace) return;
-    const pod = podOfKey(cluster, key, cluster.gameServers.getByKey(key));
+    const pod = podAt(cluster, ns, name);
     const before = shown.get(key);
     if (pod && wanted(pod)) {
       shown.set(key, pod);
@@ -182,7 +196,7 @@ function watchPods(
   } else {
     for (const pod of listPods(cluster, namespace)) if (wanted(pod)) shown.set(objectKey(pod.metadata.namespace, pod.metadata.name), pod);
   }
-  const subscription: Subscription = merge(cluster.pods.containerChanges$, changes).subscribe((change) =>
+  const subscription: Subscription = merge(cluster.pods.containerChanges$, gameServerChanges, storedChanges).subscribe((change) =>
     update(typeof change === 'string' ? change : objectKey(change.namespace, change.name)),
   );
   const timer = timeoutSeconds > 0 ? setTimeout(() => res.end(), timeoutSeconds * 1000) : undefined;

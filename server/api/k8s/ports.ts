@@ -1,5 +1,5 @@
 import type { PodLossStore } from '../../lifecycle/pod-loss.js';
-import type { ResourceServicePort } from '../../resources/ports.js';
+import type { ControlPlanePort, ResourceServicePort } from '../../resources/ports.js';
 import type { StoreCommittedReads, StoreFeeds, StoreReads } from '../../runtime/store-ports.js';
 
 /*
@@ -16,13 +16,14 @@ export interface CrdsPort extends Pick<StoreReads, 'clock' | 'get'>, Pick<StoreC
 /**
  * Pods (pods.ts): the GameServers they are built from and what the kubelet knows of them, their
  * committed changes (watch, a followed log), and a deleted pod's loss (server/lifecycle/pod-loss.ts),
- * answered once durable.
+ * answered once durable; Agones's own pods, stored, and their replacement (control-plane.ts).
  */
 export interface PodsPort
   extends Pick<StoreReads, 'clock' | 'gameServers'>,
     Pick<StoreCommittedReads, 'resourceVersion' | 'settled'>,
     Pick<StoreFeeds, 'changesSince' | 'watchGameServer'>,
-    PodLossStore {}
+    PodLossStore,
+    ControlPlanePort {}
 
 /**
  * The resource API's router (resource-api.ts): what the handlers it routes to take, reads answered

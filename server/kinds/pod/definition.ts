@@ -2,7 +2,10 @@ import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
 import { bodySchema } from '../../k8s/schema.js';
 import { POD_KIND, podReady, podRestarts, podStatusText } from './pod.js';
 
-/** Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts); read, watched, deleted, never written. */
+/**
+ * Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts), and Agones's own in
+ * agones-system, stored (server/resources/control-plane.ts); read, watched, deleted, never written.
+ */
 export const POD_DEFINITION: KindDefinition = {
   kind: POD_KIND,
   listKind: 'PodList',
@@ -15,6 +18,7 @@ export const POD_DEFINITION: KindDefinition = {
   categories: ['all'],
   verbs: ['delete', 'get', 'list', 'watch'],
   projected: true,
+  alsoStored: true,
   subresources: { status: false, log: true, eviction: true },
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.containerStatuses', value: podReady, description: 'Ready containers of all' },

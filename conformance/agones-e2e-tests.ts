@@ -219,21 +219,22 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
 
 /**
  * The suite's subpackages, run after the package as Agones's CI runs them (one test at a time, against
- * the same cluster: `--whole --subpackages`). Each stops or deletes Agones's own control-plane pods
- * (allocator, controller, extensions) in agones-system, which fleetsim does not simulate: it serves
- * no apps/v1 Deployments and has no control-plane pods to delete or bring back.
+ * the same cluster: `--whole --subpackages`). Each deletes Agones's own control-plane pods
+ * (allocator, controller, extensions) in agones-system: fleetsim installs them with their apps/v1
+ * Deployments (server/resources/control-plane.ts) and replaces a deleted one at once, while the
+ * work they stand for goes on in fleetsim's own process.
  */
 export const SUBPACKAGE_TESTS: readonly SuiteTest[] = [
-  { test: 'allocator/TestAllocatorAfterDeleteReplica', group: 'pods', expect: 'fail', because: 'reads the agones-allocator Deployment (apps/v1), which fleetsim does not serve, then deletes allocator pods and allocates over gRPC' },
+  { test: 'allocator/TestAllocatorAfterDeleteReplica', group: 'pods' },
   {
     test: 'controller/TestGameServerUnhealthyAfterDeletingPodWhileControllerDown',
     group: 'pods',
-    because: "deletes the controller's pods (agones.dev/role=controller in agones-system): fleetsim has none, so the test deletes only the game server's pod and waits for Unhealthy",
+    because: "deletes the controller's pods, which come back at once: fleetsim's controllers never stop, so the GameServer's pod is never deleted while no controller runs",
     hollow: true,
   },
-  { test: 'controller/TestLeaderElectionAfterDeletingLeader', group: 'pods', expect: 'fail', because: 'needs several controller pods in agones-system and leader election: fleetsim has none, and the test indexes the first of an empty list' },
-  { test: 'extensions/TestGameServerCreationAfterDeletingOneExtensionsPod', group: 'pods', expect: 'fail', because: 'needs at least two extensions (webhook) pods in agones-system to delete one: fleetsim has none' },
-  { test: 'extensions/TestGameServerCreationRightAfterDeletingOneExtensionsPod', group: 'pods', expect: 'fail', because: 'the same, creating a GameServer at once' },
+  { test: 'controller/TestLeaderElectionAfterDeletingLeader', group: 'pods' },
+  { test: 'extensions/TestGameServerCreationAfterDeletingOneExtensionsPod', group: 'pods' },
+  { test: 'extensions/TestGameServerCreationRightAfterDeletingOneExtensionsPod', group: 'pods' },
 ];
 
 /** The list's entry for a test of the package or of a subpackage (`allocator/TestX`). */

@@ -70,6 +70,8 @@ describe.sequential("Agones's control-plane Deployments and pods, with kubectl",
   it('replaces a deleted pod with a new one, Running', async () => {
     const before = await pods('multicluster.agones.dev/role=allocator');
     const gone = before[1]!.metadata.name;
+    const watch = kubectl.stream(['get', 'pods', ...NS, '-l', 'multicluster.agones.dev/role=allocator', '-w', '--output-watch-events']);
+    await waitFor(() => watch.lines().length >= 4, { what: 'the watch listing' });
     await kubectl.ok(['delete', 'pod', ...NS, gone]);
     const after = await waitFor(
       async () => {
@@ -83,6 +85,8 @@ describe.sequential("Agones's control-plane Deployments and pods, with kubectl",
     expect(added[0]!.status.phase).toBe('Running');
     expect(added[0]!.metadata.name).toMatch(/^agones-allocator-[a-z0-9]{10}-[a-z0-9]{5}$/);
     expect((await kubectl.run(['get', 'pod', ...NS, gone])).stderr).toMatch(/NotFound|not found/);
+    await waitFor(() => watch.lines().some((l) => l.startsWith('DELETED') && l.includes(gone)), { what: 'DELETED on the watch' });
+    await waitFor(() => watch.lines().some((l) => l.startsWith('ADDED') && l.includes(added[0]!.metadata.name)), { what: 'the replacement ADDED on the watch' });
     // The Deployment stays whole.
     const allocator = await kubectl.json<Deployment>(['get', 'deployment', ...NS, 'agones-allocator']);
     expect(allocator.status.availableReplicas).toBe(3);

@@ -19,6 +19,7 @@ import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
 import { type NodePool, ensurePoolNodes } from './sim/node-pools.js';
 import type { SimulatedProcesses } from './sim/processes.js';
+import type { StoredPodProcesses } from './sim/pod-processes.js';
 import type { ProcessProfile } from './sim/profiles.js';
 import { DEFAULT_FLEET, applyManifests } from './manifests.js';
 import type { AllocatorOptions } from './allocation/allocator.js';
@@ -112,6 +113,7 @@ export class FleetsimServer {
   /** Ends those processes if serve dies. */
   private readonly watchdog: ProcessWatchdog;
   private readonly simulated: SimulatedProcesses;
+  private readonly podProcesses: StoredPodProcesses;
   private readonly streams = new StreamRegistry();
   /** Why no command runs here, when none does (see `commandsOff`). */
   readonly commandsOff: string | undefined;
@@ -181,6 +183,7 @@ export class FleetsimServer {
     });
     this.service = plane.service;
     this.simulated = plane.simulated;
+    this.podProcesses = plane.podProcesses;
     this.controllers = plane.controllers;
     const { gameServers, sets, fleets, autoscalers } = plane;
     // Each work queue under Agones's queue name and liveness check name.
@@ -321,6 +324,7 @@ export class FleetsimServer {
     await this.processes.close();
     this.watchdog.close();
     await this.simulated.close();
+    await this.podProcesses.close();
     await this.allocation.close();
     await this.ping.close();
     this.webSockets?.terminateAll();

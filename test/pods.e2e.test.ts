@@ -166,10 +166,20 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     expect(limited.code).not.toBe(0);
   });
 
-  it('writes nothing for a client: create and patch of a pod are refused', async () => {
-    const r = await apiRequest(serve.baseUrl, 'POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } } });
-    expect(r.status).toBe(405);
-    expect(r.text).toMatch(/pods cannot be written/);
+  it("refuses a created pod without containers, or named as a GameServer's, and any update of a pod", async () => {
+    const create = (body: unknown) => apiRequest(serve.baseUrl, 'POST', '/api/v1/namespaces/default/pods', { body });
+    const empty = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' } });
+    expect(empty.status, empty.text).toBe(422);
+    expect(empty.json).toMatchObject({ reason: 'Invalid', details: { causes: [{ reason: 'FieldValueRequired', field: 'spec.containers' }] } });
+    const noImage = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { containers: [{ name: 'c', ports: [{ containerPort: 70000 }] }] } });
+    expect(noImage.status, noImage.text).toBe(422);
+    expect((noImage.json as { details: { causes: Array<{ field: string }> } }).details.causes.map((c) => c.field)).toEqual(['spec.containers[0].image', 'spec.containers[0].ports[0].containerPort']);
+    const taken = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: names[0] }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    expect(taken.status, taken.text).toBe(409);
+    expect((await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/x')).status).toBe(404);
+    const patched = await apiRequest(serve.baseUrl, 'PATCH', `/api/v1/namespaces/default/pods/${names[0]}`, { body: {}, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(patched.status).toBe(405);
+    expect(patched.text).toMatch(/never updated/);
   });
 
   it('makes the GameServer Unhealthy when its pod is deleted, and the fleet replaces it', async () => {

@@ -63,6 +63,7 @@ describe('webhookTarget (Agones buildURLFromConfiguration, spec: https only)', (
       path: '/scale',
       hostHeader: 'autoscaler-webhook-service.default.svc:8000',
       serverName: 'autoscaler-webhook-service.default.svc',
+      service: { namespace: 'default', name: 'autoscaler-webhook-service', port: 8000 },
     });
     expect(webhookTarget({ service: { name: 'hook', namespace: 'games', port: 9443 }, caBundle: 'x' }, loopbackServiceResolver)).toEqual({
       url: 'https://hook.games.svc:9443',
@@ -72,6 +73,7 @@ describe('webhookTarget (Agones buildURLFromConfiguration, spec: https only)', (
       path: '/',
       hostHeader: 'hook.games.svc:9443',
       serverName: 'hook.games.svc',
+      service: { namespace: 'games', name: 'hook', port: 9443 },
     });
   });
 
@@ -182,6 +184,20 @@ describe.skipIf(!hasOpenssl())('WebhookClient over the network', () => {
     expect(received.url).toBe('/scale');
     expect(received.headers['content-type']).toBe('application/json');
     expect(JSON.parse(received.body)).toEqual({ request: REQUEST });
+  });
+
+  it("resolves a service's address at each call: one that cannot be reached yet fails that call only", async () => {
+    let ready = false;
+    const resolveService = ({ port }: { port: number }) => {
+      if (!ready) throw new Error('no endpoints available for service "hook" in namespace "games"');
+      return { host: '127.0.0.1', port: port === 8000 ? plainPort : 0 };
+    };
+    const c = new WebhookClient({ service: { name: 'hook', namespace: 'games', path: 'scale' } }, { clock: new VirtualClock(), resolveService });
+    await expect(c.review(REQUEST)).rejects.toThrow(
+      new WebhookError('the webhook call to http://hook.games.svc:8000/scale failed: no endpoints available for service "hook" in namespace "games"'),
+    );
+    ready = true;
+    await expect(c.review(REQUEST)).resolves.toEqual({ uid: REQUEST.uid, scale: true, replicas: 2 });
   });
 
   it('passes scale: false through', async () => {

@@ -29,9 +29,11 @@ export interface ServiceAddress {
 }
 
 /**
- * Where a service reference is reached. fleetsim runs no Services and no cluster DNS, so the
- * caller says; the default tries the cluster name `<name>.<namespace>.svc`, which only resolves
- * where such a DNS exists. `fleetsim serve` passes `loopbackServiceResolver`.
+ * Where a service reference is reached, asked at each call (the pods behind a Service change).
+ * fleetsim has no cluster DNS, so the caller says; the default tries the cluster name
+ * `<name>.<namespace>.svc`, which only resolves where such a DNS exists. `fleetsim serve` routes
+ * through the Service to its pods (server/controllers/service-routing.ts); it throws when
+ * nothing can be reached.
  */
 export type ServiceResolver = (service: { namespace: string; name: string; port: number }) => ServiceAddress;
 
@@ -85,6 +87,8 @@ export interface WebhookTarget {
   hostHeader: string;
   /** The name the server certificate must carry. */
   serverName: string;
+  /** The service reference, for a service's target: resolved again at each call. */
+  service?: { namespace: string; name: string; port: number };
 }
 
 function stripBrackets(host: string): string {
@@ -118,6 +122,7 @@ export function webhookTarget(config: WebhookConfiguration, resolve: ServiceReso
       path: path === '' ? '/' : path,
       hostHeader: `${dnsName}:${port}`,
       serverName: dnsName,
+      service: { namespace, name: service.name, port },
     };
   }
   if (!hasUrl) throw new WebhookError('URL was not provided');
@@ -233,7 +238,8 @@ export class WebhookClient {
     let ca: string | undefined;
     let setupError: WebhookError | undefined;
     try {
-      target = webhookTarget(config, options.resolveService);
+      // The URL and the checks only: a service's address is resolved at each call.
+      target = webhookTarget(config);
       if (config.caBundle) ca = caBundlePem(config.caBundle);
     } catch (error) {
       setupError = describeFailure(error, { url: config.url ?? '', tls: true, host: '', port: 0, path: '', hostHeader: '', serverName: '' });
@@ -251,7 +257,14 @@ export class WebhookClient {
   /** POSTs the review and returns the checked response; rejects with a WebhookError. */
   review(request: FleetAutoscaleRequest, signal?: AbortSignal): Promise<FleetAutoscaleResponse> {
     if (this.setupError || !this.target) return Promise.reject(this.setupError ?? new WebhookError('URL was not provided'));
-    const target = this.target;
+    let target = this.target;
+    if (target.service && this.options.resolveService) {
+      try {
+        target = { ...target, ...this.options.resolveService(target.service) };
+      } catch (error) {
+        return Promise.reject(describeFailure(error, target));
+      }
+    }
     const payload = stringifyJsonExact({ request });
     const clock = this.options.clock;
     return new Promise<FleetAutoscaleResponse>((resolve, reject) => {

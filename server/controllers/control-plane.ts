@@ -1,9 +1,9 @@
-import { loopbackServiceResolver } from '../autoscaler/webhook-client.js';
 import type { Cluster } from '../cluster.js';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import { ResourceService, type ResourceServiceOptions } from '../resources/service.js';
 import type { NodePool } from '../sim/node-pools.js';
 import { SimulatedProcesses } from '../sim/processes.js';
+import { StoredPodProcesses } from '../sim/pod-processes.js';
 import type { ProcessProfile } from '../sim/profiles.js';
 import { FleetController } from './fleet-controller.js';
 import { FleetAutoscalerController, type FleetAutoscalerControllerOptions } from './fleetautoscaler-controller.js';
@@ -14,6 +14,7 @@ import { NamespaceController } from './namespace-controller.js';
 import { NodeAutoscaler } from './node-autoscaler.js';
 import { NodeLoss } from './node-loss.js';
 import { SdkServerTermination } from './sdk-server-termination.js';
+import { serviceRouting } from './service-routing.js';
 
 /** What the control plane starts and stops. */
 export interface Controller {
@@ -30,11 +31,11 @@ export interface ControlPlaneOptions {
   maxPodsPerNode?: number;
   /** Simulated process profiles beside the default one. */
   profiles?: ProcessProfile[];
-  /** Whether simulated simple-game-servers listen on their host ports; default off. */
+  /** Whether simulated simple-game-servers listen on their host ports, and created pods' simulated images on theirs; default off. */
   listen?: boolean;
   /** GameServers whose process listens on its host ports besides the simulated ones (serve's with a command). */
   alsoListens?: (gs: GameServer) => boolean;
-  /** The autoscaler's webhook client; default serve's, a service reference named N with port P being 127.0.0.1:P. */
+  /** The autoscaler's webhook client; default serve's, a service reference routed through the Service to its pods (service-routing.ts). */
   autoscaler?: FleetAutoscalerControllerOptions;
   /** Node pools: a node autoscaler grows and shrinks them. */
   nodePools?: readonly NodePool[];
@@ -50,6 +51,8 @@ export interface ControlPlane {
   readonly fleets: FleetController;
   readonly autoscalers: FleetAutoscalerController;
   readonly simulated: SimulatedProcesses;
+  /** The processes of pods clients create (with `listen`). */
+  readonly podProcesses: StoredPodProcesses;
   /** With node pools: what grows and shrinks them. */
   readonly nodeAutoscaler: NodeAutoscaler | undefined;
   /** Every controller, in the order they start (and so hear a change). */
@@ -73,14 +76,15 @@ export function controlPlane(cluster: Cluster, options: ControlPlaneOptions = {}
   });
   const sets = new GameServerSetController(cluster, service);
   const fleets = new FleetController(cluster, service);
-  // fleetsim has no Services: a webhook service reference named N with port P is 127.0.0.1:P.
-  const autoscalers = new FleetAutoscalerController(cluster, service, options.autoscaler ?? { resolveService: loopbackServiceResolver });
+  const podProcesses = new StoredPodProcesses(cluster);
+  const autoscalers = new FleetAutoscalerController(cluster, service, options.autoscaler ?? { resolveService: serviceRouting(cluster, podProcesses) });
   const controllers: Controller[] = [
     gameServers,
     sets,
     fleets,
     autoscalers,
     simulated,
+    ...(options.listen ? [podProcesses] : []),
     ...(options.processes ? [options.processes] : []),
     new EventExpiry(cluster),
     new NamespaceController(cluster, service),
@@ -96,6 +100,7 @@ export function controlPlane(cluster: Cluster, options: ControlPlaneOptions = {}
     fleets,
     autoscalers,
     simulated,
+    podProcesses,
     nodeAutoscaler,
     controllers,
     start: () => controllers.forEach((controller) => controller.start()),

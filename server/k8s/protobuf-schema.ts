@@ -142,6 +142,54 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     ['data', 2, 'map<string>'],
     ['binaryData', 3, 'map<bytes>'],
   ],
+  // A Pod as clients create it: the fields of its containers that fleetsim reads or validates
+  // (the others are skipped, as unknown fields are). Its status is the server's to write.
+  Pod: [
+    ['metadata', 1, 'ObjectMeta'],
+    ['spec', 2, 'PodSpec'],
+    ['status', 3, 'PodStatus'],
+  ],
+  PodSpec: [
+    ['initContainers', 20, 'Container[]'],
+    ['containers', 2, 'Container[]', 'plain'],
+    ['restartPolicy', 3, 'string'],
+    ['terminationGracePeriodSeconds', 4, 'int64', 'pointer'],
+    ['dnsPolicy', 6, 'string'],
+    ['nodeSelector', 7, 'map<string>'],
+    ['serviceAccountName', 8, 'string'],
+    ['nodeName', 10, 'string'],
+    ['hostNetwork', 11, 'bool'],
+    ['hostname', 16, 'string'],
+    ['subdomain', 17, 'string'],
+    ['schedulerName', 19, 'string'],
+    ['priorityClassName', 24, 'string'],
+  ],
+  Container: [
+    ['name', 1, 'string', 'plain'],
+    ['image', 2, 'string'],
+    ['command', 3, 'string[]'],
+    ['args', 4, 'string[]'],
+    ['workingDir', 5, 'string'],
+    ['ports', 6, 'ContainerPort[]'],
+    ['env', 7, 'EnvVar[]'],
+    ['resources', 8, 'ResourceRequirements'],
+    ['imagePullPolicy', 14, 'string'],
+  ],
+  // Its limits and requests are skipped: fleetsim reserves no node resources for a pod.
+  ResourceRequirements: [],
+  ContainerPort: [
+    ['name', 1, 'string'],
+    ['hostPort', 2, 'int32'],
+    ['containerPort', 3, 'int32', 'plain'],
+    ['protocol', 4, 'string'],
+    ['hostIP', 5, 'string'],
+  ],
+  EnvVar: [
+    ['name', 1, 'string', 'plain'],
+    ['value', 2, 'string'],
+  ],
+  PodStatus: [],
+
   Service: [
     ['metadata', 1, 'ObjectMeta'],
     ['spec', 2, 'ServiceSpec'],
@@ -236,6 +284,7 @@ export const KINDS: Readonly<Record<string, string>> = {
   'v1 Secret': 'Secret',
   'v1 ConfigMap': 'ConfigMap',
   'v1 Service': 'Service',
+  'v1 Pod': 'Pod',
   'rbac.authorization.k8s.io/v1 Role': 'Role',
   'rbac.authorization.k8s.io/v1 ClusterRole': 'ClusterRole',
   'rbac.authorization.k8s.io/v1 RoleBinding': 'RoleBinding',

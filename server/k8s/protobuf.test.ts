@@ -39,7 +39,7 @@ describe('decodeKubernetesProtobuf on client-go bytes', () => {
 
   it('covers every kind the e2e suite sends', () => {
     const kinds = new Set(fixtures.map((f) => f.json.kind));
-    for (const kind of ['Namespace', 'ServiceAccount', 'Secret', 'ConfigMap', 'Service', 'Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding', 'DeleteOptions']) {
+    for (const kind of ['Namespace', 'ServiceAccount', 'Secret', 'ConfigMap', 'Service', 'Pod', 'Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding', 'DeleteOptions']) {
       expect(kinds).toContain(kind);
     }
   });
@@ -55,7 +55,8 @@ describe('decodeKubernetesProtobuf', () => {
   it('says which kinds it reads', () => {
     expect(protobufKindSupported('v1', 'Secret')).toBe(true);
     expect(protobufKindSupported('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding')).toBe(true);
-    expect(protobufKindSupported('v1', 'Pod')).toBe(false);
+    expect(protobufKindSupported('v1', 'Pod')).toBe(true);
+    expect(protobufKindSupported('v1', 'Node')).toBe(false);
     expect(protobufKindSupported('agones.dev/v1', 'GameServer')).toBe(false);
   });
 
@@ -111,7 +112,7 @@ describe('decodeKubernetesProtobuf refuses', () => {
   });
 
   it('a kind it does not read, naming it', () => {
-    expectRefused(body('v1', 'Pod', named('p')), 'protobuf body of kind "Pod" (v1) is not supported: send it as JSON', 'unsupported');
+    expectRefused(body('v1', 'Node', named('p')), 'protobuf body of kind "Node" (v1) is not supported: send it as JSON', 'unsupported');
     expectRefused(body('v2', 'Namespace', named('p')), /"Namespace" \(v2\) is not supported/, 'unsupported');
   });
 

@@ -4,6 +4,7 @@ import { FLEETSIM_AGONES_VERSION } from '../kinds/agones.js';
 import { DEPLOYMENT_KIND, type DeploymentShape, deploymentObject, podTemplateHash, replicaSetName } from '../kinds/deployment/deployment.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { POD_KIND } from '../kinds/pod/pod.js';
+import { runningPodStatus } from '../kinds/pod/created-pod.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
@@ -41,8 +42,7 @@ export const CONTROL_PLANE: readonly DeploymentShape[] = [
 
 /** A pod of one of the Deployments, Running from `now` (the process is fleetsim's own). */
 function podObject(shape: DeploymentShape, deployment: Resource, name: string, uid: string, now: number): Resource {
-  const time = rfc3339(now);
-  const condition = (type: string) => ({ type, status: 'True', lastTransitionTime: time });
+  const container = { name: shape.container.name, image: shape.container.image };
   return {
     apiVersion: 'v1',
     kind: POD_KIND,
@@ -52,7 +52,7 @@ function podObject(shape: DeploymentShape, deployment: Resource, name: string, u
       uid,
       resourceVersion: '0',
       generation: 1,
-      creationTimestamp: time,
+      creationTimestamp: rfc3339(now),
       labels: { ...shape.podLabels, 'pod-template-hash': podTemplateHash(shape) },
       annotations: {},
       ownerReferences: [
@@ -61,22 +61,12 @@ function podObject(shape: DeploymentShape, deployment: Resource, name: string, u
       ],
     },
     spec: {
-      containers: [{ name: shape.container.name, image: shape.container.image, imagePullPolicy: 'IfNotPresent' }],
+      containers: [{ ...container, imagePullPolicy: 'IfNotPresent' }],
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 30,
       serviceAccountName: shape.name === 'agones-allocator' ? 'agones-allocator' : 'agones-controller',
     },
-    status: {
-      phase: 'Running',
-      conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(condition),
-      hostIP: '127.0.0.1',
-      podIP: '127.0.0.1',
-      podIPs: [{ ip: '127.0.0.1' }],
-      startTime: time,
-      containerStatuses: [
-        { name: shape.container.name, image: shape.container.image, ready: true, started: true, restartCount: 0, state: { running: { startedAt: time } } },
-      ],
-    },
+    status: runningPodStatus([container], now),
   } as Resource;
 }
 

@@ -3,6 +3,7 @@ import { createServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { GameServer } from '../kinds/gameserver/gameserver.js';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import { GrpcError } from '../grpc-status.js';
+import { goFlags } from './go-flags.js';
 
 /**
  * Agones's example `simple-game-server` over the network, simulated: it listens on its
@@ -43,17 +44,8 @@ export interface SimpleGameServerConfig {
 
 export function configOf(gs: GameServer): SimpleGameServerConfig {
   const container = gameContainer(gs);
-  const flags = new Map<string, string>();
-  const args = container?.args ?? [];
-  for (let i = 0; i < args.length; i++) {
-    const m = /^--?([A-Za-z]+)(?:=(.*))?$/.exec(args[i]!);
-    if (!m) continue;
-    const next = args[i + 1];
-    // Go's flags: `-tcp` alone is true; `-port 7000` takes the next word for a non-boolean flag.
-    if (m[2] !== undefined) flags.set(m[1]!, m[2]);
-    else if (next !== undefined && !next.startsWith('-') && !['ready', 'udp', 'tcp', 'passthrough'].includes(m[1]!)) flags.set(m[1]!, args[++i]!);
-    else flags.set(m[1]!, 'true');
-  }
+  // Go's flags: `-tcp` alone is true; `-port 7000` takes the next word for a non-boolean flag.
+  const flags = goFlags(container?.args ?? [], ['ready', 'udp', 'tcp', 'passthrough']);
   const env = new Map((container?.env ?? []).map((e) => [String(e.name), String(e.value ?? '')]));
   const bool = (flag: string, variable: string, fallback: boolean) => {
     const fromEnv = env.get(variable);

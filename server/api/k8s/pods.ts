@@ -27,7 +27,8 @@ import { storedPodDeletion } from '../../resources/control-plane.js';
 /**
  * Pods through the resource API: one per GameServer, built on read (server/kinds/pod/pod.ts)
  * from the GameServer and what the kubelet knows of its container (`cluster.pods`), and Agones's
- * own in agones-system, stored (server/resources/control-plane.ts). They are read, watched and
+ * own in agones-system, stored (server/resources/control-plane.ts), and those clients create
+ * (server/kinds/pod/created-pod.ts), stored. They are read, watched, created and
  * deleted — deleting a GameServer's makes it Unhealthy, as Agones's health controller does; a
  * control-plane pod is replaced, as its ReplicaSet does — and `pods/{name}/log` serves the game
  * container's output and, for the sidecar's container, the SDK calls it answered.
@@ -71,8 +72,18 @@ function listPods(cluster: PodsPort, namespace: string | undefined): Resource[] 
   return pods.sort((a, b) => (objectKey(a.metadata.namespace, a.metadata.name) < objectKey(b.metadata.namespace, b.metadata.name) ? -1 : 1));
 }
 
-/** `body` reads the request's body: undefined when it has none. */
-export async function servePods(cluster: PodsPort, target: PodTarget, req: Request, res: Response, body: () => unknown): Promise<void> {
+/**
+ * `body` reads the request's body: undefined when it has none. `create` creates a pod from it as
+ * the resource service creates any stored object (defaults, validation, dry run).
+ */
+export async function servePods(
+  cluster: PodsPort,
+  target: PodTarget,
+  req: Request,
+  res: Response,
+  body: () => unknown,
+  create: () => Promise<void>,
+): Promise<void> {
   const namespace = target.namespace ?? 'default';
   const { name, subresource } = target;
   if (subresource === 'log' && name !== undefined) {
@@ -84,8 +95,14 @@ export async function servePods(cluster: PodsPort, target: PodTarget, req: Reque
     return evictPod(cluster, namespace, name, req, body(), res);
   }
   if (subresource !== undefined) throw apiErrors.pathNotFound();
+  if (req.method === 'POST' && name === undefined) {
+    // A GameServer's pod holds its name already, though it is not stored.
+    const requested = objectAt(objectAt(body())?.metadata)?.name;
+    if (typeof requested === 'string' && cluster.gameServers.getByKey(objectKey(namespace, requested))) throw apiErrors.alreadyExists('pods', '', requested);
+    return create();
+  }
   if (req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') {
-    throw apiErrors.methodNotAllowed('pods cannot be written through the API: fleetsim makes one for each GameServer');
+    throw apiErrors.methodNotAllowed('pods are created and deleted through the API, never updated');
   }
   const now = cluster.clock.now();
   const includeObject = req.query.includeObject as string;

@@ -56,6 +56,19 @@ describe('protobuf request bodies', () => {
     expect((created.body.data as Record<string, string>)['tls.key']).toBe('AAEC/w==');
   });
 
+  it("a protobuf Pod (the e2e suite's autoscaler-webhook) is created Running, under a generated name", async () => {
+    const ns = await send('POST', '/api/v1/namespaces', envelope('v1', 'Namespace', protobuf.Writer.create().uint32(0x0a).fork().uint32(0x0a).string('e2e').ldelim().finish()));
+    expect(ns.status).toBe(201);
+    const created = await send('POST', '/api/v1/namespaces/e2e/pods', bytesOf('Pod'));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({
+      kind: 'Pod',
+      metadata: { namespace: 'e2e', generateName: 'auto-webhook-', name: expect.stringMatching(/^auto-webhook-[a-z0-9]{5}$/) },
+      spec: { containers: [{ name: 'webhook', ports: [{ name: 'autoscaler', containerPort: 8000, protocol: 'TCP' }], env: [{ name: 'FIXED_REPLICAS', value: 'false' }] }] },
+      status: { phase: 'Running' },
+    });
+  });
+
   it('a protobuf update (PUT) is read too', async () => {
     /** Secret{metadata{name, resourceVersion}, stringData{k: value}}, as client-go would frame it. */
     const secret = (value: string, resourceVersion = '') => {
@@ -86,9 +99,9 @@ describe('protobuf request bodies', () => {
   });
 
   it('a protobuf body of a kind the decoder does not know is a 415 naming the kind', async () => {
-    const res = await send('POST', '/api/v1/namespaces/ns/secrets', envelope('v1', 'Pod', new Uint8Array()));
+    const res = await send('POST', '/api/v1/namespaces/ns/secrets', envelope('v1', 'Node', new Uint8Array()));
     expect(res.status).toBe(415);
-    expect(res.body).toMatchObject({ reason: 'UnsupportedMediaType', message: 'protobuf body of kind "Pod" (v1) is not supported: send it as JSON' });
+    expect(res.body).toMatchObject({ reason: 'UnsupportedMediaType', message: 'protobuf body of kind "Node" (v1) is not supported: send it as JSON' });
   });
 
   it('a protobuf patch is a 415', async () => {

@@ -120,18 +120,20 @@ function sendWritten(res: Response, status: number, body: unknown, options: Writ
 
 /**
  * Kinds served by routes of their own rather than the resource service: Pods, projected from their
- * GameServers (never stored), and CustomResourceDefinitions, built from the kinds' definitions.
+ * GameServers (never stored) beside stored ones (a created pod goes through the resource service),
+ * and CustomResourceDefinitions, built from the kinds' definitions.
  */
-const OWN_ROUTES = new Map<string, (cluster: ResourceApiPort, target: Target, req: Request, res: Response) => Promise<void>>([
+const OWN_ROUTES = new Map<string, (cluster: ResourceApiPort, service: ResourceService, target: Target, req: Request, res: Response) => Promise<void>>([
   [
     POD_KIND,
-    async (cluster, target, req, res) => {
+    async (cluster, service, target, req, res) => {
       if (req.method === 'GET') await reachAskedResourceVersion(cluster, req);
       const body = () => optionalBody(req);
-      return req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res, body)) : servePods(cluster, target, req, res, body);
+      const create = () => serve(cluster, service, target, req, res);
+      return req.method === 'GET' ? cluster.readCommitted(() => servePods(cluster, target, req, res, body, create)) : servePods(cluster, target, req, res, body, create);
     },
   ],
-  [CRD_KIND, async (cluster, target, req, res) => serveCustomResourceDefinitions(cluster, target.name, target.subresource, req, res)],
+  [CRD_KIND, async (cluster, _service, target, req, res) => serveCustomResourceDefinitions(cluster, target.name, target.subresource, req, res)],
 ]);
 
 /** A request's error in the resource API's format: a Status, never Express's HTML page. */
@@ -186,7 +188,7 @@ export function resourceApi(cluster: ResourceApiPort, service = new ResourceServ
         if (target.definition.verbs.every((verb) => verb === 'create')) throw apiErrors.methodNotAllowed(`${target.definition.plural} support only create`);
         requireNamespaceUnlessListed(target, req.method);
         const ownRoute = OWN_ROUTES.get(target.definition.kind);
-        if (ownRoute) return await ownRoute(cluster, target, req, res);
+        if (ownRoute) return await ownRoute(cluster, service, target, req, res);
         if (req.method === 'GET') {
           await reachAskedResourceVersion(cluster, req);
           // A read answers from durable state only (a GET's answer is built before its first await).

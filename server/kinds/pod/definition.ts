@@ -1,10 +1,12 @@
 import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
 import { bodySchema } from '../../k8s/schema.js';
 import { POD_KIND, podReady, podRestarts, podStatusText } from './pod.js';
+import { createdPodDefaults, validateCreatedPod } from './created-pod.js';
 
 /**
- * Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts), and Agones's own in
- * agones-system, stored (server/resources/control-plane.ts); read, watched, deleted, never written.
+ * Pods: one per GameServer, projected from it (server/kinds/pod/pod.ts), and stored ones: Agones's
+ * own in agones-system (server/resources/control-plane.ts) and those clients create
+ * (created-pod.ts); read, watched, created, deleted, never updated.
  */
 export const POD_DEFINITION: KindDefinition = {
   kind: POD_KIND,
@@ -16,7 +18,7 @@ export const POD_DEFINITION: KindDefinition = {
   shortNames: ['po'],
   namespaced: true,
   categories: ['all'],
-  verbs: ['delete', 'get', 'list', 'watch'],
+  verbs: ['create', 'delete', 'get', 'list', 'watch'],
   projected: true,
   alsoStored: true,
   subresources: { status: false, log: true, eviction: true },
@@ -29,4 +31,6 @@ export const POD_DEFINITION: KindDefinition = {
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', priority: 1 },
   ],
   schema: bodySchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  defaults: (object, context) => createdPodDefaults(object, context.now),
+  validate: (object) => validateCreatedPod(object),
 };

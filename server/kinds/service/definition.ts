@@ -1,6 +1,7 @@
-import { AGE_COLUMN, OPEN_OBJECT, type KindDefinition } from '../registry.js';
+import { AGE_COLUMN, ALL_VERBS, OPEN_OBJECT, type KindDefinition } from '../registry.js';
 import type { Resource } from '../resource.js';
 import { bodySchema } from '../../k8s/schema.js';
+import { serviceDefaults, validateService } from './service.js';
 
 export const SERVICE_KIND = 'Service';
 
@@ -23,10 +24,10 @@ function externalIpColumn(object: Resource): string {
 }
 
 /**
- * Services: only those fleetsim itself installs in agones-system (the allocator's `agones-allocator`,
+ * Services: those fleetsim itself installs in agones-system (the allocator's `agones-allocator`,
  * the ping service's `agones-ping-http-service` and `agones-ping-udp-service`, each with its load
- * balancer's address in its status), read-only through the API, so that clients find them as
- * Agones's guides tell them to.
+ * balancer's address in its status), so that clients find them as Agones's guides tell them to,
+ * and those clients write (service.ts), through which a FleetAutoscaler's webhook reaches a pod.
  */
 export const SERVICE_DEFINITION: KindDefinition = {
   kind: SERVICE_KIND,
@@ -37,7 +38,7 @@ export const SERVICE_DEFINITION: KindDefinition = {
   singular: 'service',
   shortNames: ['svc'],
   namespaced: true,
-  verbs: ['get', 'list', 'watch'],
+  verbs: ALL_VERBS,
   subresources: { status: false },
   printerColumns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type' },
@@ -47,4 +48,6 @@ export const SERVICE_DEFINITION: KindDefinition = {
     AGE_COLUMN,
   ],
   schema: bodySchema({ spec: OPEN_OBJECT, status: OPEN_OBJECT }),
+  defaults: (object, _context, old) => serviceDefaults(object, old),
+  validate: (object) => validateService(object),
 };

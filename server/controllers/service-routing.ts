@@ -1,0 +1,54 @@
+import { loopbackServiceResolver, type ServiceResolver } from '../autoscaler/webhook-client.js';
+import { containersOf } from '../kinds/pod/created-pod.js';
+import { POD_KIND } from '../kinds/pod/pod.js';
+import type { Resource } from '../kinds/resource.js';
+import { SERVICE_KIND } from '../kinds/service/definition.js';
+import type { StoreReads } from '../runtime/store-ports.js';
+import type { StoredPodProcesses } from '../sim/pod-processes.js';
+
+interface ServicePortSpec {
+  port?: number;
+  targetPort?: number | string;
+}
+
+/** The container port a Service's targetPort names on a pod: a number as it is, a name by the pod's container ports. */
+function podPortOf(pod: Resource, targetPort: number | string): number | undefined {
+  if (typeof targetPort === 'number') return targetPort;
+  if (/^\d+$/.test(targetPort)) return Number(targetPort);
+  for (const container of containersOf(pod)) {
+    const port = container.ports?.find((p) => p.name === targetPort);
+    if (port?.containerPort) return port.containerPort;
+  }
+  return undefined;
+}
+
+/**
+ * How a webhook's `service` reference is reached, as kube-proxy would route it: the Service's
+ * port, then the first Running pod its selector picks (by name) whose process listens on the
+ * targetPort. A Service fleetsim does not know (one created elsewhere, as the webhook tests of
+ * fleetsim's own suite do with a local server) is whatever listens on 127.0.0.1 on its port.
+ */
+export function serviceRouting(store: Pick<StoreReads, 'get' | 'readModel'>, processes: Pick<StoredPodProcesses, 'endpoint'>): ServiceResolver {
+  return (reference) => {
+    const { namespace, name, port } = reference;
+    const service = store.get(SERVICE_KIND, namespace, name);
+    if (!service) return loopbackServiceResolver(reference);
+    const spec = (service.spec ?? {}) as { selector?: Record<string, string>; ports?: ServicePortSpec[] };
+    const servicePort = spec.ports?.find((p) => p.port === port);
+    if (!servicePort) throw new Error(`service "${name}" in namespace "${namespace}" has no port ${port}`);
+    const selector = spec.selector ?? {};
+    if (Object.keys(selector).length === 0) throw new Error(`service "${name}" in namespace "${namespace}" has no selector: fleetsim routes to the pods a selector picks`);
+    const selects = (pod: Resource) => Object.entries(selector).every(([key, value]) => pod.metadata.labels?.[key] === value);
+    const pods = store.readModel
+      .list(POD_KIND, namespace)
+      .filter((pod) => !pod.metadata.deletionTimestamp && (pod.status as { phase?: string } | undefined)?.phase === 'Running' && selects(pod))
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    if (pods.length === 0) throw new Error(`no endpoints available for service "${name}" in namespace "${namespace}"`);
+    for (const pod of pods) {
+      const podPort = podPortOf(pod, servicePort.targetPort ?? port);
+      const endpoint = podPort === undefined ? undefined : processes.endpoint(namespace, pod.metadata.name, podPort);
+      if (endpoint) return endpoint;
+    }
+    throw new Error(`connection refused: no process listens on the target port of service "${name}" in namespace "${namespace}" (fleetsim runs the autoscaler-webhook example's image only)`);
+  };
+}

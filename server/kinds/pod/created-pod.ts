@@ -1,0 +1,134 @@
+import { rfc3339 } from '../meta.js';
+import type { Resource } from '../resource.js';
+import { isJsonObject } from '../common.js';
+import { type FieldError, duplicate, invalid, isDNS1123Label, notSupported, required } from '../../k8s/validation.js';
+
+/**
+ * A Pod a client creates through the API (not a GameServer's, which Agones builds): the API
+ * server's defaults and validation for the fields clients send, and the status the scheduler
+ * and kubelet give it. fleetsim places such a pod at once on the loopback address its own
+ * control-plane pods have, and its containers run; only an image fleetsim simulates
+ * (server/sim/pod-processes.ts) answers on their ports.
+ */
+
+export interface CreatedContainerPort {
+  name?: string;
+  containerPort?: number;
+  protocol?: string;
+}
+
+export interface CreatedContainer {
+  name?: string;
+  image?: string;
+  args?: string[];
+  env?: Array<{ name?: string; value?: string }>;
+  ports?: CreatedContainerPort[];
+  imagePullPolicy?: string;
+}
+
+interface CreatedPodSpec {
+  containers?: CreatedContainer[];
+  [field: string]: unknown;
+}
+
+/** The address a stored pod has (Agones's own and created ones): its node's and its own. */
+export const CREATED_POD_IP = '127.0.0.1';
+
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
+const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
+const RESTART_POLICIES = ['Always', 'Never', 'OnFailure'];
+
+/** The containers of a pod's spec (none when the spec holds none). */
+export function containersOf(pod: Resource): CreatedContainer[] {
+  const spec = pod.spec as CreatedPodSpec | undefined;
+  return Array.isArray(spec?.containers) ? spec.containers : [];
+}
+
+/** Kubernetes's pull-policy default: Always for `:latest` or no tag, else IfNotPresent. */
+function pullPolicyOf(image: string): string {
+  const last = image.split('/').pop() ?? '';
+  if (last.includes('@')) return 'IfNotPresent';
+  const tag = last.split(':')[1];
+  return tag === undefined || tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+/** The API server's defaults, then what scheduling and the kubelet make of the pod: Running, its containers started. */
+export function createdPodDefaults(pod: Resource, now: number): Resource {
+  const spec = (isJsonObject(pod.spec) ? pod.spec : {}) as CreatedPodSpec;
+  const containers = containersOf(pod).map((c) => ({
+    ...c,
+    ...(c.ports && { ports: c.ports.map((p) => ({ ...p, protocol: p.protocol || 'TCP' })) }),
+    imagePullPolicy: c.imagePullPolicy || pullPolicyOf(c.image ?? ''),
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
+  }));
+  return {
+    ...pod,
+    spec: {
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 30,
+      dnsPolicy: 'ClusterFirst',
+      schedulerName: 'default-scheduler',
+      serviceAccountName: 'default',
+      ...spec,
+      containers,
+    },
+    status: runningPodStatus(containers, now),
+  } as Resource;
+}
+
+/** The status of a stored pod placed on 127.0.0.1 and started at `now`: Running, every container ready. */
+export function runningPodStatus(containers: ReadonlyArray<{ name?: string; image?: string }>, now: number): Record<string, unknown> {
+  const time = rfc3339(now);
+  const condition = (type: string) => ({ type, status: 'True', lastTransitionTime: time });
+  return {
+    phase: 'Running',
+    conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(condition),
+    hostIP: CREATED_POD_IP,
+    podIP: CREATED_POD_IP,
+    podIPs: [{ ip: CREATED_POD_IP }],
+    startTime: time,
+    containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, ready: true, started: true, restartCount: 0, state: { running: { startedAt: time } } })),
+  };
+}
+
+/** The API server's validation of the fields a created pod's containers carry. */
+export function validateCreatedPod(pod: Resource): FieldError[] {
+  const errors: FieldError[] = [];
+  const spec = (isJsonObject(pod.spec) ? pod.spec : {}) as CreatedPodSpec;
+  const containers = containersOf(pod);
+  if (containers.length === 0) errors.push(required('spec.containers'));
+  const names = new Set<string>();
+  containers.forEach((c, i) => {
+    const at = `spec.containers[${i}]`;
+    if (!c.name) errors.push(required(`${at}.name`));
+    else {
+      for (const e of isDNS1123Label(c.name)) errors.push(invalid(`${at}.name`, c.name, e));
+      if (names.has(c.name)) errors.push(duplicate(`${at}.name`, c.name));
+      names.add(c.name);
+    }
+    if (!c.image) errors.push(required(`${at}.image`));
+    if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy)) errors.push(notSupported(`${at}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
+    const portNames = new Set<string>();
+    (c.ports ?? []).forEach((p, j) => {
+      const portAt = `${at}.ports[${j}]`;
+      if (!p.containerPort) errors.push(required(`${portAt}.containerPort`));
+      else if (!Number.isInteger(p.containerPort) || p.containerPort < 1 || p.containerPort > 65535) {
+        errors.push(invalid(`${portAt}.containerPort`, p.containerPort, 'must be between 1 and 65535, inclusive'));
+      }
+      if (p.protocol && !PROTOCOLS.includes(p.protocol)) errors.push(notSupported(`${portAt}.protocol`, p.protocol, PROTOCOLS));
+      if (p.name) {
+        if (portNames.has(p.name)) errors.push(duplicate(`${portAt}.name`, p.name));
+        portNames.add(p.name);
+      }
+    });
+    (c.env ?? []).forEach((e, j) => {
+      if (!e.name) errors.push(required(`${at}.env[${j}].name`));
+    });
+  });
+  const restartPolicy = spec.restartPolicy;
+  if (typeof restartPolicy === 'string' && restartPolicy !== '' && !RESTART_POLICIES.includes(restartPolicy)) {
+    errors.push(notSupported('spec.restartPolicy', restartPolicy, RESTART_POLICIES));
+  }
+  return errors;
+}

@@ -44,7 +44,7 @@ const EQUALITY = 'relies on Agones accepting a FleetAutoscaler bound equal to th
 /** Against the oracle: its stand-in kubelet runs programs, not images (oracle/images.ts). */
 const ORACLE_NO_IMAGE = { expect: 'fail' as const, because: "the oracle runs no container images, only the programs it maps Agones's own images to (oracle/images.ts): this image is not one, so its GameServer never gets Ready" };
 const IMAGE_NOT_RUN = 'passes without the image: fleetsim does not run images, it simulates the process, which reports Ready';
-const WEBHOOK_POD = 'runs the autoscaler-webhook image as a Pod behind a Service: fleetsim runs no images';
+const WEBHOOK_TLS = "serves the autoscaler-webhook example over HTTPS from a certificate mounted into its Pod from a Secret: fleetsim's simulated example serves plain HTTP";
 const ALLOCATOR = 'finds the allocator through its Service in agones-system, replaces its server certificate (the Secret allocator-tls) and calls it over mutual TLS';
 
 /**
@@ -180,16 +180,15 @@ export const AGONES_E2E_TESTS: readonly SuiteTest[] = [
     agones: { expect: 'fail', because: "its game server is an alpine image running sleep, which the oracle's stand-in kubelet has no program for (oracle/images.ts), so it never gets Ready" },
   },
   { test: 'TestUnhealthyGameServersWithoutFreePorts', group: 'pods', needs: { SidecarContainers: false } },
-  { test: 'TestAutoscalerWebhook', group: 'pods', expect: 'fail', because: WEBHOOK_POD },
-  { test: 'TestFleetAutoscalerTLSWebhook', group: 'pods', expect: 'fail', because: `${WEBHOOK_POD}, its certificate mounted from a Secret` },
-  { test: 'TestAutoscalerWebhookWithMetadata', group: 'pods',
-    needs: { FleetAutoscaleRequestMetaData: true }, expect: 'fail', because: WEBHOOK_POD },
+  { test: 'TestAutoscalerWebhook', group: 'pods' },
+  { test: 'TestFleetAutoscalerTLSWebhook', group: 'pods', expect: 'fail', because: WEBHOOK_TLS },
+  { test: 'TestAutoscalerWebhookWithMetadata', group: 'pods', needs: { FleetAutoscaleRequestMetaData: true } },
   {
     test: 'TestWasmAutoScaler',
     group: 'pods',
     needs: { WasmAutoscaler: true },
     expect: 'fail',
-    because: 'serves plugin.wasm from an nginx Pod, whose body the test sends as protobuf (fleetsim reads JSON and YAML): fleetsim runs no images',
+    because: 'serves plugin.wasm from an nginx Pod behind a Service: fleetsim runs no nginx, so nothing answers on the Pod\'s port',
   },
   { test: 'TestPingHTTP', group: 'pods', because: "Agones's ping service, its Service agones-system/agones-ping-http-service" },
   { test: 'TestPingUDP', group: 'pods', because: "Agones's ping service, its Service agones-system/agones-ping-udp-service" },

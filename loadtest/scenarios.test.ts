@@ -11,7 +11,7 @@ import { createCluster } from '../server/cluster.js';
 import { parseProfile } from '../server/sim/profiles.js';
 import { REPO_ROOT } from './paths.js';
 import { lifecycleGameServer } from './lifecycle-gameserver.js';
-import type { GameServer } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer } from '../server/kinds/gameserver-types.js';
 import { configOf } from '../server/sim/simple-game-server.js';
 import { SCENARIOS, SCENARIO_NAMES, churningFleet, remoteChurningFleet, scriptPath, sessionProfile } from './scenarios.js';
 import { seconds } from '../test/helpers/time-scale.js';

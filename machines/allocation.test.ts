@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../server/features.js';
-import type { CounterStatus, GameServer, GameServerState, ListStatus, PlayerStatus } from '../server/kinds/gameserver/gameserver.js';
+import type { CounterStatus, GameServer, GameServerState, ListStatus, PlayerStatus } from '../server/kinds/gameserver-types.js';
 import type {
   GameServerAllocation,
   GameServerAllocationSpec,

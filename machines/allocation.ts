@@ -1,11 +1,6 @@
 import type { FeatureGates } from '../server/features.js';
-import {
-  type CounterStatus,
-  type GameServer,
-  LAST_ALLOCATED_ANNOTATION,
-  LIST_MAX_CAPACITY,
-  type ListStatus,
-} from '../server/kinds/gameserver/gameserver.js';
+import { LAST_ALLOCATED_ANNOTATION } from '../server/kinds/gameserver/gameserver.js';
+import { type CounterStatus, type GameServer, LIST_MAX_CAPACITY, type ListStatus } from '../server/kinds/gameserver-types.js';
 import { gameServerEvent } from '../server/kinds/gameserver/events.js';
 import { rfc3339Nano } from '../server/kinds/meta.js';
 import { type Priority, comparePriorities } from '../server/kinds/priorities.js';

@@ -1,13 +1,7 @@
 import { type AnyStateNode, enqueueActions, setup } from 'xstate';
 import type { NewEvent } from '../server/log/event-log.js';
-import {
-  type GameServerState,
-  type GameServerStatusPort,
-  type Health,
-  type NodeAddress,
-  GAMESERVER_STATES,
-  LAST_ALLOCATED_ANNOTATION,
-} from '../server/kinds/gameserver/gameserver.js';
+import { LAST_ALLOCATED_ANNOTATION } from '../server/kinds/gameserver/gameserver.js';
+import { type GameServerState, type GameServerStatusPort, type Health, type NodeAddress, GAMESERVER_STATES } from '../server/kinds/gameserver-types.js';
 import { type GameServerStateChanged, gameServerEvent } from '../server/kinds/gameserver/events.js';
 import { rfc3339Nano } from '../server/kinds/meta.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../server/kinds/gameserver-types.js';
 import {
   ERRORED_AT_ANNOTATION,
   addToReconcileCounts,

@@ -1,4 +1,4 @@
-import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../server/kinds/gameserver-types.js';
 import type { AllocationOverflow } from '../server/kinds/common.js';
 import { type ScaleDownOrderOptions, countPerNode, firstForScaleDown, sortForScaleDown } from './scale-down-order.js';
 

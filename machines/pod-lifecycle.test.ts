@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServerState } from '../server/kinds/gameserver-types.js';
 import { gameServer } from '../test/helpers/gameservers.js';
 import { containerExit, podRestartPolicy, sdkServerHoldsUntil } from './pod-lifecycle.js';
 

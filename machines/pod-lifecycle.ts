@@ -1,4 +1,4 @@
-import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../server/kinds/gameserver-types.js';
 import { terminationGraceMs } from '../server/kinds/pod/pod.js';
 import type { FeatureGates } from '../server/features.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GameServer, GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../server/kinds/gameserver-types.js';
 import { type NodeCount, countPerNode, firstForScaleDown, scaleDownOrder, sortForScaleDown } from './scale-down-order.js';
 import { gameServer as buildGameServer } from '../test/helpers/gameservers.js';
 

@@ -1,4 +1,4 @@
-import type { GameServer, SchedulingStrategy } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServer, SchedulingStrategy } from '../server/kinds/gameserver-types.js';
 import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 
 /**

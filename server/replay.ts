@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 import { EventLog, type StoredEvent } from './log/event-log.js';
-import type { GameServer } from './kinds/gameserver/gameserver.js';
+import type { GameServer } from './kinds/gameserver-types.js';
 import { ReadModel } from './runtime/read-model.js';
 import { stringifyJsonExact } from './log/json.js';
 

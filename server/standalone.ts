@@ -4,7 +4,7 @@ import { WallClock } from './clock.js';
 import type { FeatureGates } from './features.js';
 import { GameServerController } from './controllers/gameserver-controller.js';
 import { gameServerEvent } from './kinds/gameserver/events.js';
-import { GAMESERVER_KIND } from './kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND } from './kinds/agones.js';
 import { type Cluster, createCluster } from './cluster.js';
 import { unawaited } from './runtime/store.js';
 import { SidecarEndpoints } from './sidecar-endpoints.js';

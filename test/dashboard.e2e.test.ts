@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GameServerState } from '../server/kinds/gameserver/gameserver.js';
+import type { GameServerState } from '../server/kinds/gameserver-types.js';
 import type { Resource } from '../server/kinds/resource.js';
 import type { Cause } from '../server/log/cause.js';
 import { EventLog, type NewEvent } from '../server/log/event-log.js';

@@ -3,7 +3,7 @@ import { findGameServerForAllocation, matchesSelector, orderForAllocation } from
 import type { NodeCounts } from '../../machines/scale-down-order.js';
 import { SeededRandom } from '../clock.js';
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
-import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver-types.js';
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import type { StoredEvent } from '../log/event-log.js';
 import type { Priority } from '../kinds/priorities.js';

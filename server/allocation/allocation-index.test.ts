@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../clock.js';
 import type { StoredEvent } from '../log/event-log.js';
-import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver-types.js';
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { AllocationIndex } from './allocation-index.js';

@@ -1,6 +1,6 @@
 import type { SeededRandom } from '../clock.js';
 import { jsonEqual } from '../kinds/common.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';
 import type { NodeCounter } from '../runtime/node-counter.js';
 import type { Projection, ProjectionDefinition } from '../runtime/projection.js';

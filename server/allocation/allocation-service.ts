@@ -4,7 +4,7 @@ import type { FeatureGates } from '../features.js';
 import type { GrpcCode } from '../grpc-status.js';
 import { checkSchema, type SchemaReport } from '../k8s/schema.js';
 import { apiErrors } from '../k8s/status.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { GAMESERVERALLOCATION_DEFINITION } from '../kinds/gameserverallocation/definition.js';
 import {
   ALLOCATION_GROUP,

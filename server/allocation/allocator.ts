@@ -1,4 +1,4 @@
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { GameServerAllocationStatus } from '../kinds/gameserverallocation/gameserverallocation.js';
 
 /**

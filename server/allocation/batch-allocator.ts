@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { findGameServerForAllocation, searchesAtRandom, shuffleInPlace, sortForAllocation } from '../../machines/allocation.js';
 import { type NodeCount, countOnNode } from '../../machines/scale-down-order.js';
 import { SeededRandom, type TimerHandle } from '../clock.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import {
   type GameServerAllocation,
   LOCAL_ALLOCATION_SOURCE,

@@ -1,5 +1,5 @@
 import type { SeededRandom } from '../clock.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { NodeCount } from '../../machines/scale-down-order.js';
 
 /** The servers of one bucket on one node, sorted by key (so by name within a namespace). */

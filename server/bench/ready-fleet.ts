@@ -1,7 +1,7 @@
 import type { StoreReads } from '../runtime/store-ports.js';
 import type { NodeMaker } from '../sim/ports.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { defaultGameServer } from '../kinds/gameserver/rules.js';
 import { GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';

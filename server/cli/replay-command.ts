@@ -1,4 +1,4 @@
-import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { type OutputFormat, formatEvents, formatGameServers, objectEvents, replayLog } from '../replay.js';
 import { FlagError, type FlagSpec, flagsHelp, parseFlags } from '../flags.js';
 

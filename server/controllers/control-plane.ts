@@ -1,5 +1,5 @@
 import type { Cluster } from '../cluster.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { ResourceService, type ResourceServiceOptions } from '../resources/service.js';
 import type { NodePool } from '../sim/node-pools.js';
 import { SimulatedProcesses } from '../sim/processes.js';

@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';

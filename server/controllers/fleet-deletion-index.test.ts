@@ -3,7 +3,7 @@ import { type AutoscaledFleet, counterOrListPolicy } from '../../machines/autosc
 import { countPerNode, sortForScaleDown } from '../../machines/scale-down-order.js';
 import { gameServer } from '../../test/helpers/gameservers.js';
 import { SeededRandom } from '../clock.js';
-import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver-types.js';
 import { objectKey } from '../kinds/meta.js';
 import { ObjectStore } from '../runtime/object-store.js';
 import { FleetDeletionIndex } from './fleet-deletion-index.js';

@@ -1,7 +1,7 @@
 import type { CapacityKind, CapacityTotals, DeletionRun } from '../../machines/autoscaler.js';
 import { type ScaleDownOrderOptions, scaleDownComparator } from '../../machines/scale-down-order.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
-import type { CounterStatus, GameServer, ListStatus } from '../kinds/gameserver/gameserver.js';
+import type { CounterStatus, GameServer, ListStatus } from '../kinds/gameserver-types.js';
 import { objectKey } from '../kinds/meta.js';
 import type { NodeCounter } from '../runtime/node-counter.js';
 import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';

@@ -14,7 +14,7 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { FLEET_DEFINITION } from '../kinds/fleet/definition.js';
 import { FLEETAUTOSCALER_DEFINITION } from '../kinds/fleetautoscaler/definition.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { apiErrors } from '../k8s/status.js';
 import { ResourceService } from '../resources/service.js';
 import { createCluster } from '../cluster.js';

@@ -28,7 +28,7 @@ import {
   type FleetAutoscalerStatus,
   syncIntervalMs,
 } from '../kinds/fleetautoscaler/fleetautoscaler.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Resource } from '../kinds/resource.js';
 import { ResourceService } from '../resources/service.js';

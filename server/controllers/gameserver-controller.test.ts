@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { ResourceService } from '../resources/service.js';
 import { type Cluster, createCluster } from '../cluster.js';
 import { ensureNodes, nodeCreation } from '../sim/nodes.js';

@@ -1,7 +1,8 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { GameServerCommand } from '../../machines/gameserver.js';
-import { GAMESERVER_KIND, type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver/gameserver.js';
+import { type GameServer, type GameServerPort, type GameServerStatusPort, type NodeAddress } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { type Cause, syncCause } from '../log/cause.js';
 
 import type { GameServerControllerPort } from './ports.js';

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Subscription } from 'rxjs';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { objectKey } from '../kinds/meta.js';
 import type { GameServerProcessesPort } from './ports.js';

@@ -4,7 +4,7 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { GAMESERVERSET_DEFINITION } from '../kinds/gameserverset/definition.js';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { type GameServersCreated, gameServerEvent } from '../kinds/gameserver/events.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { NewEvent } from '../log/event-log.js';

@@ -13,7 +13,7 @@ import {
   reconcileFromCounts,
 } from '../../machines/gameserverset-reconcile.js';
 import { type NodeCounts, type ScaleDownOrderOptions, firstForScaleDown } from '../../machines/scale-down-order.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL, gameServerOfSet, gameServerSetSpecOf } from '../kinds/gameserverset/gameserverset.js';
 import { type OwnerReference, objectKey } from '../kinds/meta.js';

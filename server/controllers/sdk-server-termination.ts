@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import type { SdkServerTerminationPort } from './ports.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { processCause } from '../kinds/gameserver/events.js';
 import { sdkServerHoldsUntil } from '../../machines/pod-lifecycle.js';
 

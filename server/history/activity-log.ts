@@ -3,7 +3,7 @@ import type { AllocationOutcome } from '../allocation/allocation-service.js';
 import { EVENT_KIND, type KubernetesEvent } from '../kinds/event/event.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { GameServerStateChanged } from '../kinds/gameserver/events.js';
-import type { GameServerStatusPort } from '../kinds/gameserver/gameserver.js';
+import type { GameServerStatusPort } from '../kinds/gameserver-types.js';
 import { type GameServerSelector, toSelectors } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { formatLabelSelector } from '../kinds/label-selector.js';
 import type { StoredEvent } from '../log/event-log.js';

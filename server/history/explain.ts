@@ -1,6 +1,7 @@
 import { type Cause, causeAfter } from '../log/cause.js';
 import type { EventHeader, EventLog, StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { type GameServerObserved, type GameServerStateChanged, evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { EVENT_KIND } from '../kinds/event/event.js';

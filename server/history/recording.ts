@@ -1,5 +1,5 @@
 import { EventLog, type StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import type { GameServerObserved } from '../kinds/gameserver/events.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { FLEET_KIND } from '../kinds/fleet/fleet.js';

@@ -1,7 +1,7 @@
 import type { TimerHandle } from '../clock.js';
 import { type Decision, type GameServerCommand, type LifecycleContext, decide, timersOf } from '../../machines/gameserver.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
-import { GAMESERVER_KIND } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { LifecycleStore } from './lifecycle-store.js';

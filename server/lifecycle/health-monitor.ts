@@ -1,7 +1,9 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
 import { healthDeadline } from '../../machines/gameserver.js';
-import { GAMESERVER_KIND, type GameServer, SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import type { GameServerActors } from './gameserver-actors.js';
 import type { LifecycleStore } from './lifecycle-store.js';
 import { unawaited } from '../runtime/store.js';

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { Clock } from '../clock.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
 import type { ObjectChange, ObjectStore } from '../runtime/object-store.js';

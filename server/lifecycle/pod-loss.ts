@@ -1,4 +1,4 @@
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { Cause } from '../log/cause.js';
 import type { ObjectStore } from '../runtime/object-store.js';
 import type { Machines, Pods } from './parts.js';

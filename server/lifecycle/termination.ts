@@ -1,6 +1,7 @@
 import { sdkServerHoldsUntil } from '../../machines/pod-lifecycle.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
-import { foreignFinalizers, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { foreignFinalizers } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
 import { objectKey, rfc3339 } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';

@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import type { FleetAutoscalerSpec, FleetAutoscalerStatus } from '../kinds/fleetautoscaler/fleetautoscaler.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { Resource } from '../kinds/resource.js';
 import type { MetricsCluster } from './port.js';
 

@@ -1,5 +1,6 @@
 import type { NewEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { KubeObject } from './kube-client.js';

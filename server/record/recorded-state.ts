@@ -1,5 +1,6 @@
 import type { EventLog, StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { evolveGameServer } from '../kinds/gameserver/events.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
 import { recordKey } from './observe.js';

@@ -1,6 +1,6 @@
 import type { Cause } from '../log/cause.js';
 import type { NewEvent } from '../log/event-log.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { gameServersCreated } from '../kinds/gameserver/events.js';
 import type { ObjectMeta } from '../kinds/meta.js';
 import { rfc3339 } from '../kinds/meta.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GameServer, GameServerPort } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerPort } from '../kinds/gameserver-types.js';
 import { gameServer } from '../../test/helpers/gameservers.js';
 import { NodeCounter } from './node-counter.js';
 import { ObjectStore } from './object-store.js';

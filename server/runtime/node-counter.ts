@@ -1,5 +1,5 @@
 import type { NodeCount, NodeCounts } from '../../machines/scale-down-order.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { type HostPort, podHostPorts } from '../kinds/pod/pod.js';
 import type { ObjectChange, ObjectStore } from './object-store.js';
 import type { Projection } from './projection.js';

@@ -1,4 +1,4 @@
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { StoredEvent } from '../log/event-log.js';
 import type { ObjectChange } from './object-store.js';
 import type { ReadModel } from './read-model.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
 import { type ApplySink, type Change, DEFAULT_EVENT_TTL_MS, EVENTS_EXPIRED, IGNORE_CHANGES, ReadModel } from './read-model.js';

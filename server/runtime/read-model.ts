@@ -1,6 +1,7 @@
 import { FEATURE_DEFAULTS, type FeatureGates } from '../features.js';
 import type { StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { evolveGameServer, gameServersOfBatch } from '../kinds/gameserver/events.js';
 import { KIND_DEFINITIONS } from '../kinds/definitions.js';
 import { EVENT_KIND } from '../kinds/event/event.js';

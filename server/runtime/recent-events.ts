@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../log/event-log.js';
-import { GAMESERVER_KIND, type GameServer } from '../kinds/gameserver/gameserver.js';
+import { type GameServer } from '../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import type { GameServerAllocated, GameServerStateChanged } from '../kinds/gameserver/events.js';
 import { type EventType, type InvolvedObject, buildKubernetesEvent } from '../kinds/event/event.js';
 import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';

@@ -1,5 +1,5 @@
 import type { FeatureGates } from '../features.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { GAMESERVERSET_KIND, GAMESERVERSET_LABEL } from '../kinds/gameserverset/gameserverset.js';
 import { FLEET_KIND, FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { INT64_MAX, type Int64, addInt64, minInt64, mulInt64, toInt64 } from '../int64.js';

@@ -4,7 +4,7 @@ import type { FeatureGates } from '../features.js';
 import type { Cause } from '../log/cause.js';
 import { EventLog, LogClosedError, type NewEvent, type StoredEvent, type WriteBehind } from '../log/event-log.js';
 import type { ObjectEvents } from '../log/object-index.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { batchMemberNames } from '../kinds/gameserver/events.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';

@@ -1,4 +1,4 @@
-import { LIST_MAX_CAPACITY, type CounterStatus, type ListStatus } from '../kinds/gameserver/gameserver.js';
+import { LIST_MAX_CAPACITY, type CounterStatus, type ListStatus } from '../kinds/gameserver-types.js';
 import { type Int64, addInt64, maxInt64, minInt64 } from '../int64.js';
 import { sdkErrors } from './errors.js';
 

@@ -1,6 +1,6 @@
 import type { Int64 } from '../int64.js';
 import { GrpcCode, GrpcError } from '../grpc-status.js';
-import { LIST_MAX_CAPACITY } from '../kinds/gameserver/gameserver.js';
+import { LIST_MAX_CAPACITY } from '../kinds/gameserver-types.js';
 
 /**
  * The sidecar's own failures. Agones returns most SDK failures as plain errors, which gRPC turns

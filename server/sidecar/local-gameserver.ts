@@ -2,18 +2,8 @@ import { resolve } from 'node:path';
 import { InputFileError, readInputFile } from '../input-file.js';
 import { parseYamlExact } from '../log/json.js';
 import { type Int64, inInt64Range, isInteger, toInt64 } from '../int64.js';
-import {
-  GAMESERVER_API_VERSION,
-  GAMESERVER_KIND,
-  GAMESERVER_STATES,
-  type CounterStatus,
-  type GameServer,
-  type GameServerState,
-  type GameServerStatusPort,
-  type Health,
-  type ListStatus,
-  type NodeAddress,
-} from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_STATES, type CounterStatus, type GameServer, type GameServerState, type GameServerStatusPort, type Health, type ListStatus, type NodeAddress } from '../kinds/gameserver-types.js';
+import { GAMESERVER_API_VERSION, GAMESERVER_KIND } from '../kinds/agones.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { DEFAULT_COUNTER_CAPACITY, DEFAULT_LIST_CAPACITY } from '../kinds/gameserver-spec.js';
 import type { FeatureGates } from '../features.js';

@@ -1,14 +1,7 @@
 import { Observable, type Subscription, map, takeWhile } from 'rxjs';
 import type { GameServerCommand } from '../../machines/gameserver.js';
-import {
-  type CounterStatus,
-  type GameServer,
-  type ListStatus,
-  type PlayerStatus,
-  SDK_METADATA_PREFIX,
-  SIDECAR_RUNNING_STATES,
-  TERMINAL_STATES,
-} from '../kinds/gameserver/gameserver.js';
+import { SDK_METADATA_PREFIX, SIDECAR_RUNNING_STATES, TERMINAL_STATES } from '../kinds/gameserver/gameserver.js';
+import { type CounterStatus, type GameServer, type ListStatus, type PlayerStatus } from '../kinds/gameserver-types.js';
 import { gameServerEvent } from '../kinds/gameserver/events.js';
 import { type SdkGameServer, toSdkGameServer } from '../kinds/gameserver/sdk-json.js';
 import type { Int64 } from '../int64.js';

@@ -1,4 +1,4 @@
-import type { NodeAddress } from '../kinds/gameserver/gameserver.js';
+import type { NodeAddress } from '../kinds/gameserver-types.js';
 import { clusterObjectMeta } from '../kinds/meta.js';
 import { type Resource, resourceEvent } from '../kinds/resource.js';
 import type { NodeMaker } from './ports.js';

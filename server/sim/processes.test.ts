@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { GAMESERVER_DEFINITION } from '../kinds/gameserver/definition.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { PROFILE_ANNOTATION, parseProfile } from './profiles.js';
 import { type TestCluster, testCluster } from '../../test/helpers/cluster.js';
 

@@ -1,6 +1,6 @@
 import type { Subscription } from 'rxjs';
 import type { TimerHandle } from '../clock.js';
-import type { GameServer, GameServerState } from '../kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState } from '../kinds/gameserver-types.js';
 import { SIDECAR_RUNNING_STATES } from '../kinds/gameserver/gameserver.js';
 import { creationCommand, processCause } from '../kinds/gameserver/events.js';
 import type { SimulatedWorld } from './ports.js';

@@ -1,5 +1,5 @@
 import { readInputFile, whyUnreadable } from '../input-file.js';
-import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver/gameserver.js';
+import { GAMESERVER_STATES, type GameServerState } from '../kinds/gameserver-types.js';
 import { parseGoDuration } from '../k8s/duration.js';
 import { yaml } from '../log/json.js';
 

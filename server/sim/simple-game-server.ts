@@ -1,6 +1,6 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server as TcpServer, type Socket } from 'node:net';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import type { Sidecar } from '../sidecar/sidecar.js';
 import { GrpcError } from '../grpc-status.js';
 import { goFlags } from './go-flags.js';

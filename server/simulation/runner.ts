@@ -4,7 +4,7 @@ import { GameServerUpdateConflictError } from '../allocation/batch-allocator.js'
 import { type Cluster, createCluster } from '../cluster.js';
 import { type Controller, controlPlane } from '../controllers/control-plane.js';
 import { ApiError } from '../k8s/status.js';
-import type { GameServer } from '../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../kinds/gameserver-types.js';
 import { processCause } from '../kinds/gameserver/events.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
 import type { RequestCause } from '../log/cause.js';

@@ -1,5 +1,5 @@
 import type { ObjectMeta } from '../../server/kinds/meta.js';
-import type { GameServer, GameServerState, GameServerStatus } from '../../server/kinds/gameserver/gameserver.js';
+import type { GameServer, GameServerState, GameServerStatus } from '../../server/kinds/gameserver-types.js';
 
 export interface GameServerFixture {
   /** status.state; Ready unless given. */

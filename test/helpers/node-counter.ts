@@ -1,4 +1,4 @@
-import type { GameServer } from '../../server/kinds/gameserver/gameserver.js';
+import type { GameServer } from '../../server/kinds/gameserver-types.js';
 import { NodeCounter } from '../../server/runtime/node-counter.js';
 import type { ObjectStore } from '../../server/runtime/object-store.js';
 

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { EMPTY, merge, type Subscription } from 'rxjs';
-import type { GameServer } from '../../kinds/gameserver/gameserver.js';
-import { GAMESERVER_KIND } from '../../kinds/gameserver/gameserver.js';
+import type { GameServer } from '../../kinds/gameserver-types.js';
+import { GAMESERVER_KIND } from '../../kinds/agones.js';
 import { matchesSelector } from '../../kinds/label-selector.js';
 import { objectKey, rfc3339Nano } from '../../kinds/meta.js';
 import { POD_DEFINITION } from '../../kinds/pod/definition.js';

@@ -6,7 +6,7 @@ import express, { type Request, type Response } from 'express';
 import { apiErrors } from '../../k8s/status.js';
 import { FLEET_KIND } from '../../kinds/fleet/fleet.js';
 import { FLEETAUTOSCALER_KIND } from '../../kinds/fleetautoscaler/fleetautoscaler.js';
-import { GAMESERVER_STATES } from '../../kinds/gameserver/gameserver.js';
+import { GAMESERVER_STATES } from '../../kinds/gameserver-types.js';
 import { GAMESERVERSET_KIND } from '../../kinds/gameserverset/gameserverset.js';
 import { NODE_DEFINITION } from '../../kinds/node/definition.js';
 import type { ReadModel } from '../../runtime/read-model.js';

@@ -1,6 +1,6 @@
 import { AGE_COLUMN, ALL_VERBS, type KindDefinition } from '../registry.js';
 import { defaultGameServer, gameServerCommand, gameServerSchema, validateGameServer } from './rules.js';
-import { GAMESERVER_KIND } from './gameserver.js';
+import { GAMESERVER_KIND } from '../agones.js';
 import { GAMESERVER_WRITES } from './events.js';
 
 export const GAMESERVER_DEFINITION: KindDefinition = {

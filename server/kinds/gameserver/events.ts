@@ -5,19 +5,8 @@ import { jsonEqual } from '../common.js';
 import type { KindWrites } from '../registry.js';
 import { type ObjectMeta, patchMap } from '../meta.js';
 import type { Int64 } from '../../int64.js';
-import {
-  COMMAND_ANNOTATION,
-  type CounterStatus,
-  GAMESERVER_KIND,
-  type GameServer,
-  type GameServerPort,
-  type GameServerSpec,
-  type GameServerState,
-  type GameServerStatus,
-  type GameServerStatusPort,
-  type ListStatus,
-  type NodeAddress,
-} from './gameserver.js';
+import { type CounterStatus, type GameServer, type GameServerPort, type GameServerSpec, type GameServerState, type GameServerStatus, type GameServerStatusPort, type ListStatus, type NodeAddress } from '../gameserver-types.js';
+import { COMMAND_ANNOTATION, GAMESERVER_KIND } from '../agones.js';
 
 /** The GameServer's events: their payloads, how one is built, and the reducer that applies them. */
 

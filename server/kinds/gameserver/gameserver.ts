@@ -5,8 +5,6 @@ import type { GameServer, GameServerState } from '../gameserver-types.js';
  * floor (agones.ts, gameserver-types.ts), shared with the kinds that hold a GameServer; its events
  * and reducer are in events.ts, its sidecar wire encoding in sdk-json.ts.
  */
-export { COMMAND_ANNOTATION, FLEETSIM_ANNOTATION_PREFIX, GAMESERVER_API_VERSION, GAMESERVER_KIND } from '../agones.js';
-export * from '../gameserver-types.js';
 
 /** States in which the pod, and so the sidecar, is running. */
 export const SIDECAR_RUNNING_STATES: ReadonlySet<GameServerState> = new Set([

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FeatureGates } from '../../features.js';
 import { type SchemaReport, checkSchema } from '../../k8s/schema.js';
 import { type FieldError, fieldErrorMessage } from '../../k8s/validation.js';
-import type { GameServer } from './gameserver.js';
+import type { GameServer } from '../gameserver-types.js';
 import type { Resource } from '../resource.js';
 import { defaultGameServer, gameServerSchema, validateGameServer } from './rules.js';
 import { defaultGameServerSpec, validateGameServerSpec } from '../gameserver-spec.js';

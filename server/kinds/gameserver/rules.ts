@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { bodySchema, type Schema } from '../../k8s/schema.js';
 import { type FieldError, invalid, required } from '../../k8s/validation.js';
-import { GAMESERVER_FINALIZER, GAMESERVER_STATES, type GameServer } from './gameserver.js';
+import { GAMESERVER_FINALIZER } from './gameserver.js';
+import { GAMESERVER_STATES, type GameServer } from '../gameserver-types.js';
 import type { KindContext } from '../registry.js';
 import type { Resource } from '../resource.js';
 import { type FieldPath, type Json, arrayAt, fixedAnnotationErrors, int64, objectAt, pathsUnder, stringAt, unsetZeroValues, validateName } from '../common.js';

@@ -1,5 +1,5 @@
 import type { FeatureGates } from '../../features.js';
-import type { GameServer, GameServerStatusPort, NodeAddress } from './gameserver.js';
+import type { GameServer, GameServerStatusPort, NodeAddress } from '../gameserver-types.js';
 
 /**
  * Sidecar wire encoding: `sdk.GameServer` as Agones's gateway emits it (proto names, every field

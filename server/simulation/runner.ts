@@ -49,6 +49,11 @@ export interface SimulateOptions {
   db: string;
   /** Default compact. */
   eventLog?: EventLogDetail;
+  /**
+   * Whether a core is free for the log's writer thread (default true). A variant run beside others
+   * on every core writes its log itself: the thread would only take a core from them.
+   */
+  spareCore?: boolean;
   /** Told a second after the run starts, then every few seconds of wall time: how far it is. */
   onProgress?: (progress: SimulationProgress) => void;
 }
@@ -97,11 +102,11 @@ interface SetUp {
   nodesAdded: number;
 }
 
-async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 'rows'): Promise<SetUp> {
+async function setUp(scenario: Scenario, db: string, writeBehind: WriteBehind = 'rows', writerThread = true): Promise<SetUp> {
   const clock = new VirtualClock(scenario.startMs);
   // No client waits on a commit and none watches: the log is written behind, thousands of events
   // a transaction, and watches keep a short window.
-  const cluster = createCluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind, watchWindow: 1024 });
+  const cluster = createCluster({ db, clock, gates: scenario.gates, seed: scenario.seed, writeBehind, writerThread, watchWindow: 1024 });
   const { service, controllers } = controlPlane(cluster, { profiles: scenario.profiles, nodePools: scenario.nodePools });
   const allocations = new AllocationService(cluster, { allocator: scenario.allocator });
   try {
@@ -199,7 +204,7 @@ function fleetAllocation(scenario: Scenario, namespace: string, name: string): u
 export async function simulate(scenario: Scenario, options: SimulateOptions): Promise<SimulationResult> {
   const wallStart = performance.now();
   const detail = options.eventLog ?? 'compact';
-  const run = await setUp(scenario, detail === 'none' ? ':memory:' : options.db, WRITE_BEHIND[detail]);
+  const run = await setUp(scenario, detail === 'none' ? ':memory:' : options.db, WRITE_BEHIND[detail], options.spareCore ?? true);
   const { clock, cluster } = run;
   try {
     const recorder = new SimulationRecorder(cluster, scenario);

@@ -129,12 +129,13 @@ export interface VariantResult {
 }
 
 /** Runs one variant in this process, writes its report and log, and tells how it goes (lines without the variant's name). */
-export async function runVariant(variant: Variant, eventLog: EventLogDetail | undefined, log: (line: string) => void): Promise<VariantResult> {
+export async function runVariant(variant: Variant, eventLog: EventLogDetail | undefined, log: (line: string) => void, spareCore = true): Promise<VariantResult> {
   const db = freshLog(variant.dir);
   let previous: SimulationProgress | undefined;
   const result = await simulate(variant.scenario, {
     db,
     eventLog,
+    spareCore,
     onProgress: (progress) => {
       log(progressLine(progress, previous));
       previous = progress;
@@ -178,6 +179,13 @@ export async function runSimulations(request: SimulateRequest): Promise<Simulati
   return summaries;
 }
 
+/** What a variant's process is told: the request, which of its variants to run, and whether a core is free beside it. */
+export interface VariantOrder {
+  request: PlanRequest;
+  index: number;
+  spareCore: boolean;
+}
+
 /** What a variant's process says: a line to show, its result, or why it failed. */
 export type VariantMessage =
   | { type: 'line'; text: string }
@@ -195,6 +203,10 @@ async function runInProcesses(request: SimulateRequest, variants: Variant[], job
   const planned: PlanRequest = { files: request.files, recording: request.recording, vary: request.vary, out: request.out, eventLog: request.eventLog };
   const results: VariantResult[] = [];
   const running = new Set<ChildProcess>();
+  // With a variant on every core, a process's helper threads (the log's writer, V8's parallel
+  // collector) only take time from the others' main threads: each does that work itself.
+  const spareCore = jobs < availableParallelism();
+  const execArgv = spareCore ? process.execArgv : [...process.execArgv, '--single-threaded-gc'];
   const stopAll = () => {
     for (const child of running) child.kill();
   };
@@ -203,7 +215,7 @@ async function runInProcesses(request: SimulateRequest, variants: Variant[], job
   const runOne = (index: number): Promise<VariantResult> =>
     new Promise((resolve, reject) => {
       const variant = variants[index]!;
-      const child = fork(VARIANT_PROCESS, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+      const child = fork(VARIANT_PROCESS, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', execArgv });
       running.add(child);
       let settled = false;
       const settle = (action: () => void) => {
@@ -219,7 +231,7 @@ async function runInProcesses(request: SimulateRequest, variants: Variant[], job
       });
       child.on('error', (error) => settle(() => reject(error)));
       child.on('exit', (code, signal) => settle(() => reject(new Error(`${nameOf(variant)}: its process ended (${signal ?? `exit code ${code}`}) before its run finished`))));
-      child.send({ request: planned, index });
+      child.send({ request: planned, index, spareCore } satisfies VariantOrder);
     });
   const worker = async () => {
     while (failure === undefined && next < variants.length) {

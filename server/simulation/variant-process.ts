@@ -1,5 +1,5 @@
 import { ScenarioError } from './fields.js';
-import { type PlanRequest, type VariantMessage, plan, runVariant } from './runs.js';
+import { type VariantMessage, type VariantOrder, plan, runVariant } from './runs.js';
 
 /**
  * One variant of a `fleetsim simulate` run, in a process of its own (runs.ts forks it): handed the
@@ -13,11 +13,11 @@ process.on('disconnect', () => process.exit(finished ? 0 : 1));
 
 const tell = (message: VariantMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
 
-process.once('message', (message: { request: PlanRequest; index: number }) => {
+process.once('message', (message: VariantOrder) => {
   void (async () => {
     try {
       const variant = plan(message.request)[message.index]!;
-      const result = await runVariant(variant, message.request.eventLog, (text) => void tell({ type: 'line', text }));
+      const result = await runVariant(variant, message.request.eventLog, (text) => void tell({ type: 'line', text }), message.spareCore);
       await tell({ type: 'done', result });
     } catch (error) {
       await tell({ type: 'failed', message: error instanceof Error ? error.message : String(error), scenario: error instanceof ScenarioError });

@@ -34,6 +34,18 @@ describe('EventLog', () => {
     log.close();
   });
 
+  it('writes a commit of any size whole and in order, each event with its own cause', async () => {
+    const log = new EventLog(':memory:');
+    // 64 + 16 + 4 + 3: every size of multi-row statement, and single rows after them.
+    const commits = Array.from({ length: 87 }, (_, n) => log.append([event(`gs-${n % 5}`, n)], 1000 + n, { type: 'startup', detail: `call ${n}` }));
+    await Promise.all(commits.map((c) => c.committed));
+    const read = [...log.read()];
+    expect(read.map((e) => [e.seq, e.time, e.name, e.payload, e.cause])).toEqual(
+      Array.from({ length: 87 }, (_, n) => [n + 1, 1000 + n, `gs-${n % 5}`, { n }, { type: 'startup', detail: `call ${n}` }]),
+    );
+    log.close();
+  });
+
   it('resolves an append only after its events are readable from another connection', async () => {
     const path = tempDb();
     const log = new EventLog(path);

@@ -35,6 +35,8 @@ type Handler = (sidecar: Sidecar, request: SidecarRequest, params: string[], sin
 
 interface Route {
   method: string;
+  /** As Agones's route table writes it: `{name}` is one path segment. */
+  path: string;
   pattern: RegExp;
   handler: Handler;
 }
@@ -91,7 +93,7 @@ const ok = {};
 function route(method: string, path: string, handler: Handler): Route {
   // `{x}` matches one path segment; custom verbs (`:addValue`) stay literal.
   const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '([^/]+)');
-  return { method, pattern: new RegExp(`^${source}$`), handler };
+  return { method, path, pattern: new RegExp(`^${source}$`), handler };
 }
 
 function countersAndLists(prefix: string): Route[] {
@@ -224,24 +226,49 @@ export async function dispatchSidecar(
   } catch {
     return sendError(sink, new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
   }
-  // The first route with the path and the method; the path under another method only is a 501.
+  const found = LITERAL_ROUTES.get(path)?.get(request.method) ?? findRoute(request.method, path);
+  if (!found.route) return sendError(sink, found.pathKnown ? METHOD_NOT_ALLOWED : NOT_FOUND);
+  try {
+    const result = await found.route.handler(sidecarFor(), request, found.params, sink);
+    if (result !== STREAMING) sink.reply(200, result);
+  } catch (error) {
+    sendError(sink, toSdkError(error));
+  }
+}
+
+interface Found {
+  route: Route | undefined;
+  params: string[];
+  /** No route has the method, but one has the path: a 501 rather than a 404. */
+  pathKnown: boolean;
+}
+
+/** The first route with the path and the method; the path under another method only is a 501. */
+function findRoute(method: string, path: string): Found {
   let pathKnown = false;
   for (const route of ROUTES) {
     const match = route.pattern.exec(path);
     if (match === null) continue;
-    if (route.method !== request.method) {
+    if (route.method !== method) {
       pathKnown = true;
       continue;
     }
-    try {
-      const result = await route.handler(sidecarFor(), request, match.slice(1), sink);
-      if (result !== STREAMING) sink.reply(200, result);
-    } catch (error) {
-      sendError(sink, toSdkError(error));
-    }
-    return;
+    return { route, params: match.slice(1), pathKnown };
   }
-  sendError(sink, pathKnown ? METHOD_NOT_ALLOWED : NOT_FOUND);
+  return { route: undefined, params: [], pathKnown };
+}
+
+/**
+ * What `findRoute` answers for each path without parameters and each method, made once: the
+ * routes an SDK calls most (health, labels, the GameServer) are then one lookup, not a scan of
+ * every pattern.
+ */
+const LITERAL_ROUTES = new Map<string, Map<string, Found>>();
+for (const { path } of ROUTES) {
+  if (path.includes('{') || LITERAL_ROUTES.has(path)) continue;
+  const methods = new Map<string, Found>();
+  for (const method of new Set(ROUTES.map((r) => r.method))) methods.set(method, findRoute(method, path));
+  LITERAL_ROUTES.set(path, methods);
 }
 
 function sendError(sink: ResponseSink, error: GrpcError): void {

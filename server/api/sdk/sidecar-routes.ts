@@ -220,11 +220,14 @@ export async function dispatchSidecar(
   // /health without any body is refused, whatever the method, before routing (Agones's healthCheckWrapper).
   if (request.path === '/health' && request.body === undefined) return sink.reply(400, null);
   // The gateway matches on the unescaped path, so an escaped "/" splits segments like a real one.
-  let path: string;
-  try {
-    path = decodeURIComponent(request.path);
-  } catch {
-    return sendError(sink, new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
+  // (decodeURIComponent is slow even with nothing to decode: most paths have no escape.)
+  let path = request.path;
+  if (path.includes('%')) {
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      return sendError(sink, new GrpcError(GrpcCode.INVALID_ARGUMENT, `invalid URL escape in path "${request.path}"`));
+    }
   }
   const found = LITERAL_ROUTES.get(path)?.get(request.method) ?? findRoute(request.method, path);
   if (!found.route) return sendError(sink, found.pathKnown ? METHOD_NOT_ALLOWED : NOT_FOUND);

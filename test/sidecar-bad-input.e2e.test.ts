@@ -394,6 +394,16 @@ const CASES: BadRequest[] = [
   { name: 'a trailing slash', method: 'POST', path: '/ready/', body: '{}', status: 404, expected: NOT_FOUND },
   { name: 'a trailing slash on a GET route', method: 'GET', path: '/gameserver/', status: 404, expected: NOT_FOUND },
   { name: 'GET /ready', method: 'GET', path: '/ready', status: 501, expected: METHOD_NOT_ALLOWED },
+  // The gateway routes the unescaped path: an escaped "/" splits segments, a bad escape is refused.
+  { name: 'an escaped slash in a path parameter', method: 'GET', path: '/v1beta1/counters/rooms%2Fx', status: 404, expected: NOT_FOUND },
+  { name: 'an escaped route', method: 'GET', path: '/%72eady', status: 501, expected: METHOD_NOT_ALLOWED },
+  {
+    name: 'a bad escape in the path',
+    method: 'GET',
+    path: '/v1beta1/counters/%zz',
+    status: 400,
+    expected: { code: 3, message: 'invalid URL escape in path "/v1beta1/counters/%zz"', details: [] },
+  },
   { name: 'POST on a list without a verb', method: 'POST', path: '/v1beta1/lists/players', body: '{}', status: 501, expected: METHOD_NOT_ALLOWED },
   { name: 'DELETE /gameserver', method: 'DELETE', path: '/gameserver', status: 501, expected: METHOD_NOT_ALLOWED },
   { name: 'PUT on a counter', method: 'PUT', path: '/v1beta1/counters/rooms', body: '{"count":"2"}', status: 501, expected: METHOD_NOT_ALLOWED },

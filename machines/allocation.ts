@@ -131,6 +131,11 @@ export interface SelectorPick {
   pool: 'Ready' | 'Allocated';
   labels: Record<string, string>;
   accept: (gs: GameServer) => boolean;
+  /**
+   * Whether the pool's bucket of `labels` holds exactly the servers `accept` takes (at most one
+   * label, nothing tested beyond labels and state): the index then runs no test per candidate.
+   */
+  exact: boolean;
   /** The object `accept` depends on alone, when it tests more than labels (the index keeps a view of its matches). */
   viewKey: object | undefined;
   order: 'packed' | 'best' | 'random';
@@ -148,11 +153,16 @@ const NO_NODE_COUNTS: NodeCounts = new Map();
 export function selectorPick(selector: GameServerSelector, gsa: GameServerAllocation, gates: FeatureGates): SelectorPick {
   const spec = gsa.spec ?? {};
   const priorities = gates.CountsAndLists && spec.priorities && spec.priorities.length > 0 ? spec.priorities : undefined;
+  const labels = selector.matchLabels ?? {};
+  const beyondLabels = testsBeyondLabels(selector, gates);
+  const state = selector.gameServerState ?? 'Ready';
   const pick = {
-    pool: selector.gameServerState === 'Allocated' ? ('Allocated' as const) : ('Ready' as const),
-    labels: selector.matchLabels ?? {},
+    pool: state === 'Allocated' ? ('Allocated' as const) : ('Ready' as const),
+    labels,
     accept: (gs: GameServer) => matchesSelector(gs, selector, gates),
-    viewKey: testsBeyondLabels(selector, gates) ? selector : undefined,
+    // A bucket is one label's (or all) servers of one pool: a selector of more labels, or of labels that do not convert, is tested.
+    exact: !beyondLabels && (state === 'Ready' || state === 'Allocated') && Object.keys(labels).length <= 1 && requirementsOf(selector) !== null,
+    viewKey: beyondLabels ? selector : undefined,
   };
   if (spec.scheduling !== 'Distributed') {
     const tieBreaks = gates.PlayerAllocationFilter || priorities;
@@ -447,28 +457,6 @@ interface RequestParts {
 /** Worked out once per request object: a benchmark, k6 or a remembered request reuses one. */
 const requestParts = new WeakMap<GameServerAllocation, RequestParts>();
 
-function partsOf(gsa: GameServerAllocation): RequestParts {
-  let parts = requestParts.get(gsa);
-  if (!parts) {
-    const spec = gsa.spec ?? {};
-    parts = {
-      labels: { ...(spec.metadata?.labels ?? {}) },
-      annotations: { ...(spec.metadata?.annotations ?? {}) },
-      hasActions: Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0,
-    };
-    requestParts.set(gsa, parts);
-  }
-  return parts;
-}
-
-/** The request's annotations plus last-allocated; allocations at the same instant share one map. */
-function stampedAnnotations(parts: RequestParts, now: number): Record<string, string> {
-  if (parts.stamp?.at !== now) {
-    parts.stamp = { at: now, annotations: { ...parts.annotations, [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) } };
-  }
-  return parts.stamp.annotations;
-}
-
 export type GameServerAllocatedEvent = ReturnType<typeof gameServerEvent<'GameServerAllocated'>>;
 
 /**
@@ -486,12 +474,25 @@ export function decideAllocation(
   gates: FeatureGates,
   source: string = LOCAL_ALLOCATION_SOURCE,
 ): GameServerAllocatedEvent {
-  const parts = partsOf(gsa);
+  const spec = gsa.spec ?? {};
+  let parts = requestParts.get(gsa);
+  if (!parts) {
+    parts = {
+      labels: { ...(spec.metadata?.labels ?? {}) },
+      annotations: { ...(spec.metadata?.annotations ?? {}) },
+      hasActions: Object.keys(spec.counters ?? {}).length > 0 || Object.keys(spec.lists ?? {}).length > 0,
+    };
+    requestParts.set(gsa, parts);
+  }
+  // The request's annotations plus last-allocated: allocations at the same instant share one map.
+  if (parts.stamp?.at !== now) {
+    parts.stamp = { at: now, annotations: { ...parts.annotations, [LAST_ALLOCATED_ANNOTATION]: rfc3339Nano(now) } };
+  }
   // A plain allocation needs only its stamp; counter and list actions the whole transformation.
-  const outcome = gates.CountsAndLists && parts.hasActions ? applyActions(gs, gsa.spec ?? {}) : undefined;
+  const outcome = gates.CountsAndLists && parts.hasActions ? applyActions(gs, spec) : undefined;
   return gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
     labels: parts.labels,
-    annotations: stampedAnnotations(parts, now),
+    annotations: parts.stamp.annotations,
     ...(outcome?.counters && { counters: outcome.counters }),
     ...(outcome?.lists && { lists: outcome.lists }),
     ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),

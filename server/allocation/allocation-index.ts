@@ -6,6 +6,7 @@ import type { NodeCounter } from '../runtime/node-counter.js';
 import type { Projection, ProjectionDefinition } from '../runtime/projection.js';
 import type { Store } from '../runtime/store.js';
 import type { NodeCount } from '../../machines/scale-down-order.js';
+import type { SelectorPick } from '../../machines/allocation.js';
 import { NodeBucket, NodeBuckets } from './node-bucket.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
@@ -27,6 +28,9 @@ interface View {
 
 /** Views kept, least recently used dropped first: a client making a new selector per request cannot grow them. */
 const MAX_VIEWS = 32;
+
+/** No bucket: a server in no pool, or in one that is not bucketed. */
+const NO_KEYS: readonly string[] = [];
 
 /** The bucket of every candidate of a pool in a namespace, whatever its labels. */
 const ALL = '*';
@@ -103,12 +107,16 @@ export class AllocationIndex implements Projection {
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
-    if (previous && before && this.bucketed(previous, before)) this.unbucket(previous, before, key);
-    if (next && after && this.bucketed(next, after)) this.bucket(next, after, key);
     // The node counter has moved the counts already: the nodes they moved go back in Packed order.
     // A server that stays on its node (an allocation: Ready to Allocated) moved both its node's
     // counts, and the node is put back in order once.
-    this.buckets.countsMoved(before ? previous!.status.nodeName : undefined, after ? next!.status.nodeName : undefined);
+    this.buckets.move(
+      key,
+      before ? previous!.status.nodeName : undefined,
+      before && this.bucketed(previous!, before) ? this.keysOf(previous!, before) : NO_KEYS,
+      after ? next!.status.nodeName : undefined,
+      after && this.bucketed(next!, after) ? this.keysOf(next!, after) : NO_KEYS,
+    );
   }
 
   /**
@@ -155,6 +163,18 @@ export class AllocationIndex implements Projection {
     viewKey?: object,
   ): GameServer | undefined {
     return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(this.gameServers, accept, compare);
+  }
+
+  /**
+   * The candidate a request's selector gets (machines/allocation's `selectorPick`), by its order:
+   * Packed, the best by `compare`, or at random from `rng`. No test runs when the pick is exact.
+   */
+  pick(namespace: string, pick: SelectorPick, rng: SeededRandom): GameServer | undefined {
+    const accept = pick.exact ? undefined : pick.accept;
+    if (pick.order === 'random') return this.smallestBucket(namespace, pick.pool, pick.labels)?.findRandom(this.gameServers, accept, rng);
+    const bucket = pick.viewKey ? this.candidates(namespace, pick.pool, pick.labels, pick.accept, pick.viewKey) : this.smallestBucket(namespace, pick.pool, pick.labels);
+    if (pick.order === 'packed') return bucket?.findPacked(this.gameServers, accept, pick.compare);
+    return bucket?.findBest(this.gameServers, accept, pick.compare!);
   }
 
   /** What Packed orders `node` by: its Ready and Allocated servers not being deleted. */
@@ -227,27 +247,25 @@ export class AllocationIndex implements Projection {
     this.buckets.forget(view.bucket);
   }
 
-  /** The narrowest bucket the selector's labels allow; undefined when one of them has no candidate. */
+  /**
+   * The narrowest bucket the selector's labels allow; undefined when one of them has no candidate.
+   * The labels' bucket keys are cached per labels object (requests are often reused).
+   */
   private smallestBucket(namespace: string, pool: Pool, matchLabels: Record<string, string>): NodeBucket | undefined {
     if (pool === 'Allocated' && !this.allocatedPools.has(namespace)) this.buildAllocatedPool(namespace);
-    const keys = this.selectorKeys(namespace, pool, matchLabels);
-    if (keys.length === 0) return this.buckets.byKey.get(bucketKey(namespace, pool, ALL));
+    let cached = this.selectorKeyCache.get(matchLabels);
+    if (!cached || cached.namespace !== namespace || cached.pool !== pool) {
+      cached = { namespace, pool, keys: Object.entries(matchLabels).map(([k, v]) => bucketKey(namespace, pool, labelKey(k, v))) };
+      this.selectorKeyCache.set(matchLabels, cached);
+    }
+    if (cached.keys.length === 0) return this.buckets.byKey.get(bucketKey(namespace, pool, ALL));
     let smallest: NodeBucket | undefined;
-    for (const key of keys) {
+    for (const key of cached.keys) {
       const bucket = this.buckets.byKey.get(key);
       if (!bucket || bucket.size === 0) return undefined;
       if (!smallest || bucket.size < smallest.size) smallest = bucket;
     }
     return smallest;
-  }
-
-  /** Bucket keys of a selector's labels, cached per labels object (requests are often reused). */
-  private selectorKeys(namespace: string, pool: Pool, matchLabels: Record<string, string>): string[] {
-    const cached = this.selectorKeyCache.get(matchLabels);
-    if (cached && cached.namespace === namespace && cached.pool === pool) return cached.keys;
-    const keys = Object.entries(matchLabels).map(([k, v]) => bucketKey(namespace, pool, labelKey(k, v)));
-    this.selectorKeyCache.set(matchLabels, { namespace, pool, keys });
-    return keys;
   }
 
   private buildAllocatedPool(namespace: string): void {
@@ -280,11 +298,7 @@ export class AllocationIndex implements Projection {
   }
 
   private bucket(gs: GameServer, pool: Pool, key: string): void {
-    this.buckets.insertEach(this.keysOf(gs, pool), gs.status.nodeName, key);
-  }
-
-  private unbucket(gs: GameServer, pool: Pool, key: string): void {
-    this.buckets.removeEach(this.keysOf(gs, pool), gs.status.nodeName, key);
+    this.buckets.move(key, undefined, NO_KEYS, gs.status.nodeName, this.keysOf(gs, pool));
   }
 }
 

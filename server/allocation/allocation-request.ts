@@ -217,10 +217,11 @@ export interface AllocationResponseJson {
   lists: Record<string, { values: string[]; capacity: string }>;
 }
 
-function sortedCopy<V, W>(record: Record<string, V> | undefined, encode: (v: V) => W): Record<string, W> {
+/** A copy with its keys in order, as Go writes a map; each value through `encode` when given. */
+function sortedCopy<V, W = V>(record: Record<string, V> | undefined, encode?: (v: V) => W): Record<string, W> {
   const out: Record<string, W> = {};
   if (!record) return out;
-  for (const key of Object.keys(record).sort()) out[key] = encode(record[key]!);
+  for (const key of Object.keys(record).sort()) out[key] = encode ? encode(record[key]!) : (record[key] as unknown as W);
   return out;
 }
 
@@ -267,19 +268,19 @@ export function toAllocationResponse(
     default:
       throw new GrpcError(GrpcCode.UNKNOWN, 'unknown issue');
   }
+  // Loops rather than map's callbacks: every allocation's answer is encoded here.
+  const ports: AllocationResponseJson['ports'] = [];
+  for (const p of status.ports ?? []) ports.push({ name: p.name ?? '', port: p.port ?? 0 });
+  const addresses: AllocationResponseJson['addresses'] = [];
+  for (const a of status.addresses ?? []) addresses.push({ type: a.type ?? '', address: a.address ?? '' });
   return {
     gameServerName: status.gameServerName ?? '',
-    ports: (status.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port ?? 0 })),
+    ports,
     address: status.address ?? '',
-    addresses: (status.addresses ?? []).map((a) => ({ type: a.type ?? '', address: a.address ?? '' })),
+    addresses,
     nodeName: status.nodeName ?? '',
     source: status.source ?? '',
-    metadata: status.metadata
-      ? {
-          labels: sortedCopy(status.metadata.labels, (v) => v),
-          annotations: sortedCopy(status.metadata.annotations, (v) => v),
-        }
-      : null,
+    metadata: status.metadata ? { labels: sortedCopy(status.metadata.labels), annotations: sortedCopy(status.metadata.annotations) } : null,
     counters: gates.CountsAndLists
       ? sortedCopy(status.counters, (c) => ({ count: String(c.count), capacity: String(c.capacity) }))
       : {},

@@ -93,17 +93,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * The candidate the index gives one selector of a (defaulted) request, by its strategy
- * (machines/allocation's `selectorPick`). Distributed without priorities draws from `rng`.
- */
-function pickWith(index: AllocationIndex, namespace: string, pick: SelectorPick, rng: SeededRandom): GameServer | undefined {
-  if (pick.order === 'packed') return index.findPacked(namespace, pick.pool, pick.labels, pick.accept, pick.compare, pick.viewKey);
-  if (pick.order === 'best') return index.findBest(namespace, pick.pool, pick.labels, pick.accept, pick.compare!, pick.viewKey);
-  return index.findRandom(namespace, pick.pool, pick.labels, pick.accept, rng);
-}
-
-/** `pickWith` for one selector, worked out for this call (the property test of the index calls it). */
+/** The index's pick for one selector, worked out for this call (the property test of the index calls it). */
 export function pickForSelector(
   index: AllocationIndex,
   namespace: string,
@@ -112,7 +102,7 @@ export function pickForSelector(
   gates: FeatureGates,
   rng: SeededRandom,
 ): GameServer | undefined {
-  return pickWith(index, namespace, selectorPick(selector, gsa, gates), rng);
+  return index.pick(namespace, selectorPick(selector, gsa, gates), rng);
 }
 
 /**
@@ -166,15 +156,9 @@ export class AllocationService {
   }
 
   /** The allocator service's Allocate (REST and gRPC): the AllocationResponse, or a GrpcError (`unallocatedCode` for UnAllocated). */
-  allocateRequest(received: ReceivedAllocation, unallocatedCode: GrpcCode, cause?: Cause): Promise<AllocationResponseJson> {
-    let gsa: GameServerAllocation;
-    try {
-      gsa = this.parse(received);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    // A `then`, not an async function: the hot path of every allocation, one promise fewer.
-    return this.allocate(gsa, cause).then(({ status }) => toAllocationResponse(status, this.port.gates, unallocatedCode));
+  async allocateRequest(received: ReceivedAllocation, unallocatedCode: GrpcCode, cause?: Cause): Promise<AllocationResponseJson> {
+    const { status } = await this.allocate(this.parse(received), cause);
+    return toAllocationResponse(status, this.port.gates, unallocatedCode);
   }
 
   /** The resource API's create from the request as received: the allocation as Agones's API answers it (201, with status). */
@@ -264,7 +248,7 @@ export class AllocationService {
   private readonly local: LocalAllocation = (gsa, cause) => (this.batch ? this.batch.allocate(gsa, cause) : this.allocateExact(gsa, cause, undefined));
 
   /** 4-7 for the exact model: pick, decide and commit, then the status once durable. */
-  private allocateExact(gsa: GameServerAllocation, cause: Cause | undefined, started: number | undefined): Promise<AllocationResult> {
+  private async allocateExact(gsa: GameServerAllocation, cause: Cause | undefined, started: number | undefined): Promise<AllocationResult> {
     const namespace = gsa.metadata?.namespace ?? 'default';
     let picks = this.picks.get(gsa);
     if (!picks) {
@@ -273,14 +257,13 @@ export class AllocationService {
       this.picks.set(gsa, picks);
     }
     for (let selector = 0; selector < picks.length; selector++) {
-      const chosen = pickWith(this.index, namespace, picks[selector]!, this.port.rng);
+      const chosen = this.index.pick(namespace, picks[selector]!, this.port.rng);
       if (!chosen) continue;
       const committed = this.commit(chosen, gsa, cause);
       if (!committed) continue; // The machine refused: the server left the pool meanwhile.
+      await committed.durable;
       const { gameServer } = committed;
-      return committed.durable.then(() =>
-        this.report(gsa, { status: allocationStatus(gameServer, LOCAL_ALLOCATION_SOURCE, this.port.gates), gameServer, selector }, started, false),
-      );
+      return this.report(gsa, { status: allocationStatus(gameServer, LOCAL_ALLOCATION_SOURCE, this.port.gates), gameServer, selector }, started, false);
     }
     // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
     return this.port.readCommitted(() => this.report(gsa, { status: failedAllocationStatus('UnAllocated') }, started, false));

@@ -14,6 +14,9 @@ interface NodeSlot {
   index: number;
 }
 
+/** A request's test of a candidate; none when the bucket holds exactly what the request takes. */
+export type Accept = (gs: GameServer) => boolean;
+
 /** The GameServers by their store keys (the store's own strings for them). */
 interface GameServersByKey {
   getByKey(key: string): GameServer | undefined;
@@ -44,26 +47,29 @@ export class NodeBucket {
     for (const slot of this.order) yield* slot.servers;
   }
 
-  /** Adds `key` on `node`; true when the node is new to the bucket. `counts`: the node's, live. */
-  insert(node: string, counts: () => NodeCount, key: string): boolean {
+  /**
+   * Adds `key` on `node`; true when the node is new to the bucket. `counts`: the node's, live.
+   * `reorder` false: the caller puts the node back in order next (`repositionNode`).
+   */
+  insert(node: string, counts: () => NodeCount, key: string, reorder = true): boolean {
     let slot = this.slots.get(node);
     const added = !slot;
     if (!slot) {
       slot = { node, counts: counts(), servers: [key], first: key, index: this.order.length };
       this.slots.set(node, slot);
       this.order.push(slot);
-      this.reposition(slot);
+      if (reorder) this.reposition(slot);
     } else if (insertSorted(slot.servers, key) === 0) {
       // A new first name: the node's place among those it ties with.
       slot.first = key;
-      this.reposition(slot);
+      if (reorder) this.reposition(slot);
     }
     this.size++;
     return added;
   }
 
-  /** Removes `key` from `node`: false when it was not there; 'emptied' when the node has no server left here. */
-  remove(node: string, key: string): boolean | 'emptied' {
+  /** Removes `key` from `node`: false when it was not there; 'emptied' when the node has no server left here. `reorder`: as `insert`'s. */
+  remove(node: string, key: string, reorder = true): boolean | 'emptied' {
     const slot = this.slots.get(node);
     if (!slot) return false;
     const at = removeSorted(slot.servers, key);
@@ -77,7 +83,7 @@ export class NodeBucket {
     }
     if (at === 0) {
       slot.first = slot.servers[0]!;
-      this.reposition(slot);
+      if (reorder) this.reposition(slot);
     }
     return true;
   }
@@ -99,20 +105,24 @@ export class NodeBucket {
    * name). Nodes whose counts tie are one rank: Agones sorts their servers together, so the best
    * of all of them wins, not the best of the node whose name sorts first.
    */
-  findPacked(servers: GameServersByKey, accept: (gs: GameServer) => boolean, better?: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+  findPacked(servers: GameServersByKey, accept: Accept | undefined, better?: (a: GameServer, b: GameServer) => number): GameServer | undefined {
     let best: GameServer | undefined;
     let bestKey = '';
     let rank: NodeSlot | undefined;
     for (const slot of this.order) {
       // The busiest rank holding a match is decided once a less busy node comes up; without
       // other tie-breaks, also once a tied node's first name comes after the best one.
-      if (best && (!sameRank(slot, rank!) || (!better && slot.first >= bestKey))) return best;
+      if (best) {
+        // One rank: the same counts, or both nodes unknown.
+        const tied = slot.counts.allocated === rank!.counts.allocated && slot.counts.ready === rank!.counts.ready && (slot.node === '') === (rank!.node === '');
+        if (!tied || (!better && slot.first >= bestKey)) return best;
+      }
       for (const key of slot.servers) {
         // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
         // from here on in this node can beat the best so far, so a tied node costs one compare.
         if (!better && best && key >= bestKey) break;
         const gs = servers.getByKey(key);
-        if (!gs || !accept(gs)) continue;
+        if (!gs || (accept && !accept(gs))) continue;
         if (!best || (better && better(gs, best) < 0) || (!better && gs.metadata.name < best.metadata.name)) {
           best = gs;
           bestKey = key;
@@ -128,7 +138,7 @@ export class NodeBucket {
    * A uniformly random server `accept` takes. Rejection sampling stays uniform among matches;
    * after a few misses, all of them are scanned.
    */
-  findRandom(servers: GameServersByKey, accept: (gs: GameServer) => boolean, rng: SeededRandom): GameServer | undefined {
+  findRandom(servers: GameServersByKey, accept: Accept | undefined, rng: SeededRandom): GameServer | undefined {
     if (this.size === 0) return undefined;
     for (let attempt = 0; attempt < 8; attempt++) {
       let r = rng.int(this.size);
@@ -138,7 +148,7 @@ export class NodeBucket {
           continue;
         }
         const gs = servers.getByKey(slot.servers[r]!);
-        if (gs && accept(gs)) return gs;
+        if (gs && (!accept || accept(gs))) return gs;
         break;
       }
     }
@@ -146,19 +156,19 @@ export class NodeBucket {
     for (const slot of this.order) {
       for (const key of slot.servers) {
         const gs = servers.getByKey(key);
-        if (gs && accept(gs)) matches.push(gs);
+        if (gs && (!accept || accept(gs))) matches.push(gs);
       }
     }
     return matches.length ? matches[rng.int(matches.length)] : undefined;
   }
 
   /** The best server `accept` takes by `compare` alone (no node order). */
-  findBest(servers: GameServersByKey, accept: (gs: GameServer) => boolean, compare: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+  findBest(servers: GameServersByKey, accept: Accept | undefined, compare: (a: GameServer, b: GameServer) => number): GameServer | undefined {
     let best: GameServer | undefined;
     for (const slot of this.order) {
       for (const key of slot.servers) {
         const gs = servers.getByKey(key);
-        if (gs && accept(gs) && (!best || compare(gs, best) < 0)) best = gs;
+        if (gs && (!accept || accept(gs)) && (!best || compare(gs, best) < 0)) best = gs;
       }
     }
     return best;
@@ -201,31 +211,34 @@ export class NodeBuckets {
     this.ofNode.clear();
   }
 
-  /** Adds `key` on `node` to the bucket of each of `bucketKeys`, made when missing. */
-  insertEach(bucketKeys: readonly string[], node: string, key: string): void {
-    for (const bk of bucketKeys) {
+  /**
+   * One GameServer's change, in one call: `key` leaves the buckets of `fromKeys` on `fromNode` and
+   * joins those of `toKeys` on `toNode` (a bucket is made when missing, and goes when emptied);
+   * then the nodes whose counts moved go back in Packed order (see `countsMoved`). `fromNode` and
+   * `toNode` are those nodes (undefined: the server was, or is, in no pool there).
+   */
+  move(key: string, fromNode: string | undefined, fromKeys: readonly string[], toNode: string | undefined, toKeys: readonly string[]): void {
+    // The nodes are reordered once below, not at each removal and insertion.
+    for (const bk of fromKeys) {
+      const bucket = this.buckets.get(bk);
+      const removed = bucket?.remove(fromNode!, key, false);
+      if (removed === 'emptied') this.ofNode.get(fromNode!)?.delete(bucket!);
+      if (removed && bucket!.size === 0) this.buckets.delete(bk);
+    }
+    for (const bk of toKeys) {
       let bucket = this.buckets.get(bk);
       if (!bucket) {
         bucket = new NodeBucket();
         this.buckets.set(bk, bucket);
       }
-      this.insert(bucket, node, key);
+      this.insert(bucket, toNode!, key, false);
     }
-  }
-
-  /** Removes `key` on `node` from the bucket of each of `bucketKeys`; a bucket left empty goes. */
-  removeEach(bucketKeys: readonly string[], node: string, key: string): void {
-    for (const bk of bucketKeys) {
-      const bucket = this.buckets.get(bk);
-      const removed = bucket?.remove(node, key);
-      if (removed === 'emptied') this.ofNode.get(node)?.delete(bucket!);
-      if (removed && bucket!.size === 0) this.buckets.delete(bk);
-    }
+    this.countsMoved(fromNode, toNode);
   }
 
   /** Adds to a bucket kept by the caller (a view), which this then reorders with its nodes. */
-  insert(bucket: NodeBucket, node: string, key: string): void {
-    if (!bucket.insert(node, () => this.counts(node), key)) return;
+  insert(bucket: NodeBucket, node: string, key: string, reorder = true): void {
+    if (!bucket.insert(node, () => this.counts(node), key, reorder)) return;
     let buckets = this.ofNode.get(node);
     if (!buckets) {
       buckets = new Set();
@@ -252,7 +265,7 @@ export class NodeBuckets {
    * the other) sort each bucket holding either again, as a step-wise move assumes every other
    * node in place.
    */
-  countsMoved(from: string | undefined, to: string | undefined): void {
+  private countsMoved(from: string | undefined, to: string | undefined): void {
     if (from !== undefined && to !== undefined && from !== to) {
       for (const bucket of new Set([...(this.ofNode.get(from) ?? []), ...(this.ofNode.get(to) ?? [])])) bucket.sort();
       return;
@@ -269,12 +282,6 @@ function before(a: NodeSlot, b: NodeSlot): boolean {
   if (a.counts.allocated !== b.counts.allocated) return a.counts.allocated > b.counts.allocated;
   if (a.counts.ready !== b.counts.ready) return a.counts.ready > b.counts.ready;
   return a.first < b.first;
-}
-
-/** Whether two nodes are equals in Packed order (the same counts, or both unknown). */
-function sameRank(a: NodeSlot, b: NodeSlot): boolean {
-  if ((a.node === '') !== (b.node === '')) return false;
-  return a.counts.allocated === b.counts.allocated && a.counts.ready === b.counts.ready;
 }
 
 function position(sorted: string[], key: string): number {

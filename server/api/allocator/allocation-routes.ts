@@ -31,12 +31,6 @@ const ALLOCATOR_PATH = /^\/gameserverallocation\/?$/i;
 const UNDER_ALLOCATOR_PATH = /^\/gameserverallocation\//i;
 const RESOURCE_API_PATH = /^\/apis\/allocation\.agones\.dev\/v1\/(?:namespaces\/([^/]+)\/)?gameserverallocations\/?$/i;
 
-function splitUrl(url: string | undefined): { path: string; query: string } {
-  const text = url ?? '/';
-  const mark = text.indexOf('?');
-  return mark < 0 ? { path: text, query: '' } : { path: text.slice(0, mark), query: text.slice(mark + 1) };
-}
-
 function sendSdkError(res: ServerResponse, error: GrpcError, close = false): void {
   sendJsonText(res, error.httpStatus, stringifyJsonExact(error.toJSON()), close);
 }
@@ -70,7 +64,8 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     // The gateway's reading of a body (an empty one is an empty request), depth-capped.
     const received = { via: 'allocator-rest', body: text, read: () => parseJsonBody(text) } as const;
     const response = await service.allocateRequest(received, unallocated, httpRequestCause(req));
-    sendJsonText(res, 200, stringifyJsonExact(response));
+    // Strings and plain numbers only (64-bit counts are strings here): the built-in writer is exact.
+    sendJsonText(res, 200, JSON.stringify(response));
   };
 
   const resourceApi = async (req: IncomingMessage, res: ServerResponse, encodedNamespace: string | undefined, query: string): Promise<void> => {
@@ -96,7 +91,9 @@ export function allocationRoutes(service: AllocationService, options: Allocation
   };
 
   return function route(req, res) {
-    const { path, query } = splitUrl(req.url);
+    const url = req.url ?? '/';
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
     if (ALLOCATOR_PATH.test(path)) {
       if (req.method !== 'POST') sendSdkError(res, new GrpcError(GrpcCode.UNIMPLEMENTED, 'Method Not Allowed'));
       else if (options.refusal) sendSdkError(res, new GrpcError(GrpcCode.PERMISSION_DENIED, options.refusal()));
@@ -111,7 +108,7 @@ export function allocationRoutes(service: AllocationService, options: Allocation
     const match = RESOURCE_API_PATH.exec(path);
     if (!match) return false;
     if (options.refusal) sendApiError(res, apiErrors.forbidden(options.refusal()));
-    else resourceApi(req, res, match[1], query).catch((error: unknown) => sendApiError(res, error));
+    else resourceApi(req, res, match[1], mark < 0 ? '' : url.slice(mark + 1)).catch((error: unknown) => sendApiError(res, error));
     return true;
   };
 }

@@ -135,7 +135,7 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findPacked(this.gameServers, accept, better);
+    return this.serverAt(this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findPacked(this.gameServers, accept, better));
   }
 
   /**
@@ -149,7 +149,7 @@ export class AllocationIndex implements Projection {
     accept: (gs: GameServer) => boolean,
     rng: SeededRandom,
   ): GameServer | undefined {
-    return this.smallestBucket(namespace, pool, matchLabels)?.findRandom(this.gameServers, accept, rng);
+    return this.serverAt(this.smallestBucket(namespace, pool, matchLabels)?.findRandom(this.gameServers, accept, rng));
   }
 
   /** The best candidate by `compare` alone (Distributed with priorities: no node logic). */
@@ -162,19 +162,26 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(this.gameServers, accept, compare);
+    return this.serverAt(this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(this.gameServers, accept, compare));
   }
 
   /**
-   * The candidate a request's selector gets (machines/allocation's `selectorPick`), by its order:
-   * Packed, the best by `compare`, or at random from `rng`. No test runs when the pick is exact.
+   * The store key of the candidate a request's selector gets (machines/allocation's
+   * `selectorPick`), by its order: Packed, the best by `compare`, or at random from `rng`. No test
+   * runs when the pick is exact. The key is the store's own string (see ObjectStore): the caller's
+   * lookups with it compare pointers, not the characters of a key made afresh.
    */
-  pick(namespace: string, pick: SelectorPick, rng: SeededRandom): GameServer | undefined {
+  pick(namespace: string, pick: SelectorPick, rng: SeededRandom): string | undefined {
     const accept = pick.exact ? undefined : pick.accept;
     if (pick.order === 'random') return this.smallestBucket(namespace, pick.pool, pick.labels)?.findRandom(this.gameServers, accept, rng);
     const bucket = pick.viewKey ? this.candidates(namespace, pick.pool, pick.labels, pick.accept, pick.viewKey) : this.smallestBucket(namespace, pick.pool, pick.labels);
     if (pick.order === 'packed') return bucket?.findPacked(this.gameServers, accept, pick.compare);
     return bucket?.findBest(this.gameServers, accept, pick.compare!);
+  }
+
+  /** The GameServer of a key `pick` gave. */
+  serverAt(key: string | undefined): GameServer | undefined {
+    return key === undefined ? undefined : this.gameServers.getByKey(key);
   }
 
   /** What Packed orders `node` by: its Ready and Allocated servers not being deleted. */

@@ -102,7 +102,7 @@ export function pickForSelector(
   gates: FeatureGates,
   rng: SeededRandom,
 ): GameServer | undefined {
-  return index.pick(namespace, selectorPick(selector, gsa, gates), rng);
+  return index.serverAt(index.pick(namespace, selectorPick(selector, gsa, gates), rng));
 }
 
 /**
@@ -257,9 +257,10 @@ export class AllocationService {
       this.picks.set(gsa, picks);
     }
     for (let selector = 0; selector < picks.length; selector++) {
-      const chosen = this.index.pick(namespace, picks[selector]!, this.port.rng);
+      const key = this.index.pick(namespace, picks[selector]!, this.port.rng);
+      const chosen = key === undefined ? undefined : this.port.gameServers.getByKey(key);
       if (!chosen) continue;
-      const committed = this.commit(chosen, gsa, cause);
+      const committed = this.commit(chosen, gsa, cause, key);
       if (!committed) continue; // The machine refused: the server left the pool meanwhile.
       await committed.durable;
       const { gameServer } = committed;
@@ -272,11 +273,16 @@ export class AllocationService {
   /**
    * 5-6. Decide and commit: `gs` allocated for `gsa` as one atomic event through its machine (the
    * read model and the index move at once, so no GameServer is handed out twice); undefined
-   * when the machine refuses (the server left the pool meanwhile).
+   * when the machine refuses (the server left the pool meanwhile). `key`: the store's own key of
+   * `gs`, when the caller holds it (the index's).
    */
-  private commit(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined): { gameServer: GameServer; durable: Promise<void> } | undefined {
+  private commit(
+    gs: GameServer,
+    gsa: GameServerAllocation,
+    cause: Cause | undefined,
+    key = objectKey(gs.metadata.namespace, gs.metadata.name),
+  ): { gameServer: GameServer; durable: Promise<void> } | undefined {
     const event = decideAllocation(gs, gsa, this.port.clock.now(), this.port.gates);
-    const key = objectKey(event.namespace, event.name);
     const durable = this.port.actors.sendByKey(key, { type: 'allocator.allocate', event }, cause);
     if (!durable) return undefined;
     return { gameServer: this.port.gameServers.getByKey(key)!, durable };

@@ -101,29 +101,31 @@ export class NodeBucket {
   }
 
   /**
-   * The best server `accept` takes, in Packed order (busiest node first, then `better`, then the
-   * name). Nodes whose counts tie are one rank: Agones sorts their servers together, so the best
-   * of all of them wins, not the best of the node whose name sorts first.
+   * The key of the best server `accept` takes, in Packed order (busiest node first, then
+   * `better`, then the name). Nodes whose counts tie are one rank: Agones sorts their servers
+   * together, so the best of all of them wins, not the best of the node whose name sorts first.
+   * Without `accept` and `better`, a member is taken as it stands: no server is looked up.
    */
-  findPacked(servers: GameServersByKey, accept: Accept | undefined, better?: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+  findPacked(servers: GameServersByKey, accept: Accept | undefined, better?: (a: GameServer, b: GameServer) => number): string | undefined {
+    const looksUp = accept !== undefined || better !== undefined;
     let best: GameServer | undefined;
-    let bestKey = '';
+    let bestKey: string | undefined;
     let rank: NodeSlot | undefined;
     for (const slot of this.order) {
       // The busiest rank holding a match is decided once a less busy node comes up; without
       // other tie-breaks, also once a tied node's first name comes after the best one.
-      if (best) {
+      if (bestKey !== undefined) {
         // One rank: the same counts, or both nodes unknown.
         const tied = slot.counts.allocated === rank!.counts.allocated && slot.counts.ready === rank!.counts.ready && (slot.node === '') === (rank!.node === '');
-        if (!tied || (!better && slot.first >= bestKey)) return best;
+        if (!tied || (!better && slot.first >= bestKey)) return bestKey;
       }
       for (const key of slot.servers) {
         // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
         // from here on in this node can beat the best so far, so a tied node costs one compare.
-        if (!better && best && key >= bestKey) break;
-        const gs = servers.getByKey(key);
-        if (!gs || (accept && !accept(gs))) continue;
-        if (!best || (better && better(gs, best) < 0) || (!better && gs.metadata.name < best.metadata.name)) {
+        if (!better && bestKey !== undefined && key >= bestKey) break;
+        const gs = looksUp ? servers.getByKey(key) : undefined;
+        if (looksUp && (!gs || (accept && !accept(gs)))) continue;
+        if (bestKey === undefined || (better ? better(gs!, best!) < 0 : key < bestKey)) {
           best = gs;
           bestKey = key;
           rank = slot;
@@ -131,15 +133,20 @@ export class NodeBucket {
         if (!better) break;
       }
     }
-    return best;
+    return bestKey;
   }
 
   /**
-   * A uniformly random server `accept` takes. Rejection sampling stays uniform among matches;
-   * after a few misses, all of them are scanned.
+   * The key of a uniformly random server `accept` takes. Rejection sampling stays uniform among
+   * matches; after a few misses, all of them are scanned.
    */
-  findRandom(servers: GameServersByKey, accept: Accept | undefined, rng: SeededRandom): GameServer | undefined {
+  findRandom(servers: GameServersByKey, accept: Accept | undefined, rng: SeededRandom): string | undefined {
     if (this.size === 0) return undefined;
+    const takes = (key: string) => {
+      if (!accept) return true;
+      const gs = servers.getByKey(key);
+      return gs !== undefined && accept(gs);
+    };
     for (let attempt = 0; attempt < 8; attempt++) {
       let r = rng.int(this.size);
       for (const slot of this.order) {
@@ -147,31 +154,29 @@ export class NodeBucket {
           r -= slot.servers.length;
           continue;
         }
-        const gs = servers.getByKey(slot.servers[r]!);
-        if (gs && (!accept || accept(gs))) return gs;
+        if (takes(slot.servers[r]!)) return slot.servers[r];
         break;
       }
     }
-    const matches: GameServer[] = [];
-    for (const slot of this.order) {
-      for (const key of slot.servers) {
-        const gs = servers.getByKey(key);
-        if (gs && (!accept || accept(gs))) matches.push(gs);
-      }
-    }
+    const matches: string[] = [];
+    for (const slot of this.order) for (const key of slot.servers) if (takes(key)) matches.push(key);
     return matches.length ? matches[rng.int(matches.length)] : undefined;
   }
 
-  /** The best server `accept` takes by `compare` alone (no node order). */
-  findBest(servers: GameServersByKey, accept: Accept | undefined, compare: (a: GameServer, b: GameServer) => number): GameServer | undefined {
+  /** The key of the best server `accept` takes by `compare` alone (no node order). */
+  findBest(servers: GameServersByKey, accept: Accept | undefined, compare: (a: GameServer, b: GameServer) => number): string | undefined {
     let best: GameServer | undefined;
+    let bestKey: string | undefined;
     for (const slot of this.order) {
       for (const key of slot.servers) {
         const gs = servers.getByKey(key);
-        if (gs && (!accept || accept(gs)) && (!best || compare(gs, best) < 0)) best = gs;
+        if (gs && (!accept || accept(gs)) && (!best || compare(gs, best) < 0)) {
+          best = gs;
+          bestKey = key;
+        }
       }
     }
-    return best;
+    return bestKey;
   }
 
   private reposition(slot: NodeSlot): void {

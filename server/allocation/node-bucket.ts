@@ -10,8 +10,11 @@ interface NodeSlot {
   servers: string[];
   /** `servers[0]`, kept beside it: the ordering reads it on every step. */
   first: string;
-  /** Position in the bucket's node order. */
-  index: number;
+  /** The slot's links in its bucket's node order (a treap: see `NodeOrder`). */
+  left?: NodeSlot;
+  right?: NodeSlot;
+  parent?: NodeSlot;
+  priority: number;
 }
 
 /** A request's test of a candidate; none when the bucket holds exactly what the request takes. */
@@ -29,17 +32,17 @@ interface GameServersByKey {
  * of a rank holds the rank's best name. The allocation index keeps one per label and pool.
  */
 export class NodeBucket {
-  private readonly order: NodeSlot[] = [];
+  private readonly order = new NodeOrder();
   private readonly slots = new Map<string, NodeSlot>();
   size = 0;
 
   /** The nodes in order, each with its servers. */
   nodes(): Array<{ node: string; servers: string[] }> {
-    return this.order.map((slot) => ({ node: slot.node, servers: [...slot.servers] }));
+    return Array.from(this.order, (slot) => ({ node: slot.node, servers: [...slot.servers] }));
   }
 
   nodeNames(): string[] {
-    return this.order.map((slot) => slot.node);
+    return Array.from(this.order, (slot) => slot.node);
   }
 
   /** Each key, node by node in order. */
@@ -55,14 +58,13 @@ export class NodeBucket {
     let slot = this.slots.get(node);
     const added = !slot;
     if (!slot) {
-      slot = { node, counts: counts(), servers: [key], first: key, index: this.order.length };
+      slot = { node, counts: counts(), servers: [key], first: key, priority: 0 };
       this.slots.set(node, slot);
-      this.order.push(slot);
-      if (reorder) this.reposition(slot);
+      this.order.add(slot);
     } else if (insertSorted(slot.servers, key) === 0) {
       // A new first name: the node's place among those it ties with.
       slot.first = key;
-      if (reorder) this.reposition(slot);
+      if (reorder) this.order.reposition(slot);
     }
     this.size++;
     return added;
@@ -76,14 +78,13 @@ export class NodeBucket {
     if (at < 0) return false;
     this.size--;
     if (slot.servers.length === 0) {
-      this.order.splice(slot.index, 1);
-      for (let i = slot.index; i < this.order.length; i++) this.order[i]!.index = i;
+      this.order.delete(slot);
       this.slots.delete(node);
       return 'emptied';
     }
     if (at === 0) {
       slot.first = slot.servers[0]!;
-      if (reorder) this.reposition(slot);
+      if (reorder) this.order.reposition(slot);
     }
     return true;
   }
@@ -91,13 +92,12 @@ export class NodeBucket {
   /** Puts `node` back in order after its counts moved (usually zero or one step). */
   repositionNode(node: string): void {
     const slot = this.slots.get(node);
-    if (slot) this.reposition(slot);
+    if (slot) this.order.reposition(slot);
   }
 
   /** Sorts the nodes again: two nodes' counts moved at once, and a step-wise move assumes every other node in place. */
   sort(): void {
-    this.order.sort((x, y) => (before(x, y) ? -1 : 1));
-    this.order.forEach((slot, i) => (slot.index = i));
+    this.order.sort();
   }
 
   /**
@@ -111,7 +111,7 @@ export class NodeBucket {
     let best: GameServer | undefined;
     let bestKey: string | undefined;
     let rank: NodeSlot | undefined;
-    for (const slot of this.order) {
+    for (let slot = this.order.first(); slot; slot = next(slot)) {
       // The busiest rank holding a match is decided once a less busy node comes up; without
       // other tie-breaks, also once a tied node's first name comes after the best one.
       if (bestKey !== undefined) {
@@ -149,7 +149,7 @@ export class NodeBucket {
     };
     for (let attempt = 0; attempt < 8; attempt++) {
       let r = rng.int(this.size);
-      for (const slot of this.order) {
+      for (let slot = this.order.first(); slot; slot = next(slot)) {
         if (r >= slot.servers.length) {
           r -= slot.servers.length;
           continue;
@@ -178,24 +178,127 @@ export class NodeBucket {
     }
     return bestKey;
   }
+}
 
-  private reposition(slot: NodeSlot): void {
-    const order = this.order;
-    let i = slot.index;
-    while (i > 0 && before(slot, order[i - 1]!)) {
-      order[i] = order[i - 1]!;
-      order[i]!.index = i;
-      i--;
+/**
+ * A bucket's slots in Packed order, as a treap whose links are kept in the slots themselves:
+ * adding, removing and moving a node cost O(log nodes), where an array renumbers every later
+ * slot when a node leaves or comes back near the front (a node's last Ready server allocated).
+ * A slot leaves by its links, never by comparing: its counts may have moved already. The
+ * priorities come from a seeded generator, so the shape, though not the order, is arbitrary.
+ */
+class NodeOrder {
+  private root: NodeSlot | undefined;
+  private seed = 0x2545f491;
+
+  *[Symbol.iterator](): Iterator<NodeSlot> {
+    for (let slot = this.first(); slot; slot = next(slot)) yield slot;
+  }
+
+  first(): NodeSlot | undefined {
+    let slot = this.root;
+    while (slot?.left) slot = slot.left;
+    return slot;
+  }
+
+  /** Puts `slot` in its place, every other slot being in order. */
+  add(slot: NodeSlot): void {
+    slot.left = slot.right = slot.parent = undefined;
+    slot.priority = this.random();
+    if (!this.root) {
+      this.root = slot;
+      return;
     }
-    while (i < order.length - 1 && before(order[i + 1]!, slot)) {
-      order[i] = order[i + 1]!;
-      order[i]!.index = i;
-      i++;
+    let at: NodeSlot = this.root;
+    for (;;) {
+      const side = before(slot, at) ? 'left' : 'right';
+      const child: NodeSlot | undefined = at[side];
+      if (!child) {
+        at[side] = slot;
+        slot.parent = at;
+        break;
+      }
+      at = child;
     }
-    order[i] = slot;
-    slot.index = i;
+    while (slot.parent && slot.parent.priority < slot.priority) this.rotateUp(slot);
+  }
+
+  delete(slot: NodeSlot): void {
+    // Down to a leaf, the child of higher priority taking its place each step; then unlinked.
+    while (slot.left || slot.right) {
+      this.rotateUp(!slot.right || (slot.left && slot.left.priority > slot.right.priority) ? slot.left! : slot.right);
+    }
+    this.link(slot.parent, slot, undefined);
+    slot.parent = undefined;
+  }
+
+  /** Puts `slot` back in order after its counts or first name moved, the others in place. */
+  reposition(slot: NodeSlot): void {
+    const previous = prev(slot);
+    const following = next(slot);
+    if ((!previous || !before(slot, previous)) && (!following || !before(following, slot))) return;
+    this.delete(slot);
+    this.add(slot);
+  }
+
+  /** Orders every slot again. */
+  sort(): void {
+    const slots = [...this];
+    this.root = undefined;
+    slots.sort((x, y) => (before(x, y) ? -1 : 1));
+    for (const slot of slots) this.add(slot);
+  }
+
+  private random(): number {
+    // xorshift32
+    let x = this.seed;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.seed = x >>> 0;
+    return this.seed;
+  }
+
+  /** Lifts `x` above its parent, keeping the order. */
+  private rotateUp(x: NodeSlot): void {
+    const p = x.parent!;
+    if (p.left === x) {
+      p.left = x.right;
+      if (x.right) x.right.parent = p;
+      x.right = p;
+    } else {
+      p.right = x.left;
+      if (x.left) x.left.parent = p;
+      x.left = p;
+    }
+    this.link(p.parent, p, x);
+    p.parent = x;
+  }
+
+  /** Puts `by` where `child` hung under `parent` (the root when none). */
+  private link(parent: NodeSlot | undefined, child: NodeSlot, by: NodeSlot | undefined): void {
+    if (!parent) this.root = by;
+    else if (parent.left === child) parent.left = by;
+    else parent.right = by;
+    if (by) by.parent = parent;
   }
 }
+
+/** The slot after `slot` in order (toward 'right') or before it ('left'). */
+function step(slot: NodeSlot, toward: 'left' | 'right'): NodeSlot | undefined {
+  const away = toward === 'right' ? 'left' : 'right';
+  let s = slot[toward];
+  if (s) {
+    while (s[away]) s = s[away];
+    return s;
+  }
+  s = slot;
+  while (s.parent && s.parent[toward] === s) s = s.parent;
+  return s.parent;
+}
+
+const next = (slot: NodeSlot) => step(slot, 'right');
+const prev = (slot: NodeSlot) => step(slot, 'left');
 
 /**
  * The index's buckets by key, and by node the buckets holding it, so that a node whose counts

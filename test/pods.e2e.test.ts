@@ -174,6 +174,16 @@ describe.sequential('pods of GameServers, with kubectl', () => {
     const noImage = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: { containers: [{ name: 'c', ports: [{ containerPort: 70000 }] }] } });
     expect(noImage.status, noImage.text).toBe(422);
     expect((noImage.json as { details: { causes: Array<{ field: string }> } }).details.causes.map((c) => c.field)).toEqual(['spec.containers[0].image', 'spec.containers[0].ports[0].containerPort']);
+    const badVolumes = await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'x' },
+      spec: { volumes: [{ name: 'v' }], containers: [{ name: 'c', image: 'nginx', volumeMounts: [{ name: 'w', mountPath: '/a' }, { name: 'v', mountPath: '/a' }] }] },
+    });
+    expect(badVolumes.status, badVolumes.text).toBe(422);
+    expect((badVolumes.json as { message: string }).message).toBe(
+      'Pod "x" is invalid: [spec.volumes[0]: Required value: must specify a volume type, spec.containers[0].volumeMounts[0].name: Not found: "w", spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/a": must be unique]',
+    );
     const taken = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: names[0] }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
     expect(taken.status, taken.text).toBe(409);
     expect((await apiRequest(serve.baseUrl, 'GET', '/api/v1/namespaces/default/pods/x')).status).toBe(404);

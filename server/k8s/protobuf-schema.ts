@@ -6,12 +6,13 @@
  *
  * - `omitempty`: a value field with `,omitempty`: left out when zero or empty;
  * - `plain`: a value field without it: always written (an empty list or map is `null`, as Go's nil);
- * - `pointer`: a pointer field: written when the body holds it, even when zero or false.
+ * - `pointer`: a pointer field: written when the body holds it, even when zero or false;
+ * - `inline`: an embedded struct (`json:",inline"`): its fields are written among the outer ones.
  *
  * A message-typed field that is not a pointer is always written, as Go ignores omitempty on structs.
  */
 
-export type GoField = 'omitempty' | 'plain' | 'pointer';
+export type GoField = 'omitempty' | 'plain' | 'pointer' | 'inline';
 
 /** A scalar, `map<string>` / `map<bytes>` (string keys), or a message name; `[]` marks a repeated field. */
 export type FieldType = string;
@@ -41,6 +42,7 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     ['intVal', 2, 'int32'],
     ['strVal', 3, 'string'],
   ],
+  Quantity: [['string', 1, 'string']],
 
   // meta/v1. managedFields (17) is left out: a client never writes it, and unknown fields are skipped.
   ObjectMeta: [
@@ -150,6 +152,7 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     ['status', 3, 'PodStatus'],
   ],
   PodSpec: [
+    ['volumes', 1, 'Volume[]'],
     ['initContainers', 20, 'Container[]'],
     ['containers', 2, 'Container[]', 'plain'],
     ['restartPolicy', 3, 'string'],
@@ -173,7 +176,48 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     ['ports', 6, 'ContainerPort[]'],
     ['env', 7, 'EnvVar[]'],
     ['resources', 8, 'ResourceRequirements'],
+    ['volumeMounts', 9, 'VolumeMount[]'],
     ['imagePullPolicy', 14, 'string'],
+  ],
+  VolumeMount: [
+    ['name', 1, 'string', 'plain'],
+    ['readOnly', 2, 'bool'],
+    ['recursiveReadOnly', 7, 'string', 'pointer'],
+    ['mountPath', 3, 'string', 'plain'],
+    ['subPath', 4, 'string'],
+    ['mountPropagation', 5, 'string', 'pointer'],
+    ['subPathExpr', 6, 'string'],
+  ],
+  // The volume sources a pod's files come from (server/sim/pod-files.ts); the others are skipped.
+  Volume: [
+    ['name', 1, 'string', 'plain'],
+    ['volumeSource', 2, 'VolumeSource', 'inline'],
+  ],
+  VolumeSource: [
+    ['emptyDir', 2, 'EmptyDirVolumeSource', 'pointer'],
+    ['secret', 6, 'SecretVolumeSource', 'pointer'],
+    ['configMap', 19, 'ConfigMapVolumeSource', 'pointer'],
+  ],
+  EmptyDirVolumeSource: [
+    ['medium', 1, 'string'],
+    ['sizeLimit', 2, 'Quantity', 'pointer'],
+  ],
+  SecretVolumeSource: [
+    ['secretName', 1, 'string'],
+    ['items', 2, 'KeyToPath[]'],
+    ['defaultMode', 3, 'int32', 'pointer'],
+    ['optional', 4, 'bool', 'pointer'],
+  ],
+  ConfigMapVolumeSource: [
+    ['localObjectReference', 1, 'LocalObjectReference', 'inline'],
+    ['items', 2, 'KeyToPath[]'],
+    ['defaultMode', 3, 'int32', 'pointer'],
+    ['optional', 4, 'bool', 'pointer'],
+  ],
+  KeyToPath: [
+    ['key', 1, 'string', 'plain'],
+    ['path', 2, 'string', 'plain'],
+    ['mode', 3, 'int32', 'pointer'],
   ],
   // Its limits and requests are skipped: fleetsim reserves no node resources for a pod.
   ResourceRequirements: [],

@@ -125,6 +125,8 @@ function intOrStringJson(message: Message | undefined): number | string {
 const SPECIAL: Readonly<Record<string, (message: Message | undefined) => unknown>> = {
   Time: timeJson,
   IntOrString: intOrStringJson,
+  // resource.Quantity: its canonical text.
+  Quantity: (message) => String(message?.string ?? ''),
 };
 
 function valueJson(type: string, value: unknown): unknown {
@@ -161,6 +163,7 @@ function toJson(name: string, message: Message | undefined): Record<string, unkn
 function fieldJson([key, , fieldType, go = 'omitempty']: FieldSpec, message: Message | undefined): [string, unknown][] {
   const { name, map, repeated } = parseType(fieldType);
   const held = message !== undefined && Object.hasOwn(message, key) ? message[key] : undefined;
+  if (go === 'inline') return Object.entries(toJson(name, held as Message | undefined));
   if (map || repeated) {
     // Go's decoder leaves an empty list or map nil: left out under omitempty, null otherwise.
     const size = held === undefined ? 0 : map ? Object.keys(held as Message).length : (held as unknown[]).length;

@@ -143,6 +143,7 @@ export type FieldErrorType =
   | 'FieldValueForbidden'
   | 'FieldValueNotSupported'
   | 'FieldValueDuplicate'
+  | 'FieldValueNotFound'
   | 'FieldValueTooLong'
   | 'FieldValueTypeInvalid';
 
@@ -176,6 +177,10 @@ export function duplicate(field: string, value: unknown): FieldError {
   return { type: 'FieldValueDuplicate', field, badValue: value, detail: '' };
 }
 
+export function notFound(field: string, value: unknown): FieldError {
+  return { type: 'FieldValueNotFound', field, badValue: value, detail: '' };
+}
+
 /**
  * The value is deliberately not kept (apimachinery records "<value omitted>" and never prints
  * it), so a huge annotation blob is not echoed back. A negative maximum means "unknown".
@@ -196,6 +201,7 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueForbidden: 'Forbidden',
   FieldValueNotSupported: 'Unsupported value',
   FieldValueDuplicate: 'Duplicate value',
+  FieldValueNotFound: 'Not found',
   FieldValueTooLong: 'Too long',
   FieldValueTypeInvalid: 'Invalid value',
 };

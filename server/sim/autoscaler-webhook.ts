@@ -1,4 +1,5 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { isJsonObject } from '../kinds/common.js';
 import type { CreatedContainer } from '../kinds/pod/created-pod.js';
@@ -8,8 +9,9 @@ import { goFlags } from './go-flags.js';
  * Agones's example `autoscaler-webhook` (examples/autoscaler-webhook), simulated: an HTTP server
  * answering a FleetAutoscaleReview on `/scale` with the replicas the example computes from the
  * fleet's allocated share, and `Healthy` on `/health`. Its settings come from the container's
- * environment and `-port` flag as the example reads them. It serves plain HTTP only (the
- * example's TLS mode reads a certificate from files fleetsim does not mount).
+ * environment and `-port` flag as the example reads them. Where a certificate is mounted at
+ * /home/service/certs/tls.crt (its key beside it, tls.key) it serves HTTPS with them, as the
+ * example does; plain HTTP otherwise.
  */
 
 const IMAGE = /(^|\/)autoscaler-webhook(:[^/]*)?(@.*)?$/;
@@ -105,6 +107,27 @@ export interface WebhookAnswer {
 
 const plainError = (status: number, text: string): WebhookAnswer => ({ status, contentType: 'text/plain; charset=utf-8', body: `${text}\n` });
 
+/** Where the example looks for its certificate and key. */
+export const CERTS_DIR = '/home/service/certs';
+
+/** The certificate and key the example serves HTTPS with (PEM). */
+export interface WebhookCertificate {
+  cert: Buffer;
+  key: Buffer;
+}
+
+/**
+ * What the example finds in its certs folder (`read` gives a file's bytes, if it exists): no
+ * certificate means plain HTTP; a certificate without its key stops it at start.
+ */
+export function webhookCertificate(read: (path: string) => Buffer | undefined): WebhookCertificate | undefined | { error: string } {
+  const cert = read(`${CERTS_DIR}/tls.crt`);
+  if (!cert) return undefined;
+  const key = read(`${CERTS_DIR}/tls.key`);
+  if (!key) return { error: `open ${CERTS_DIR}/tls.key: no such file or directory` };
+  return { cert, key };
+}
+
 /** The example's answer to a FleetAutoscaleReview body. */
 export function answerReview(body: string, settings: AutoscalerWebhookSettings): WebhookAnswer {
   let review: unknown;
@@ -144,9 +167,18 @@ export function answerReview(body: string, settings: AutoscalerWebhookSettings):
 export class AutoscalerWebhookServer {
   private constructor(private readonly server: Server) {}
 
-  /** Listens on `host` (a port of the host's choosing: the pod's own port is `settings.port`). */
-  static start(host: string, settings: AutoscalerWebhookSettings): Promise<AutoscalerWebhookServer> {
-    const server = createServer((req, res) => handle(req, res, settings));
+  /**
+   * Listens on `host` (a port of the host's choosing: the pod's own port is `settings.port`), over
+   * TLS with `certificate` when given; rejects when it cannot (a certificate or key that is not PEM).
+   */
+  static start(host: string, settings: AutoscalerWebhookSettings, certificate?: WebhookCertificate): Promise<AutoscalerWebhookServer> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => handle(req, res, settings);
+    let server: Server;
+    try {
+      server = certificate ? createHttpsServer({ cert: certificate.cert, key: certificate.key }, handler) : createServer(handler);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, host, () => resolve(new AutoscalerWebhookServer(server)));

@@ -4,7 +4,8 @@ import { containersOf, CREATED_POD_IP } from '../kinds/pod/created-pod.js';
 import { POD_KIND } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoreFeeds, StoreReads } from '../runtime/store-ports.js';
-import { AutoscalerWebhookServer, autoscalerWebhookSettings, isAutoscalerWebhook } from './autoscaler-webhook.js';
+import { AutoscalerWebhookServer, autoscalerWebhookSettings, isAutoscalerWebhook, webhookCertificate } from './autoscaler-webhook.js';
+import { mountedFile, unmountableVolume } from './pod-files.js';
 
 /** The stored pods and their changes. */
 export interface StoredPodsWorld extends Pick<StoreReads, 'get' | 'readModel'>, Pick<StoreFeeds, 'changesOf'> {}
@@ -26,7 +27,7 @@ interface Running {
 
 /**
  * The processes of pods clients create: a container whose image fleetsim simulates (Agones's
- * autoscaler-webhook example) listens while its pod exists, on the pod's address and a port of
+ * autoscaler-webhook example, with the files its volumes mount) listens while its pod exists, on the pod's address and a port of
  * the machine's choosing, which `endpoint` maps the pod's own port to (as a pod network would
  * make the pod's IP and port reachable). Any other image runs nothing.
  */
@@ -71,10 +72,14 @@ export class StoredPodProcesses {
     const processes: Running[] = [];
     for (const container of containersOf(pod)) {
       if (!isAutoscalerWebhook(container)) continue;
+      // A Secret it mounts that is missing keeps it from starting; a setting it cannot read, or a
+      // certificate without its key, stops it at start: nothing listens.
+      if (unmountableVolume(this.world, pod, container)) continue;
       const settings = autoscalerWebhookSettings(container);
-      // A setting the example cannot read stops it at start: nothing listens.
       if ('error' in settings) continue;
-      const process: Running = { podPort: settings.port, server: AutoscalerWebhookServer.start(CREATED_POD_IP, settings).catch(() => undefined) };
+      const certificate = webhookCertificate((path) => mountedFile(this.world, pod, container, path));
+      if (certificate && 'error' in certificate) continue;
+      const process: Running = { podPort: settings.port, server: AutoscalerWebhookServer.start(CREATED_POD_IP, settings, certificate).catch(() => undefined) };
       void process.server.then((server) => {
         process.listening = server;
       });

@@ -1,7 +1,7 @@
 import { rfc3339 } from '../meta.js';
 import type { Resource } from '../resource.js';
 import { isJsonObject } from '../common.js';
-import { type FieldError, duplicate, invalid, isDNS1123Label, notSupported, required } from '../../k8s/validation.js';
+import { type FieldError, duplicate, forbidden, invalid, isDNS1123Label, notFound, notSupported, required } from '../../k8s/validation.js';
 
 /**
  * A Pod a client creates through the API (not a GameServer's, which Agones builds): the API
@@ -17,17 +17,41 @@ export interface CreatedContainerPort {
   protocol?: string;
 }
 
+export interface VolumeMount {
+  name?: string;
+  mountPath?: string;
+  subPath?: string;
+  readOnly?: boolean;
+}
+
 export interface CreatedContainer {
   name?: string;
   image?: string;
   args?: string[];
   env?: Array<{ name?: string; value?: string }>;
   ports?: CreatedContainerPort[];
+  volumeMounts?: VolumeMount[];
   imagePullPolicy?: string;
+}
+
+/** A key of a Secret or ConfigMap written to a path of its own inside the volume. */
+export interface KeyToPath {
+  key?: string;
+  path?: string;
+}
+
+/** A pod's volume: its name and one source (the sources fleetsim reads are typed). */
+export interface PodVolume {
+  name?: string;
+  secret?: { secretName?: string; items?: KeyToPath[]; optional?: boolean };
+  configMap?: { name?: string; items?: KeyToPath[]; optional?: boolean };
+  emptyDir?: { medium?: string; sizeLimit?: string };
+  [source: string]: unknown;
 }
 
 interface CreatedPodSpec {
   containers?: CreatedContainer[];
+  volumes?: PodVolume[];
   [field: string]: unknown;
 }
 
@@ -42,6 +66,12 @@ const RESTART_POLICIES = ['Always', 'Never', 'OnFailure'];
 export function containersOf(pod: Resource): CreatedContainer[] {
   const spec = pod.spec as CreatedPodSpec | undefined;
   return Array.isArray(spec?.containers) ? spec.containers : [];
+}
+
+/** The volumes of a pod's spec. */
+export function volumesOf(pod: Resource): PodVolume[] {
+  const spec = pod.spec as CreatedPodSpec | undefined;
+  return Array.isArray(spec?.volumes) ? spec.volumes : [];
 }
 
 /** Kubernetes's pull-policy default: Always for `:latest` or no tag, else IfNotPresent. */
@@ -97,6 +127,7 @@ export function validateCreatedPod(pod: Resource): FieldError[] {
   const errors: FieldError[] = [];
   const spec = (isJsonObject(pod.spec) ? pod.spec : {}) as CreatedPodSpec;
   const containers = containersOf(pod);
+  const volumes = validateVolumes(volumesOf(pod), errors);
   if (containers.length === 0) errors.push(required('spec.containers'));
   const names = new Set<string>();
   containers.forEach((c, i) => {
@@ -125,10 +156,39 @@ export function validateCreatedPod(pod: Resource): FieldError[] {
     (c.env ?? []).forEach((e, j) => {
       if (!e.name) errors.push(required(`${at}.env[${j}].name`));
     });
+    const mountPaths = new Set<string>();
+    (c.volumeMounts ?? []).forEach((m, j) => {
+      const mountAt = `${at}.volumeMounts[${j}]`;
+      if (!m.name) errors.push(required(`${mountAt}.name`));
+      else if (!volumes.has(m.name)) errors.push(notFound(`${mountAt}.name`, m.name));
+      if (!m.mountPath) errors.push(required(`${mountAt}.mountPath`));
+      else if (mountPaths.has(m.mountPath)) errors.push(invalid(`${mountAt}.mountPath`, m.mountPath, 'must be unique'));
+      else mountPaths.add(m.mountPath);
+    });
   });
   const restartPolicy = spec.restartPolicy;
   if (typeof restartPolicy === 'string' && restartPolicy !== '' && !RESTART_POLICIES.includes(restartPolicy)) {
     errors.push(notSupported('spec.restartPolicy', restartPolicy, RESTART_POLICIES));
   }
   return errors;
+}
+
+/** The API server's checks of a pod's volumes; the names of those a mount may name. */
+function validateVolumes(volumes: PodVolume[], errors: FieldError[]): Set<string> {
+  const names = new Set<string>();
+  volumes.forEach((v, i) => {
+    const at = `spec.volumes[${i}]`;
+    if (!v.name) errors.push(required(`${at}.name`));
+    else {
+      for (const e of isDNS1123Label(v.name)) errors.push(invalid(`${at}.name`, v.name, e));
+      if (names.has(v.name)) errors.push(duplicate(`${at}.name`, v.name));
+      names.add(v.name);
+    }
+    const sources = Object.keys(v).filter((key) => key !== 'name' && isJsonObject(v[key]));
+    if (sources.length === 0) errors.push(required(at, 'must specify a volume type'));
+    for (const extra of sources.slice(1)) errors.push(forbidden(`${at}.${extra}`, 'may not specify more than 1 volume type'));
+    if (v.secret && !v.secret.secretName) errors.push(required(`${at}.secret.secretName`));
+    if (v.configMap && !v.configMap.name) errors.push(required(`${at}.configMap.name`));
+  });
+  return names;
 }

@@ -77,7 +77,7 @@ export function controlPlane(cluster: Cluster, options: ControlPlaneOptions = {}
   const sets = new GameServerSetController(cluster, service);
   const fleets = new FleetController(cluster, service);
   const podProcesses = new StoredPodProcesses(cluster);
-  const autoscalers = new FleetAutoscalerController(cluster, service, options.autoscaler ?? { resolveService: serviceRouting(cluster, podProcesses) });
+  const autoscalers = new FleetAutoscalerController(cluster, service, options.autoscaler ?? { resolveService: serviceRouting(cluster, podProcesses, cluster.rng) });
   const controllers: Controller[] = [
     gameServers,
     sets,

@@ -13,7 +13,7 @@ describe('a webhook service reference, routed as kube-proxy would', () => {
   it("reaches the listener of a pod the Service's selector picks, by the targetPort's name; says why when nothing can be reached", async () => {
     plane = await testCluster({ listen: true });
     const { service, podProcesses, cluster } = plane;
-    const resolve = serviceRouting(cluster, podProcesses);
+    const resolve = serviceRouting(cluster, podProcesses, cluster.rng);
     const pod = (name: string, app: string, image: string) =>
       service.create(POD_DEFINITION, 'default', { metadata: { name, labels: { app } }, spec: { containers: [{ name: 'c', image, ports: [{ name: 'autoscaler', containerPort: 8000 }] }] } });
     const svc = (name: string, app: string) => service.create(SERVICE_DEFINITION, 'default', { metadata: { name }, spec: { selector: { app }, ports: [{ port: 8000, targetPort: 'autoscaler' }] } });
@@ -40,5 +40,38 @@ describe('a webhook service reference, routed as kube-proxy would', () => {
       throw new Error('the example never listened');
     })();
     expect(resolve({ namespace: 'default', name: 'hook', port: 8000 })).toEqual(address);
+  });
+
+  it('picks one of several endpoints at random for each call, as kube-proxy does, by the seeded draws', async () => {
+    plane = await testCluster({ listen: true });
+    const { service, podProcesses, cluster } = plane;
+    for (const name of ['hook-a', 'hook-b', 'hook-c']) {
+      await service.create(POD_DEFINITION, 'default', {
+        metadata: { name, labels: { app: 'hooks' } },
+        spec: { containers: [{ name: 'c', image: IMAGE, ports: [{ name: 'autoscaler', containerPort: 8000 }] }] },
+      });
+    }
+    await service.create(SERVICE_DEFINITION, 'default', { metadata: { name: 'hooks' }, spec: { selector: { app: 'hooks' }, ports: [{ port: 8000, targetPort: 'autoscaler' }] } });
+    const listeners = new Map<string, string>();
+    for (let i = 0; i < 1000 && listeners.size < 3; i++) {
+      for (const name of ['hook-a', 'hook-b', 'hook-c']) {
+        const endpoint = podProcesses.endpoint('default', name, 8000);
+        if (endpoint) listeners.set(`${endpoint.host}:${endpoint.port}`, name);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(listeners.size).toBe(3);
+    const reference = { namespace: 'default', name: 'hooks', port: 8000 };
+    const podReached = (address: { host: string; port: number }) => listeners.get(`${address.host}:${address.port}`);
+
+    // Each draw names the endpoint, in the pods' name order.
+    const draws = [2, 0, 1, 2];
+    const scripted = serviceRouting(cluster, podProcesses, { int: () => draws.shift()! });
+    expect([1, 2, 3, 4].map(() => podReached(scripted(reference)))).toEqual(['hook-c', 'hook-a', 'hook-b', 'hook-c']);
+
+    // With the cluster's generator, calls spread over every pod.
+    const resolve = serviceRouting(cluster, podProcesses, cluster.rng);
+    const reached = new Set(Array.from({ length: 60 }, () => podReached(resolve(reference))));
+    expect(reached).toEqual(new Set(['hook-a', 'hook-b', 'hook-c']));
   });
 });

@@ -41,9 +41,20 @@ export function totals(results: Record<string, Verdict>): string {
   return `${verdicts.length} tests: ${n('pass')} passed${without}, ${n('fail')} failed, ${n('timeout')} timed out, ${n('skip')} skipped`;
 }
 
+function readWholeResults(): WholeResults {
+  return existsSync(WHOLE_RESULTS_FILE) ? (JSON.parse(readFileSync(WHOLE_RESULTS_FILE, 'utf8')) as WholeResults) : {};
+}
+
+/** The package's tests (not the subpackages') that failed in the gate set's recorded run, bar `except`. */
+export function recordedPackageFailures(set: GateSet, except: readonly string[]): string[] {
+  return Object.entries(readWholeResults()[set]?.results ?? {})
+    .filter(([test, verdict]) => !test.includes('/') && !except.includes(test) && (verdict === 'fail' || verdict === 'timeout'))
+    .map(([test]) => test);
+}
+
 /** Keeps a whole run's verdicts as its gate set's and writes the page (the minutes are the package's, when it ran); returns the files written. */
 export function recordWholeRun(set: GateSet, gates: string, parallel: number, minutes: number | undefined, outcomes: readonly Outcome[], now = new Date()): string[] {
-  const results: WholeResults = existsSync(WHOLE_RESULTS_FILE) ? (JSON.parse(readFileSync(WHOLE_RESULTS_FILE, 'utf8')) as WholeResults) : {};
+  const results = readWholeResults();
   // A run of some tests (a subpackage's) replaces those, keeping the rest.
   const merged = { ...results[set]?.results, ...Object.fromEntries(outcomes.map((o) => [o.test, o.result])) };
   const verdicts = Object.fromEntries(Object.entries(merged).sort(([a], [b]) => a.localeCompare(b)));

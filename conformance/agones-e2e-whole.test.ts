@@ -71,6 +71,25 @@ describe("Agones's e2e suite run whole", () => {
     expect(many.filter((o) => o.result === 'fail')).toHaveLength(11);
   });
 
+  it("counts and reruns, in a run of some tests, the package's other tests the record says failed, as a run of the whole package would", async () => {
+    const patterns: string[] = [];
+    /** TestA fails at first and passes on rerun; so does TestOld, recorded failed by a run that had too many failures to rerun. */
+    const runOnce = async (r: WholeRun): Promise<Outcome[]> => {
+      patterns.push(r.pattern);
+      return r.tests.map((test) => ({ test, result: patterns.length > 1 ? 'pass' : 'fail', seconds: 1 }));
+    };
+    const run: WholeRun = { binary: 'e2e.test', cwd: '.', kubeconfig: 'k', gates: '', pattern: '^TestA$', tests: ['TestA'], recordedFailures: ['TestOld'] };
+    const outcomes = await runWholeAsCi(run, runOnce);
+    expect(patterns).toEqual(['^TestA$', '^(TestA|TestOld)$']);
+    expect(outcomes.map((o) => [o.test, o.result, o.rerun])).toEqual([['TestA', 'pass', 1], ['TestOld', 'pass', 1]]);
+
+    // Past 10 failures with the recorded ones, nothing runs again.
+    patterns.length = 0;
+    const crowded = await runWholeAsCi({ ...run, recordedFailures: [...Array(10).keys()].map((i) => `TestOld${i}`) }, runOnce);
+    expect(patterns).toEqual(['^TestA$']);
+    expect(crowded.map((o) => [o.test, o.result])).toEqual([['TestA', 'fail']]);
+  });
+
   it('expects the skip of a test whose gates the set turns the other way, otherwise what the list says', () => {
     const test = { test: 'TestX', group: 'game-server' as const, needs: { SidecarContainers: false }, expect: 'fail' as const, because: 'spec rule' };
     expect(expectationUnder(test, GATE_SETS.default)).toEqual({ expect: 'skip', because: 'skipped by the suite: it needs SidecarContainers=false' });

@@ -142,6 +142,12 @@ export interface WholeRun {
   pattern: string;
   /** The tests the pattern names in the sources, so that one the run never reached is counted. */
   tests: readonly string[];
+  /**
+   * For a run of some of the package's tests recorded beside the rest: the others that the record
+   * says failed. They count toward gotestsum's limit and run again with this run's failures, as in a
+   * run of the whole package, so that a merged record says what such a run would.
+   */
+  recordedFailures?: readonly string[];
   parallel?: number;
   timeoutMinutes?: number;
   /** Each outcome as its test ends. */
@@ -151,10 +157,11 @@ export interface WholeRun {
 /** Runs the suite as Agones's CI does: in one process, then what failed again as gotestsum reruns it; an outcome per test, its last. */
 export async function runWholeAsCi(run: WholeRun, runOnce: (run: WholeRun) => Promise<Outcome[]> = runWhole): Promise<Outcome[]> {
   const outcomes = new Map((await runOnce(run)).map((o) => [o.test, o]));
-  let failed = [...outcomes.values()].filter((o) => o.result === 'fail' || o.result === 'timeout').map((o) => o.test);
+  const others = (run.recordedFailures ?? []).filter((test) => !outcomes.has(test));
+  let failed = [...[...outcomes.values()].filter((o) => o.result === 'fail' || o.result === 'timeout').map((o) => o.test), ...others];
   if (failed.length > CI_RERUN_MAX_FAILURES) return [...outcomes.values()];
   for (let attempt = 1; attempt <= CI_RERUN_ATTEMPTS && failed.length > 0; attempt++) {
-    const again = await runOnce({ ...run, pattern: `^(${failed.join('|')})$`, tests: failed, onOutcome: (o) => run.onOutcome?.({ ...o, rerun: attempt }) });
+    const again = await runOnce({ ...run, pattern: `^(${failed.join('|')})$`, tests: failed, recordedFailures: undefined, onOutcome: (o) => run.onOutcome?.({ ...o, rerun: attempt }) });
     for (const o of again) outcomes.set(o.test, { ...o, rerun: attempt });
     failed = again.filter((o) => o.result === 'fail' || o.result === 'timeout').map((o) => o.test);
   }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { type Side, type SuiteGroup, expectationUnder, listedTest } from './agones-e2e-tests.js';
 import { recordE2eRun } from './agones-e2e-table.js';
 import { CI_PARALLEL, GATE_SETS, type GateSet, type Outcome, firstCause, runWholeAsCi } from './agones-e2e-whole.js';
-import { asExpected, recordWholeRun, totals } from './agones-e2e-whole-table.js';
+import { asExpected, recordedPackageFailures, recordWholeRun, totals } from './agones-e2e-whole-table.js';
 import { kubeconfigText } from '../server/k8s/kubeconfig.js';
 
 /**
@@ -243,7 +243,10 @@ async function runWholeUnder(set: GateSet, o: WholeOptions): Promise<boolean> {
   let minutes: number | undefined;
   try {
     if (o.suite) {
-      outcomes.push(...(await runWholeAsCi({ ...o.suite, cwd: join(o.src, 'test', 'e2e'), kubeconfig, gates, onOutcome: print('') })));
+      // Recorded beside the rest, a run of some tests reruns as the whole package's run would.
+      const partial = o.record && o.suite.pattern !== '.*';
+      const recordedFailures = partial ? recordedPackageFailures(set, o.suite.tests) : undefined;
+      outcomes.push(...(await runWholeAsCi({ ...o.suite, cwd: join(o.src, 'test', 'e2e'), kubeconfig, gates, recordedFailures, onOutcome: print('') })));
       // Only a run of the whole package says how long the package takes: some tests' run keeps the recorded figure.
       if (o.suite.pattern === '.*') minutes = (Date.now() - started.getTime()) / 60_000;
     }

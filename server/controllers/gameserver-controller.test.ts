@@ -13,9 +13,9 @@ afterEach(() => {
   while (clusters.length) clusters.pop()!.close();
 });
 
-async function setup(nodes = 2, maxPodsPerNode = 110) {
+async function setup(nodes = 2, maxPodsPerNode = 110, gates = '') {
   const clock = new VirtualClock();
-  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates('') });
+  const cluster = createCluster({ db: ':memory:', clock, gates: parseFeatureGates(gates) });
   clusters.push(cluster);
   await ensureNodes(cluster, nodes);
   const controller = new GameServerController(cluster, { portRange: { min: 7000, max: 7009 }, maxPodsPerNode });
@@ -181,6 +181,48 @@ describe('GameServerController', () => {
     expect(gs('udp-4').status.state).toBe('Starting');
     expect(controller.unschedulableCount).toBe(1);
     expect(failed()).toHaveLength(2);
+  });
+
+  it("places a pod only on a node its nodeSelector matches, says why while none does, and takes the first that comes", async () => {
+    const { settle, create, gs, cluster, controller } = await setup(3);
+    const pinned = (selector: Record<string, string>) => ({ template: { spec: { nodeSelector: selector, containers: [{ name: 'game', image: 'game:1' }] } } });
+    // Packed would take the busiest node; the selector takes node-3.
+    await create('filler');
+    await settle();
+    await create('pinned', pinned({ 'kubernetes.io/hostname': 'node-3' }));
+    await create('ssd', pinned({ disk: 'ssd' }));
+    await settle();
+    expect(gs('filler').status.nodeName).not.toBe('node-3');
+    expect(gs('pinned').status.nodeName).toBe('node-3');
+    expect(gs('ssd').status.state).toBe('Starting');
+    expect(controller.unschedulableCount).toBe(1);
+    const failed = cluster.readModel.list('Event').filter((e) => (e as unknown as { reason: string }).reason === 'FailedScheduling') as unknown as Array<{ message: string }>;
+    expect(failed.map((e) => e.message)).toEqual(["0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."]);
+
+    await cluster.commit([nodeCreation(cluster, { name: 'node-ssd', pods: 10, labels: { disk: 'ssd' }, network: 1, ordinal: 0 })]);
+    await settle();
+    expect(gs('ssd').status.nodeName).toBe('node-ssd');
+    expect(controller.unschedulableCount).toBe(0);
+  });
+
+  it('turns a GameServer whose pod has no node with its static port free Unhealthy without sidecar containers, as Agones does; with them it waits', async () => {
+    const staticOn = (node: string) => ({
+      ports: [{ name: 'game', portPolicy: 'Static', hostPort: 4500, containerPort: 7654 }],
+      template: { spec: { nodeSelector: { 'kubernetes.io/hostname': node }, containers: [{ name: 'game', image: 'game:1' }] } },
+    });
+    for (const [gates, expected] of [['SidecarContainers=false', 'Unhealthy'], ['', 'Starting']] as const) {
+      const { settle, create, gs, cluster } = await setup(2, 110, gates);
+      await create('first', staticOn('node-1'));
+      await settle();
+      expect(gs('first').status.nodeName).toBe('node-1');
+      await create('second', staticOn('node-1'));
+      await settle();
+      expect(gs('second').status.state).toBe(expected);
+      const events = cluster.readModel.list('Event') as unknown as Array<{ reason: string; message: string; involvedObject: { name: string } }>;
+      expect(events.filter((e) => e.involvedObject.name === 'second' && e.reason === 'FailedScheduling').map((e) => e.message)).toEqual([
+        "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports (4500/UDP), 1 node(s) didn't match Pod's node affinity/selector.",
+      ]);
+    }
   });
 
   it('does nothing once stopped, though a drain was due: the log may be closed next', async () => {

@@ -7,7 +7,7 @@ import { type Cause, syncCause } from '../log/cause.js';
 
 import type { GameServerControllerPort } from './ports.js';
 import { unawaited } from '../runtime/store.js';
-import { NODE_KIND, allocatablePods, nodeAddress } from '../sim/nodes.js';
+import { NODE_KIND, allocatablePods, nodeAddress, nodeMatchesSelector, podNodeSelector } from '../sim/nodes.js';
 import { type HostPort, podHostPorts, podReference } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
@@ -46,7 +46,8 @@ const ACTIONABLE = new Set(['PortAllocation', 'Creating', 'Starting', 'RequestRe
  * Ready, and deletes Shutdown GameServers. Each step is a machine transition, so it is an event.
  * It is the scheduler too: it places each pod on a node with room by that node's own capacity
  * and free host ports (Kubernetes's NodePorts filter: no two pods on a node hold one port and
- * protocol), and keeps the pods that fit nowhere waiting (what the node autoscaler reads).
+ * protocol), among the nodes whose labels match the pod's nodeSelector, and keeps the pods that
+ * fit nowhere waiting (what the node autoscaler reads).
  */
 export class GameServerController implements SchedulingView {
   private readonly queue = new Set<string>();
@@ -63,8 +64,8 @@ export class GameServerController implements SchedulingView {
   private readonly events: EventRecorder;
   /** The Kubernetes scheduler's Events, on the pods it cannot place. */
   private readonly schedulerEvents: EventRecorder;
-  /** Unschedulable GameServers that asked for host ports: retried whenever a pod leaves a node, which may free them. */
-  private readonly waitingForHostPorts = new Set<string>();
+  /** Unschedulable GameServers kept off nodes with room by a host port or their nodeSelector: retried whenever a pod leaves a node or a node changes, which may free them. */
+  private readonly reportedUnschedulable = new Set<string>();
   /** Pods each node takes, for the nodes that exist. */
   private readonly capacity = new Map<string, number>();
   /**
@@ -114,7 +115,7 @@ export class GameServerController implements SchedulingView {
         if (!change.object) this.release(change.key);
         if (this.unschedulable.size > 0 && change.object?.status.state !== 'Starting') {
           this.unschedulable.delete(change.key);
-          this.waitingForHostPorts.delete(change.key);
+          this.reportedUnschedulable.delete(change.key);
         }
       }),
       this.cluster.resourceApplied$.subscribe((event) => {
@@ -167,7 +168,7 @@ export class GameServerController implements SchedulingView {
       if (room !== undefined) {
         // A pod leaving a node can make another node the busiest with room, and gives a waiting pod a place.
         this.packedBest = undefined;
-        this.retryWaitingForHostPorts();
+        this.retryReportedUnschedulable();
         this.retryUnschedulable(room);
       }
     }
@@ -206,7 +207,7 @@ export class GameServerController implements SchedulingView {
     const capacity = Math.min(allocatablePods(node), this.maxPods);
     this.capacity.set(name, capacity);
     this.largestCapacity = Math.max(this.largestCapacity, capacity);
-    this.retryWaitingForHostPorts();
+    this.retryReportedUnschedulable();
     this.retryUnschedulable(this.file(name)!);
   }
 
@@ -226,9 +227,9 @@ export class GameServerController implements SchedulingView {
     }
   }
 
-  /** A pod left a node or a node came: the pods waiting for a host port look again, whatever room is counted. */
-  private retryWaitingForHostPorts(): void {
-    for (const key of this.waitingForHostPorts) {
+  /** A pod left a node or a node came: the pods waiting for a host port or a matching node look again, whatever room is counted. */
+  private retryReportedUnschedulable(): void {
+    for (const key of this.reportedUnschedulable) {
       if (!this.unschedulable.delete(key)) continue;
       const gs = this.cluster.gameServers.getByKey(key);
       if (gs) this.observe(key, gs);
@@ -327,10 +328,13 @@ export class GameServerController implements SchedulingView {
         if (node === undefined || node === PORTS_TAKEN) {
           // Unschedulable: retried when a pod leaves a node or a node is added.
           this.unschedulable.add(key);
-          if (node === PORTS_TAKEN) this.waitForHostPorts(key, gs, hostPorts, cause);
+          if (node === PORTS_TAKEN || podNodeSelector(gs.spec.template)) this.reportUnschedulable(key, gs, hostPorts, cause);
+          // Without sidecar containers, Agones's health controller takes a pod unschedulable for
+          // want of free ports as an unhealthy GameServer; with them it waits on the pod.
+          if (node === PORTS_TAKEN && !this.cluster.gates.SidecarContainers) send({ type: 'controller.unhealthy', message: 'Issue with Gameserver pod' });
           return;
         }
-        this.waitingForHostPorts.delete(key);
+        this.reportedUnschedulable.delete(key);
         send({ type: 'controller.scheduled', ...node });
         return;
       }
@@ -346,16 +350,23 @@ export class GameServerController implements SchedulingView {
   }
 
   /**
-   * A pod fits nowhere, and a node with room held one of its host ports: the scheduler says so on
-   * the pod, once while it waits, counting the nodes as Kubernetes's scheduler does.
+   * A pod fits nowhere, and a node with room held one of its host ports or its nodeSelector
+   * matched too few nodes: the scheduler says so on the pod, once while it waits, counting the
+   * nodes as Kubernetes's scheduler does.
    */
-  private waitForHostPorts(key: string, gs: GameServer, hostPorts: HostPort[], cause: Cause): void {
-    if (this.waitingForHostPorts.has(key)) return;
-    this.waitingForHostPorts.add(key);
+  private reportUnschedulable(key: string, gs: GameServer, hostPorts: HostPort[], cause: Cause): void {
+    if (this.reportedUnschedulable.has(key)) return;
+    this.reportedUnschedulable.add(key);
     let full = 0;
     let conflicting = 0;
+    let mismatched = 0;
     const taken = new Set<string>();
+    const selector = podNodeSelector(gs.spec.template);
     for (const [node, capacity] of this.capacity) {
+      if (selector && !this.nodeMatches(node, selector)) {
+        mismatched++;
+        continue;
+      }
       if (this.podsOn(node) >= capacity) {
         full++;
         continue;
@@ -366,10 +377,16 @@ export class GameServerController implements SchedulingView {
     }
     const reasons = [
       ...(full > 0 ? [`${full} Too many pods`] : []),
-      `${conflicting} node(s) didn't have free ports for the requested pod ports (${[...taken].join(', ')})`,
+      ...(conflicting > 0 ? [`${conflicting} node(s) didn't have free ports for the requested pod ports (${[...taken].join(', ')})`] : []),
+      ...(mismatched > 0 ? [`${mismatched} node(s) didn't match Pod's node affinity/selector`] : []),
     ];
     const message = `0/${this.capacity.size} nodes are available: ${reasons.join(', ')}.`;
     unawaited(this.cluster.commit([this.schedulerEvents.event(podReference(gs), { type: 'Warning', reason: 'FailedScheduling', message })], cause));
+  }
+
+  private nodeMatches(name: string, selector: Record<string, string>): boolean {
+    const node = this.cluster.get(NODE_KIND, '', name);
+    return node !== undefined && nodeMatchesSelector(node, selector);
   }
 
   /**
@@ -381,8 +398,10 @@ export class GameServerController implements SchedulingView {
     | typeof PORTS_TAKEN
     | undefined {
     const packed = gs.spec.scheduling !== 'Distributed';
+    const selector = podNodeSelector(gs.spec.template);
     let skipped = false;
     const fits = (node: string) => {
+      if (selector && !this.nodeMatches(node, selector)) return false;
       if (hostPorts.length === 0 || this.cluster.nodes.takenHostPorts(node, hostPorts).length === 0) return true;
       skipped = true;
       return false;
@@ -397,7 +416,7 @@ export class GameServerController implements SchedulingView {
     }
     // Packed keeps its node; a Distributed placement may lift another node above it, and a node
     // chosen past one whose ports were taken is not the busiest.
-    this.packedBest = packed && !skipped ? chosen : undefined;
+    this.packedBest = packed && !skipped && !selector ? chosen : undefined;
     const node = chosen === undefined ? undefined : this.cluster.get(NODE_KIND, '', chosen);
     if (!node) return skipped ? PORTS_TAKEN : undefined;
     const chosenNode = { name: chosen!, addresses: (node.status as { addresses: NodeAddress[] }).addresses };
@@ -415,7 +434,7 @@ export class GameServerController implements SchedulingView {
   }
 }
 
-/** No node could take a pod but nodes holding one of its host ports. */
+/** No node could take a pod but nodes holding one of its host ports (or matching none of its nodeSelector). */
 const PORTS_TAKEN = 'ports-taken';
 
 /** The smallest name in a set of nodes that fits (deterministic, whatever the insertion order). */

@@ -64,6 +64,20 @@ export function nodeCreation(cluster: NodeMaker, shape: NodeShape) {
   return resourceEvent('ResourceCreated', NODE_KIND, '', shape.name, { object: simulatedNode(shape, cluster.rng.uid(), cluster.clock.now()) });
 }
 
+/** A pod's `spec.nodeSelector` (from a GameServer's template), or undefined when it has none. */
+export function podNodeSelector(template: Record<string, unknown>): Record<string, string> | undefined {
+  const selector = (template.spec as { nodeSelector?: unknown } | undefined)?.nodeSelector;
+  if (!selector || typeof selector !== 'object' || Object.keys(selector).length === 0) return undefined;
+  return selector as Record<string, string>;
+}
+
+/** Whether a Node carries every label of a pod's nodeSelector (Kubernetes's NodeAffinity filter for it). */
+export function nodeMatchesSelector(node: Resource, selector: Record<string, string>): boolean {
+  const labels = node.metadata.labels ?? {};
+  for (const key in selector) if (labels[key] !== selector[key]) return false;
+  return true;
+}
+
 /** Pods a Node takes, from its `status.allocatable.pods` (0 when it says nothing usable). */
 export function allocatablePods(node: Resource): number {
   const pods = Number((node.status as { allocatable?: { pods?: unknown } } | undefined)?.allocatable?.pods);

@@ -7,7 +7,8 @@ import { type Cause, syncCause } from '../log/cause.js';
 
 import type { GameServerControllerPort } from './ports.js';
 import { unawaited } from '../runtime/store.js';
-import { NODE_KIND, allocatablePods, nodeAddress, nodeMatchesSelector, podNodeSelector } from '../sim/nodes.js';
+import { NODE_KIND, allocatablePods, nodeAddress, podNodeSelector } from '../sim/nodes.js';
+import { hasLabels } from '../kinds/label-selector.js';
 import { type HostPort, podHostPorts, podReference } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import type { StoredEvent } from '../log/event-log.js';
@@ -386,7 +387,8 @@ export class GameServerController implements SchedulingView {
 
   private nodeMatches(name: string, selector: Record<string, string>): boolean {
     const node = this.cluster.get(NODE_KIND, '', name);
-    return node !== undefined && nodeMatchesSelector(node, selector);
+    // Kubernetes's NodeAffinity filter, for a nodeSelector.
+    return node !== undefined && hasLabels(node.metadata.labels, selector);
   }
 
   /**

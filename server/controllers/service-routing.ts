@@ -1,5 +1,6 @@
 import { loopbackServiceResolver, type ServiceResolver } from '../autoscaler/webhook-client.js';
 import { containersOf } from '../kinds/pod/created-pod.js';
+import { hasLabels } from '../kinds/label-selector.js';
 import { POD_KIND } from '../kinds/pod/pod.js';
 import type { Resource } from '../kinds/resource.js';
 import { SERVICE_KIND } from '../kinds/service/definition.js';
@@ -45,10 +46,9 @@ export function serviceRouting(
     if (!servicePort) throw new Error(`service "${name}" in namespace "${namespace}" has no port ${port}`);
     const selector = spec.selector ?? {};
     if (Object.keys(selector).length === 0) throw new Error(`service "${name}" in namespace "${namespace}" has no selector: fleetsim routes to the pods a selector picks`);
-    const selects = (pod: Resource) => Object.entries(selector).every(([key, value]) => pod.metadata.labels?.[key] === value);
     const endpoints = store.readModel
       .list(POD_KIND, namespace)
-      .filter((pod) => !pod.metadata.deletionTimestamp && (pod.status as { phase?: string } | undefined)?.phase === 'Running' && selects(pod))
+      .filter((pod) => !pod.metadata.deletionTimestamp && (pod.status as { phase?: string } | undefined)?.phase === 'Running' && hasLabels(pod.metadata.labels, selector))
       .map((pod) => ({ pod: pod.metadata.name, port: podPortOf(pod, servicePort.targetPort ?? port) }))
       .filter((endpoint): endpoint is { pod: string; port: number } => endpoint.port !== undefined)
       // In a fixed order, so that the same draws pick the same pods.

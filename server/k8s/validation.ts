@@ -155,6 +155,14 @@ export interface FieldError {
   detail: string;
 }
 
+/** Kubernetes's IsValidPortNum: an integer from 1 to 65535. */
+export function isPortNumber(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 65535;
+}
+
+/** What the API server says of a port number that is not one. */
+export const PORT_NUMBER_RANGE = 'must be between 1 and 65535, inclusive';
+
 export function required(field: string, detail = ''): FieldError {
   return { type: 'FieldValueRequired', field, detail };
 }

@@ -259,6 +259,12 @@ function parseRequirements(tokens: Token[]): LabelSelector {
   }
 }
 
+/** Whether `labels` hold every key and value of a plain selector (a Service's, a nodeSelector, matchLabels alone). */
+export function hasLabels(labels: Record<string, string> | undefined, selector: Record<string, string>): boolean {
+  for (const key in selector) if (labels?.[key] !== selector[key]) return false;
+  return true;
+}
+
 export function matchesSelector(selector: LabelSelector, labels: Record<string, string>): boolean {
   // A plain loop: the allocator asks this of every candidate and every change, and a callback
   // (`every`) allocated a closure each time.

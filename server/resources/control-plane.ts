@@ -2,6 +2,7 @@ import type { ControlPlanePort } from './ports.js';
 import { AGONES_NAMESPACE, agonesNamespaceCreation } from './agones-install.js';
 import { FLEETSIM_AGONES_VERSION } from '../kinds/agones.js';
 import { DEPLOYMENT_KIND, type DeploymentShape, deploymentObject, podTemplateHash, replicaSetName } from '../kinds/deployment/deployment.js';
+import { hasLabels } from '../kinds/label-selector.js';
 import { rfc3339 } from '../kinds/meta.js';
 import { POD_KIND } from '../kinds/pod/pod.js';
 import { runningPodStatus } from '../kinds/pod/created-pod.js';
@@ -72,8 +73,7 @@ function podObject(shape: DeploymentShape, deployment: Resource, name: string, u
 
 /** Whether a pod carries a Deployment's pod labels (its selector's matchLabels). */
 function selects(shape: DeploymentShape, pod: Resource): boolean {
-  const labels = pod.metadata.labels ?? {};
-  return pod.metadata.namespace === shape.namespace && Object.entries(shape.podLabels).every(([key, value]) => labels[key] === value);
+  return pod.metadata.namespace === shape.namespace && hasLabels(pod.metadata.labels, shape.podLabels);
 }
 
 function podsOf(cluster: ControlPlanePort, shape: DeploymentShape): Resource[] {

@@ -71,13 +71,6 @@ export function podNodeSelector(template: Record<string, unknown>): Record<strin
   return selector as Record<string, string>;
 }
 
-/** Whether a Node carries every label of a pod's nodeSelector (Kubernetes's NodeAffinity filter for it). */
-export function nodeMatchesSelector(node: Resource, selector: Record<string, string>): boolean {
-  const labels = node.metadata.labels ?? {};
-  for (const key in selector) if (labels[key] !== selector[key]) return false;
-  return true;
-}
-
 /** Pods a Node takes, from its `status.allocatable.pods` (0 when it says nothing usable). */
 export function allocatablePods(node: Resource): number {
   const pods = Number((node.status as { allocatable?: { pods?: unknown } } | undefined)?.allocatable?.pods);

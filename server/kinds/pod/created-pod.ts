@@ -1,7 +1,7 @@
 import { rfc3339 } from '../meta.js';
 import type { Resource } from '../resource.js';
 import { isJsonObject } from '../common.js';
-import { type FieldError, duplicate, forbidden, invalid, isDNS1123Label, notFound, notSupported, required } from '../../k8s/validation.js';
+import { type FieldError, PORT_NUMBER_RANGE, duplicate, forbidden, invalid, isDNS1123Label, isPortNumber, notFound, notSupported, required } from '../../k8s/validation.js';
 
 /**
  * A Pod a client creates through the API (not a GameServer's, which Agones builds): the API
@@ -132,21 +132,14 @@ export function validateCreatedPod(pod: Resource): FieldError[] {
   const names = new Set<string>();
   containers.forEach((c, i) => {
     const at = `spec.containers[${i}]`;
-    if (!c.name) errors.push(required(`${at}.name`));
-    else {
-      for (const e of isDNS1123Label(c.name)) errors.push(invalid(`${at}.name`, c.name, e));
-      if (names.has(c.name)) errors.push(duplicate(`${at}.name`, c.name));
-      names.add(c.name);
-    }
+    uniqueLabelName(c.name, `${at}.name`, names, errors);
     if (!c.image) errors.push(required(`${at}.image`));
     if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy)) errors.push(notSupported(`${at}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
     const portNames = new Set<string>();
     (c.ports ?? []).forEach((p, j) => {
       const portAt = `${at}.ports[${j}]`;
       if (!p.containerPort) errors.push(required(`${portAt}.containerPort`));
-      else if (!Number.isInteger(p.containerPort) || p.containerPort < 1 || p.containerPort > 65535) {
-        errors.push(invalid(`${portAt}.containerPort`, p.containerPort, 'must be between 1 and 65535, inclusive'));
-      }
+      else if (!isPortNumber(p.containerPort)) errors.push(invalid(`${portAt}.containerPort`, p.containerPort, PORT_NUMBER_RANGE));
       if (p.protocol && !PROTOCOLS.includes(p.protocol)) errors.push(notSupported(`${portAt}.protocol`, p.protocol, PROTOCOLS));
       if (p.name) {
         if (portNames.has(p.name)) errors.push(duplicate(`${portAt}.name`, p.name));
@@ -173,17 +166,20 @@ export function validateCreatedPod(pod: Resource): FieldError[] {
   return errors;
 }
 
+/** A container's or a volume's name: given, a DNS-1123 label, not taken by another in `names` (which it joins). */
+function uniqueLabelName(name: string | undefined, field: string, names: Set<string>, errors: FieldError[]): void {
+  if (!name) return void errors.push(required(field));
+  for (const e of isDNS1123Label(name)) errors.push(invalid(field, name, e));
+  if (names.has(name)) errors.push(duplicate(field, name));
+  names.add(name);
+}
+
 /** The API server's checks of a pod's volumes; the names of those a mount may name. */
 function validateVolumes(volumes: PodVolume[], errors: FieldError[]): Set<string> {
   const names = new Set<string>();
   volumes.forEach((v, i) => {
     const at = `spec.volumes[${i}]`;
-    if (!v.name) errors.push(required(`${at}.name`));
-    else {
-      for (const e of isDNS1123Label(v.name)) errors.push(invalid(`${at}.name`, v.name, e));
-      if (names.has(v.name)) errors.push(duplicate(`${at}.name`, v.name));
-      names.add(v.name);
-    }
+    uniqueLabelName(v.name, `${at}.name`, names, errors);
     const sources = Object.keys(v).filter((key) => key !== 'name' && isJsonObject(v[key]));
     if (sources.length === 0) errors.push(required(at, 'must specify a volume type'));
     for (const extra of sources.slice(1)) errors.push(forbidden(`${at}.${extra}`, 'may not specify more than 1 volume type'));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Resource } from '../resource.js';
 import { isJsonObject } from '../common.js';
-import { type FieldError, duplicate, invalid, notSupported, required } from '../../k8s/validation.js';
+import { type FieldError, PORT_NUMBER_RANGE, duplicate, invalid, isPortNumber, notSupported, required } from '../../k8s/validation.js';
 
 /**
  * A Service a client writes: the API server's defaults (a cluster IP, TCP, a targetPort equal to
@@ -75,10 +75,10 @@ export function validateService(object: Resource): FieldError[] {
       if (names.has(p.name)) errors.push(duplicate(`${at}.name`, p.name));
       names.add(p.name);
     }
-    if (!Number.isInteger(p.port) || p.port! < 1 || p.port! > 65535) errors.push(invalid(`${at}.port`, p.port ?? 0, 'must be between 1 and 65535, inclusive'));
+    if (!isPortNumber(p.port)) errors.push(invalid(`${at}.port`, p.port ?? 0, PORT_NUMBER_RANGE));
     if (p.protocol && !PROTOCOLS.includes(p.protocol)) errors.push(notSupported(`${at}.protocol`, p.protocol, PROTOCOLS));
     const target = p.targetPort;
-    if (typeof target === 'number' ? !Number.isInteger(target) || target < 1 || target > 65535 : target !== undefined && !PORT_NAME.test(target)) {
+    if (typeof target === 'number' ? !isPortNumber(target) : target !== undefined && !PORT_NAME.test(target)) {
       errors.push(invalid(`${at}.targetPort`, target, 'must be a port number between 1 and 65535 or a valid port name'));
     }
   });

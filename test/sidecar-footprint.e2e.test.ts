@@ -26,27 +26,29 @@ const preload = join(dir, 'report-loaded.cjs');
 writeFileSync(preload, "process.on('exit', () => require('node:fs').writeFileSync(process.env.LOADED_REPORT, Object.keys(require.cache).join('\\n')));\n");
 let runs = 0;
 
-/** The packages a sidecar had loaded when it exited, after `use`. */
-async function packagesLoaded(use: (sidecar: SidecarProcess) => Promise<void>): Promise<string[]> {
+/** The files (paths) a sidecar had loaded when it exited, after `use`. */
+async function filesLoaded(use: (sidecar: SidecarProcess) => Promise<void>): Promise<string[]> {
   const report = join(dir, `loaded-${++runs}.txt`);
   const sidecar = await startSidecar(['--db', ':memory:'], cleanEnv({ NODE_OPTIONS: `--require ${preload}`, LOADED_REPORT: report }));
   await use(sidecar);
   expect(await sidecar.process.kill('SIGTERM')).toEqual({ code: 0, signal: null });
-  const packages = readFileSync(report, 'utf8')
-    .split('\n')
-    .map((path) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1])
-    .filter((name): name is string => name !== undefined);
+  return readFileSync(report, 'utf8').split('\n');
+}
+
+/** The packages of `files`. */
+function packagesOf(files: string[]): string[] {
+  const packages = files.map((path) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1]).filter((name): name is string => name !== undefined);
   return [...new Set(packages)].sort();
 }
 
 describe('fleetsim sidecar loads what its game server uses', () => {
   it('answers REST without loading gRPC, WebSocket or YAML', async () => {
-    const loaded = await packagesLoaded(async ({ baseUrl }) => {
+    const loaded = packagesOf(await filesLoaded(async ({ baseUrl }) => {
       expect((await fetch(`${baseUrl}/gameserver`)).status).toBe(200);
       const label = await fetch(`${baseUrl}/metadata/label`, { method: 'PUT', body: JSON.stringify({ key: 'k', value: 'v' }) });
       expect(label.status).toBe(200);
       expect((await fetch(`${baseUrl}/health`, { method: 'POST', body: '{}' })).status).toBe(200);
-    });
+    }));
     // The report sees CommonJS packages, whether required or imported from an ES module.
     expect(loaded).toContain('better-sqlite3');
     expect(loaded.filter((name) => LAZY.includes(name))).toEqual([]);
@@ -54,7 +56,7 @@ describe('fleetsim sidecar loads what its game server uses', () => {
 
   it('loads the gRPC stack at the first gRPC call and ws at the first WebSocket, and answers both', async () => {
     const saved = process.env.AGONES_SDK_GRPC_PORT;
-    const loaded = await packagesLoaded(async ({ grpcPort, httpPort }) => {
+    const files = await filesLoaded(async ({ grpcPort, httpPort }) => {
       process.env.AGONES_SDK_GRPC_PORT = String(grpcPort);
       const sdk = new AgonesSDK();
       try {
@@ -74,6 +76,8 @@ describe('fleetsim sidecar loads what its game server uses', () => {
       });
       expect((JSON.parse(frame) as { object_meta: { name: string } }).object_meta.name).toBe('local');
     });
-    expect(loaded).toEqual(expect.arrayContaining(['@grpc/grpc-js', 'google-protobuf', 'ws']));
+    expect(packagesOf(files)).toEqual(expect.arrayContaining(['@grpc/grpc-js', 'google-protobuf', 'ws']));
+    // The proto options the SDK's generated modules name (HTTP and OpenAPI annotations, descriptor.proto) serve no call.
+    expect(files.filter((path) => /\/(descriptor|openapiv2|http|launch_stage)_pb\.js$/.test(path))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { FeatureGates } from '../server/features.js';
 import { LAST_ALLOCATED_ANNOTATION } from '../server/kinds/gameserver/gameserver.js';
 import { type CounterStatus, type GameServer, LIST_MAX_CAPACITY, type ListStatus } from '../server/kinds/gameserver-types.js';
-import { gameServerEvent } from '../server/kinds/gameserver/events.js';
+import { type GameServerAllocated, gameServerEvent } from '../server/kinds/gameserver/events.js';
 import { rfc3339Nano } from '../server/kinds/meta.js';
 import { type Priority, comparePriorities } from '../server/kinds/priorities.js';
 import { type Int64, addInt64, maxInt64, minInt64, subInt64 } from '../server/int64.js';
@@ -450,8 +450,12 @@ interface RequestParts {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   hasActions: boolean;
-  /** The annotations of the last instant allocated at, with last-allocated set. */
-  stamp?: { at: number; annotations: Record<string, string> };
+  /**
+   * The annotations of the last instant allocated at, with last-allocated set, and the payload of
+   * a plain allocation then (from `payload.source`): the log writes a payload shared by one
+   * transaction's events as JSON once.
+   */
+  stamp?: { at: number; annotations: Record<string, string>; payload?: GameServerAllocated };
 }
 
 /** Worked out once per request object: a benchmark, k6 or a remembered request reuses one. */
@@ -490,13 +494,18 @@ export function decideAllocation(
   }
   // A plain allocation needs only its stamp; counter and list actions the whole transformation.
   const outcome = gates.CountsAndLists && parts.hasActions ? applyActions(gs, spec) : undefined;
+  if (!outcome) {
+    const stamp = parts.stamp;
+    if (stamp.payload?.source !== source) stamp.payload = { labels: parts.labels, annotations: stamp.annotations, source };
+    return gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, stamp.payload);
+  }
   return gameServerEvent('GameServerAllocated', gs.metadata.namespace, gs.metadata.name, {
     labels: parts.labels,
     annotations: parts.stamp.annotations,
-    ...(outcome?.counters && { counters: outcome.counters }),
-    ...(outcome?.lists && { lists: outcome.lists }),
-    ...(outcome?.counterErrors.length && { counterErrors: outcome.counterErrors }),
-    ...(outcome?.listErrors.length && { listErrors: outcome.listErrors }),
+    ...(outcome.counters && { counters: outcome.counters }),
+    ...(outcome.lists && { lists: outcome.lists }),
+    ...(outcome.counterErrors.length && { counterErrors: outcome.counterErrors }),
+    ...(outcome.listErrors.length && { listErrors: outcome.listErrors }),
     source,
   });
 }

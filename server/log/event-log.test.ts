@@ -46,6 +46,23 @@ describe('EventLog', () => {
     log.close();
   });
 
+  it('writes a payload shared by several events with each, as it stands when its transaction writes it', async () => {
+    const log = new EventLog(':memory:');
+    const shared = { n: 1 };
+    const first = [log.append([{ ...event('a', 0), payload: shared }], 1000), log.append([event('b', 2)], 1000), log.append([{ ...event('c', 0), payload: shared }], 1000)];
+    await Promise.all(first.map((c) => c.committed));
+    // The same object, changed before a later transaction: that one writes it as it is then.
+    shared.n = 3;
+    await log.append([{ ...event('d', 0), payload: shared }], 1000).committed;
+    expect([...log.read()].map((e) => [e.name, e.payload])).toEqual([
+      ['a', { n: 1 }],
+      ['b', { n: 2 }],
+      ['c', { n: 1 }],
+      ['d', { n: 3 }],
+    ]);
+    log.close();
+  });
+
   it('resolves an append only after its events are readable from another connection', async () => {
     const path = tempDb();
     const log = new EventLog(path);

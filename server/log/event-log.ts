@@ -162,9 +162,35 @@ function setRow(e: StoredEvent, cause: CauseColumn, rows: unknown[], at: number)
   rows[at + CAUSE_COLUMN] = cause;
 }
 
+/** No payload yet: `PayloadTexts` starts with nothing remembered. */
+const NO_PAYLOAD = Symbol('no payload');
+
+/**
+ * The JSON of a transaction's payloads, the last one remembered: events that share a payload
+ * object (allocations of one instant) have it written once. Forgotten as each transaction starts:
+ * the texts are those of the payloads as they stand when the transaction writes them.
+ */
+class PayloadTexts {
+  private payload: unknown = NO_PAYLOAD;
+  private text = '';
+
+  of(payload: unknown): string {
+    if (payload !== this.payload) {
+      this.text = stringifyJsonExact(payload);
+      this.payload = payload;
+    }
+    return this.text;
+  }
+
+  forget(): void {
+    this.payload = NO_PAYLOAD;
+    this.text = '';
+  }
+}
+
 /** The row at `params[at]`: its payload and a cause given as an object, as their JSON. */
-function encodeJsonColumns(params: unknown[], at: number): void {
-  params[at + PAYLOAD_COLUMN] = stringifyJsonExact(params[at + PAYLOAD_COLUMN]);
+function encodeJsonColumns(params: unknown[], at: number, payloads: PayloadTexts): void {
+  params[at + PAYLOAD_COLUMN] = payloads.of(params[at + PAYLOAD_COLUMN]);
   const cause = params[at + CAUSE_COLUMN];
   if (typeof cause === 'object' && cause !== null) params[at + CAUSE_COLUMN] = JSON.stringify(cause);
 }
@@ -360,11 +386,13 @@ export class EventLog {
   private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[]) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
     const insertLinks = rowInserter(this.db, LINKS_COLUMNS, 3);
+    const payloads = new PayloadTexts();
     return this.db.transaction((events: StoredEvent[], causes: CauseColumn[]) => {
+      payloads.forget();
       insertEvents(events.length, (i, params, p) => {
         setRow(events[i]!, causes[i]!, params, p);
         this.setLinks(events[i]!, params, p);
-        encodeJsonColumns(params, p);
+        encodeJsonColumns(params, p, payloads);
       });
       this.learnedThrough = events[events.length - 1]!.seq;
       if (this.newLinks.length === 0) return;

@@ -147,7 +147,11 @@ export class AllocationService {
         informerLagMs: allocator.informerLagMs ?? DEFAULT_INFORMER_LAG_MS,
         seed: port.seed,
       };
-      this.batch = new BatchAllocator(port, options, (gs, gsa, cause) => this.commit(gs, gsa, cause));
+      this.batch = new BatchAllocator(port, options, (gs, gsa, cause) => {
+        const key = objectKey(gs.metadata.namespace, gs.metadata.name);
+        const durable = this.commit(gs, gsa, cause, key);
+        return durable && { gameServer: this.port.gameServers.getByKey(key)!, durable };
+      });
     }
   }
 
@@ -258,12 +262,13 @@ export class AllocationService {
     }
     for (let selector = 0; selector < picks.length; selector++) {
       const key = this.index.pick(namespace, picks[selector]!, this.port.rng);
-      const chosen = key === undefined ? undefined : this.port.gameServers.getByKey(key);
-      if (!chosen) continue;
-      const committed = this.commit(chosen, gsa, cause, key);
-      if (!committed) continue; // The machine refused: the server left the pool meanwhile.
-      await committed.durable;
-      const { gameServer } = committed;
+      // The store's entry: the GameServer now, and once committed its allocated version, found once.
+      const entry = key === undefined ? undefined : this.port.gameServers.entry(key);
+      if (!entry) continue;
+      const durable = this.commit(entry.object, gsa, cause, entry.key);
+      if (!durable) continue; // The machine refused: the server left the pool meanwhile.
+      const gameServer = entry.object;
+      await durable;
       return this.report(gsa, { status: allocationStatus(gameServer, LOCAL_ALLOCATION_SOURCE, this.port.gates), gameServer, selector }, started, false);
     }
     // "None free" may rest on allocations not yet durable: answer once everything seen is committed.
@@ -271,21 +276,14 @@ export class AllocationService {
   }
 
   /**
-   * 5-6. Decide and commit: `gs` allocated for `gsa` as one atomic event through its machine (the
-   * read model and the index move at once, so no GameServer is handed out twice); undefined
-   * when the machine refuses (the server left the pool meanwhile). `key`: the store's own key of
-   * `gs`, when the caller holds it (the index's).
+   * 5-6. Decide and commit: `gs` (the GameServer under `key` now) allocated for `gsa` as one
+   * atomic event through its machine (the read model and the index move at once, so no
+   * GameServer is handed out twice); the commit, to be durable, or undefined when the machine
+   * refuses (the server left the pool meanwhile).
    */
-  private commit(
-    gs: GameServer,
-    gsa: GameServerAllocation,
-    cause: Cause | undefined,
-    key = objectKey(gs.metadata.namespace, gs.metadata.name),
-  ): { gameServer: GameServer; durable: Promise<void> } | undefined {
+  private commit(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined, key: string): Promise<void> | undefined {
     const event = decideAllocation(gs, gsa, this.port.clock.now(), this.port.gates);
-    const durable = this.port.actors.sendByKey(key, { type: 'allocator.allocate', event }, cause);
-    if (!durable) return undefined;
-    return { gameServer: this.port.gameServers.getByKey(key)!, durable };
+    return this.port.actors.sendAs(key, gs, { type: 'allocator.allocate', event }, cause);
   }
 
   /** 7. The result told to the observer, when there is one and the allocation was timed. */

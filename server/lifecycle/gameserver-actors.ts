@@ -43,7 +43,11 @@ export class GameServerActors {
   /** `send`, for callers that hold the `ns/name` key already. */
   sendByKey(key: string, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
     const gs = this.store.gameServers.getByKey(key);
-    if (!gs) return undefined;
+    return gs && this.sendAs(key, gs, command, cause);
+  }
+
+  /** `sendByKey`, for a caller that has just read the GameServer under `key` (`gs`, its version now). */
+  sendAs(key: string, gs: GameServer, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
     const decision = decide(gs.status.state, contextOf(gs, this.store.clock.now()), command);
     if (!decision) return undefined;
     // Timers change only when the state is entered; most decisions have none to arm or clear.

@@ -78,6 +78,14 @@ export class ObjectStore<T> {
     return this.slots.get(key)?.object;
   }
 
+  /**
+   * The entry of `key`, live: its `object` is the current version for as long as the object
+   * exists, so a caller that commits a change reads the new version from it without a lookup.
+   */
+  entry(key: string): { readonly key: string; readonly object: T } | undefined {
+    return this.slots.get(key);
+  }
+
   get size(): number {
     return this.slots.size;
   }

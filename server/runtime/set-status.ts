@@ -136,30 +136,37 @@ export class SetStatusProjection {
     // One object, reused: callers read it before the next call.
     const touched = this.touched;
     touched.namespace = touched.set = touched.fleet = touched.setKey = touched.fleetKey = undefined;
+    // The same labels in the same namespace (most changes): the same totals, found once.
+    if (previous && next && previous.metadata.labels === next.metadata.labels && previous.metadata.namespace === next.metadata.namespace) {
+      this.count(previous, -1, seq, next);
+      return touched;
+    }
     if (previous) this.count(previous, -1, seq);
     if (next) this.count(next, 1, seq);
     return touched;
   }
 
-  private count(gs: GameServer, sign: 1 | -1, seq: number): void {
+  /** `then`: the next version of `gs`, with the same labels and namespace, added after `gs` is counted with `sign`. */
+  private count(gs: GameServer, sign: 1 | -1, seq: number, then?: GameServer): void {
     const touched = this.touched;
     touched.namespace = gs.metadata.namespace;
     const set = gs.metadata.labels[GAMESERVERSET_LABEL];
     if (set) {
       touched.set = set;
-      touched.setKey = this.fold(this.sets, GAMESERVERSET_KIND, set, gs, sign, seq);
+      touched.setKey = this.fold(this.sets, GAMESERVERSET_KIND, set, gs, sign, seq, then);
     }
     const fleet = gs.metadata.labels[FLEET_LABEL];
     if (fleet) {
       touched.fleet = fleet;
-      touched.fleetKey = this.fold(this.fleets, FLEET_KIND, fleet, gs, sign, seq);
+      touched.fleetKey = this.fold(this.fleets, FLEET_KIND, fleet, gs, sign, seq, then);
     }
   }
 
-  /** Adds or removes one GameServer in the totals of its set or fleet; returns their key. */
-  private fold(map: Map<string, Map<string, Totals>>, kind: string, name: string, gs: GameServer, sign: 1 | -1, seq: number): string {
+  /** Adds or removes one GameServer in the totals of its set or fleet (then adds `then`); returns their key. */
+  private fold(map: Map<string, Map<string, Totals>>, kind: string, name: string, gs: GameServer, sign: 1 | -1, seq: number, then: GameServer | undefined): string {
     const totals = this.totals(map, gs.metadata.namespace, name, kind);
     contribute(totals, gs, sign);
+    if (then) contribute(totals, then, 1);
     totals.seq = seq;
     return totals.key;
   }

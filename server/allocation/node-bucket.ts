@@ -411,9 +411,12 @@ function insertSorted(sorted: string[], key: string): number {
   return i;
 }
 
-/** Removes `key`; the index it had, or -1 when it was not there. */
+/**
+ * Removes `key`; the index it had, or -1 when it was not there. The first is tried before the
+ * search: Packed allocates a node's first server, and that server is first in its other buckets.
+ */
 function removeSorted(sorted: string[], key: string): number {
-  const i = position(sorted, key);
+  const i = sorted[0] === key ? 0 : position(sorted, key);
   if (sorted[i] !== key) return -1;
   sorted.splice(i, 1);
   return i;

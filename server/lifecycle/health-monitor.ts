@@ -45,9 +45,10 @@ export class HealthMonitor {
   start(): void {
     for (const [key, gs] of this.store.gameServers.entries()) if (watched(gs)) this.watch(key, gs);
     this.subscription = this.store.gameServerApplied$.subscribe((change) => {
-      // Most changes (allocations, metadata, counters) leave health checking as it was.
+      // Most changes (allocations, metadata, counters) leave health checking as it was: under one
+      // spec, whether a server is watched moves only with whether its state runs a sidecar.
       const { previous, object } = change;
-      if (previous && object && previous.spec === object.spec && watched(previous) === watched(object)) return;
+      if (previous && object && previous.spec === object.spec && SIDECAR_RUNNING_STATES.has(previous.status.state) === SIDECAR_RUNNING_STATES.has(object.status.state)) return;
       const was = this.watches.has(change.key);
       const should = watched(change.object);
       if (should && !was) this.watch(change.key, change.object!);

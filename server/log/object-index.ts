@@ -45,16 +45,16 @@ export const LINKS_COLUMNS = 'event_links (seq, prev, member_prev)';
 /** Rows a scan reads per query: a few milliseconds of SQLite's time, so a reader that pauses between pages never holds the loop long. */
 export const SCAN_PAGE = 16_384;
 
-/** An object's newest event, in a box: moving it on costs one lookup of the name, not two. */
-interface Head {
-  seq: number;
-}
-
-/** The newest event of each object, by kind, namespace and name (nested maps share the names' strings with the events). */
+/**
+ * The newest event of each object, by kind, namespace and name (nested maps share the names' strings
+ * with the events). The sequence number is the map's value itself, not a box in it: moving it on
+ * costs a second lookup of the name, just made and so in the cache, where a box is one more
+ * object to read, cold in a large fleet, and kept per object.
+ */
 export class ObjectHeads {
-  private readonly byKind = new Map<string, Map<string, Map<string, Head>>>();
+  private readonly byKind = new Map<string, Map<string, Map<string, number>>>();
   /** Objects that ended, oldest first from `endedFrom`: the map holding each, its name and its head then. */
-  private ended: Array<{ names: Map<string, Head>; name: string; head: Head; seq: number }> = [];
+  private ended: Array<{ names: Map<string, number>; name: string; seq: number }> = [];
   private endedFrom = 0;
   /** Whether a head was ever forgotten: an object without one may then have events. */
   forgot = false;
@@ -63,36 +63,30 @@ export class ObjectHeads {
   /** The map used last: appends come in runs of one kind and namespace. */
   private lastKind: string | undefined;
   private lastNamespace: string | undefined;
-  private lastNames: Map<string, Head> | undefined;
+  private lastNames: Map<string, number> | undefined;
 
   /** Newest event of the object; 0 when it has none. */
   get(kind: string, namespace: string, name: string): number {
-    return this.byKind.get(kind)?.get(namespace)?.get(name)?.seq ?? 0;
+    return this.byKind.get(kind)?.get(namespace)?.get(name) ?? 0;
   }
 
   /** Makes `seq` the object's newest event and returns the one it follows (0: none). */
   advance(kind: string, namespace: string, name: string, seq: number): number {
     const names = this.namesOf(kind, namespace);
-    const head = names.get(name);
-    if (head === undefined) {
-      names.set(name, { seq });
-      return 0;
-    }
-    const prev = head.seq;
-    head.seq = seq;
+    const prev = names.get(name) ?? 0;
+    names.set(name, seq);
     return prev;
   }
 
   /** The object's newest event, `seq`, ended it: its head is kept for the last `maxEnded` objects that ended. */
   end(kind: string, namespace: string, name: string, seq: number): void {
     const names = this.namesOf(kind, namespace);
-    const head = names.get(name);
-    if (head === undefined) return;
-    this.ended.push({ names, name, head, seq });
+    if (!names.has(name)) return;
+    this.ended.push({ names, name, seq });
     if (this.ended.length - this.endedFrom <= this.maxEnded) return;
     const oldest = this.ended[this.endedFrom++]!;
     // Not forgotten if the name lives again (its head has moved on since).
-    if (oldest.head.seq === oldest.seq && oldest.names.get(oldest.name) === oldest.head) {
+    if (oldest.names.get(oldest.name) === oldest.seq) {
       oldest.names.delete(oldest.name);
       this.forgot = true;
     }
@@ -115,7 +109,7 @@ export class ObjectHeads {
     return earlier === undefined ? null : JSON.stringify(earlier);
   }
 
-  private namesOf(kind: string, namespace: string): Map<string, Head> {
+  private namesOf(kind: string, namespace: string): Map<string, number> {
     if (kind === this.lastKind && namespace === this.lastNamespace) return this.lastNames!;
     let byNamespace = this.byKind.get(kind);
     if (!byNamespace) this.byKind.set(kind, (byNamespace = new Map()));

@@ -7,7 +7,7 @@ import type { Projection, ProjectionDefinition } from '../runtime/projection.js'
 import type { Store } from '../runtime/store.js';
 import type { NodeCount } from '../../machines/scale-down-order.js';
 import type { SelectorPick } from '../../machines/allocation.js';
-import { NodeBucket, NodeBuckets } from './node-bucket.js';
+import { NodeBucket, NodeBuckets, type ServerEntry } from './node-bucket.js';
 
 /** The states an allocation can pick from: Ready, or Allocated for a re-allocation. */
 export type Pool = 'Ready' | 'Allocated';
@@ -107,9 +107,9 @@ export class AllocationIndex implements Projection {
   }
 
   /**
-   * Applies one GameServer change (synchronously, so the next decision sees it), after the node
-   * counter has. `key` is the change's (the store's own string for the object: see ObjectStore),
-   * kept in every bucket.
+   * Applies one GameServer change (synchronously, so the next decision sees it), after the store
+   * and the node counter have. `key` is the change's (the store's own string for the object: see
+   * ObjectStore), kept in every bucket with the store's entry for it.
    */
   update(previous: GameServer | undefined, next: GameServer | undefined, key: string): void {
     // Before the early return: a counter or player change moves a server in or out of a view.
@@ -117,6 +117,7 @@ export class AllocationIndex implements Projection {
     const before = poolOf(previous);
     const after = poolOf(next);
     if (before === after && previous?.status.nodeName === next?.status.nodeName && jsonEqual(previous?.metadata.labels, next?.metadata.labels)) return;
+    const toKeys = after && this.bucketed(next!, after) ? this.keysOf(next!, after) : NO_KEYS;
     // The node counter has moved the counts already: the nodes they moved go back in Packed order.
     // A server that stays on its node (an allocation: Ready to Allocated) moved both its node's
     // counts, and the node is put back in order once.
@@ -125,7 +126,9 @@ export class AllocationIndex implements Projection {
       before ? previous!.status.nodeName : undefined,
       before && this.bucketed(previous!, before) ? this.keysOf(previous!, before) : NO_KEYS,
       after ? next!.status.nodeName : undefined,
-      after && this.bucketed(next!, after) ? this.keysOf(next!, after) : NO_KEYS,
+      toKeys,
+      // Just applied, so found in the cache: a pick then reads the server from it, without a lookup.
+      toKeys.length > 0 ? this.gameServers.entry(key) : undefined,
     );
   }
 
@@ -145,7 +148,7 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    return this.serverAt(this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findPacked(this.gameServers, accept, better));
+    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findPacked(accept, better)?.object;
   }
 
   /**
@@ -159,7 +162,7 @@ export class AllocationIndex implements Projection {
     accept: (gs: GameServer) => boolean,
     rng: SeededRandom,
   ): GameServer | undefined {
-    return this.serverAt(this.smallestBucket(namespace, pool, matchLabels)?.findRandom(this.gameServers, accept, rng));
+    return this.smallestBucket(namespace, pool, matchLabels)?.findRandom(accept, rng)?.object;
   }
 
   /** The best candidate by `compare` alone (Distributed with priorities: no node logic). */
@@ -172,26 +175,21 @@ export class AllocationIndex implements Projection {
     /** The object `accept` depends on alone (see `candidates`). */
     viewKey?: object,
   ): GameServer | undefined {
-    return this.serverAt(this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(this.gameServers, accept, compare));
+    return this.candidates(namespace, pool, matchLabels, accept, viewKey)?.findBest(accept, compare)?.object;
   }
 
   /**
-   * The store key of the candidate a request's selector gets (machines/allocation's
+   * The store's entry of the candidate a request's selector gets (machines/allocation's
    * `selectorPick`), by its order: Packed, the best by `compare`, or at random from `rng`. No test
-   * runs when the pick is exact. The key is the store's own string (see ObjectStore): the caller's
-   * lookups with it compare pointers, not the characters of a key made afresh.
+   * runs when the pick is exact. The entry is live (see ObjectStore): the caller reads the server,
+   * and its version after a commit, from it, with no lookup in a store of the whole fleet.
    */
-  pick(namespace: string, pick: SelectorPick, rng: SeededRandom): string | undefined {
+  pick(namespace: string, pick: SelectorPick, rng: SeededRandom): ServerEntry | undefined {
     const accept = pick.exact ? undefined : pick.accept;
-    if (pick.order === 'random') return this.smallestBucket(namespace, pick.pool, pick.labels)?.findRandom(this.gameServers, accept, rng);
+    if (pick.order === 'random') return this.smallestBucket(namespace, pick.pool, pick.labels)?.findRandom(accept, rng);
     const bucket = pick.viewKey ? this.candidates(namespace, pick.pool, pick.labels, pick.accept, pick.viewKey) : this.smallestBucket(namespace, pick.pool, pick.labels);
-    if (pick.order === 'packed') return bucket?.findPacked(this.gameServers, accept, pick.compare);
-    return bucket?.findBest(this.gameServers, accept, pick.compare!);
-  }
-
-  /** The GameServer of a key `pick` gave. */
-  serverAt(key: string | undefined): GameServer | undefined {
-    return key === undefined ? undefined : this.gameServers.getByKey(key);
+    if (pick.order === 'packed') return bucket?.findPacked(accept, pick.compare);
+    return bucket?.findBest(accept, pick.compare!);
   }
 
   /** What Packed orders `node` by: its Ready and Allocated servers not being deleted. */
@@ -229,8 +227,8 @@ export class AllocationIndex implements Projection {
     if (view) this.dropView(viewKey, view);
     view = { namespace, pool, accept, bucket: new NodeBucket(), nodeOf: new Map() };
     for (const key of bucket?.keys() ?? []) {
-      const gs = this.gameServers.getByKey(key);
-      if (gs && accept(gs)) this.join(view, gs, key);
+      const entry = this.gameServers.entry(key);
+      if (entry && accept(entry.object)) this.join(view, entry);
     }
     this.views.set(viewKey, view);
     if (this.views.size > MAX_VIEWS) {
@@ -249,14 +247,15 @@ export class AllocationIndex implements Projection {
         this.buckets.remove(view.bucket, node, key);
         view.nodeOf.delete(key);
       }
-      if (takes) this.join(view, next, key);
+      if (takes) this.join(view, this.gameServers.entry(key)!);
     }
   }
 
   /** Adds a server its test takes. */
-  private join(view: View, gs: GameServer, key: string): void {
-    this.buckets.insert(view.bucket, gs.status.nodeName, key);
-    view.nodeOf.set(key, gs.status.nodeName);
+  private join(view: View, entry: ServerEntry): void {
+    const node = entry.object.status.nodeName;
+    this.buckets.insert(view.bucket, node, entry.key, true, entry);
+    view.nodeOf.set(entry.key, node);
   }
 
   private dropView(viewKey: object, view: View): void {
@@ -322,7 +321,7 @@ export class AllocationIndex implements Projection {
   }
 
   private bucket(gs: GameServer, pool: Pool, key: string): void {
-    this.buckets.move(key, undefined, NO_KEYS, gs.status.nodeName, this.keysOf(gs, pool));
+    this.buckets.move(key, undefined, NO_KEYS, gs.status.nodeName, this.keysOf(gs, pool), this.gameServers.entry(key));
   }
 }
 

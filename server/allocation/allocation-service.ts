@@ -102,7 +102,7 @@ export function pickForSelector(
   gates: FeatureGates,
   rng: SeededRandom,
 ): GameServer | undefined {
-  return index.serverAt(index.pick(namespace, selectorPick(selector, gsa, gates), rng));
+  return index.pick(namespace, selectorPick(selector, gsa, gates), rng)?.object;
 }
 
 /**
@@ -261,9 +261,8 @@ export class AllocationService {
       this.picks.set(gsa, picks);
     }
     for (let selector = 0; selector < picks.length; selector++) {
-      const key = this.index.pick(namespace, picks[selector]!, this.port.rng);
-      // The store's entry: the GameServer now, and once committed its allocated version, found once.
-      const entry = key === undefined ? undefined : this.port.gameServers.entry(key);
+      // The store's entry: the GameServer now, and once committed its allocated version.
+      const entry = this.index.pick(namespace, picks[selector]!, this.port.rng);
       if (!entry) continue;
       const durable = this.commit(entry.object, gsa, cause, entry.key);
       if (!durable) continue; // The machine refused: the server left the pool meanwhile.

@@ -1,5 +1,6 @@
 import type { SeededRandom } from '../clock.js';
 import type { GameServer } from '../kinds/gameserver-types.js';
+import type { StoreEntry } from '../runtime/object-store.js';
 import type { NodeCount } from '../../machines/scale-down-order.js';
 
 /** The servers of one bucket on one node, sorted by key (so by name within a namespace). */
@@ -8,6 +9,8 @@ interface NodeSlot {
   /** The node's allocatable counts (the node counter's, a live object), read when ordering. */
   counts: NodeCount;
   servers: string[];
+  /** The store's entry of each server, in the same order: a pick answers it, and reads the server from it without a lookup. */
+  entries: Array<ServerEntry | undefined>;
   /** `servers[0]`, kept beside it: the ordering reads it on every step. */
   first: string;
   /** The slot's links in its bucket's node order (a treap: see `NodeOrder`). */
@@ -20,10 +23,8 @@ interface NodeSlot {
 /** A request's test of a candidate; none when the bucket holds exactly what the request takes. */
 export type Accept = (gs: GameServer) => boolean;
 
-/** The GameServers by their store keys (the store's own strings for them). */
-interface GameServersByKey {
-  getByKey(key: string): GameServer | undefined;
-}
+/** A server's entry in the object store: its key, and its current version. */
+export type ServerEntry = StoreEntry<GameServer>;
 
 /**
  * Candidates of one namespace grouped by node, the nodes kept in Packed order: known nodes first,
@@ -54,17 +55,21 @@ export class NodeBucket {
    * Adds `key` on `node`; true when the node is new to the bucket. `counts`: the node's, live.
    * `reorder` false: the caller puts the node back in order next (`repositionNode`).
    */
-  insert(node: string, counts: () => NodeCount, key: string, reorder = true): boolean {
+  insert(node: string, counts: () => NodeCount, key: string, reorder = true, entry?: ServerEntry): boolean {
     let slot = this.slots.get(node);
     const added = !slot;
     if (!slot) {
-      slot = { node, counts: counts(), servers: [key], first: key, priority: 0 };
+      slot = { node, counts: counts(), servers: [key], entries: [entry], first: key, priority: 0 };
       this.slots.set(node, slot);
       this.order.add(slot);
-    } else if (insertSorted(slot.servers, key) === 0) {
-      // A new first name: the node's place among those it ties with.
-      slot.first = key;
-      if (reorder) this.order.reposition(slot);
+    } else {
+      const at = insertSorted(slot.servers, key);
+      if (at >= 0) slot.entries.splice(at, 0, entry);
+      if (at === 0) {
+        // A new first name: the node's place among those it ties with.
+        slot.first = key;
+        if (reorder) this.order.reposition(slot);
+      }
     }
     this.size++;
     return added;
@@ -76,6 +81,7 @@ export class NodeBucket {
     if (!slot) return false;
     const at = removeSorted(slot.servers, key);
     if (at < 0) return false;
+    slot.entries.splice(at, 1);
     this.size--;
     if (slot.servers.length === 0) {
       this.order.delete(slot);
@@ -101,52 +107,46 @@ export class NodeBucket {
   }
 
   /**
-   * The key of the best server `accept` takes, in Packed order (busiest node first, then
+   * The entry of the best server `accept` takes, in Packed order (busiest node first, then
    * `better`, then the name). Nodes whose counts tie are one rank: Agones sorts their servers
    * together, so the best of all of them wins, not the best of the node whose name sorts first.
-   * Without `accept` and `better`, a member is taken as it stands: no server is looked up.
+   * Without `accept` and `better`, a member is taken as it stands: no server is read.
    */
-  findPacked(servers: GameServersByKey, accept: Accept | undefined, better?: (a: GameServer, b: GameServer) => number): string | undefined {
-    const looksUp = accept !== undefined || better !== undefined;
-    let best: GameServer | undefined;
-    let bestKey: string | undefined;
+  findPacked(accept: Accept | undefined, better?: (a: GameServer, b: GameServer) => number): ServerEntry | undefined {
+    let best: ServerEntry | undefined;
     let rank: NodeSlot | undefined;
     for (let slot = this.order.first(); slot; slot = next(slot)) {
       // The busiest rank holding a match is decided once a less busy node comes up; without
       // other tie-breaks, also once a tied node's first name comes after the best one.
-      if (bestKey !== undefined) {
+      if (best !== undefined) {
         // One rank: the same counts, or both nodes unknown.
         const tied = slot.counts.allocated === rank!.counts.allocated && slot.counts.ready === rank!.counts.ready && (slot.node === '') === (rank!.node === '');
-        if (!tied || (!better && slot.first >= bestKey)) return bestKey;
+        if (!tied || (!better && slot.first >= best.key)) return best;
       }
-      for (const key of slot.servers) {
+      const { servers, entries } = slot;
+      for (let i = 0; i < servers.length; i++) {
         // Keys are in name order (one namespace per bucket): without other tie-breaks, nothing
         // from here on in this node can beat the best so far, so a tied node costs one compare.
-        if (!better && bestKey !== undefined && key >= bestKey) break;
-        const gs = looksUp ? servers.getByKey(key) : undefined;
-        if (looksUp && (!gs || (accept && !accept(gs)))) continue;
-        if (bestKey === undefined || (better ? better(gs!, best!) < 0 : key < bestKey)) {
-          best = gs;
-          bestKey = key;
+        if (!better && best !== undefined && servers[i]! >= best.key) break;
+        const entry = entries[i]!;
+        if (accept && !accept(entry.object)) continue;
+        if (best === undefined || (better ? better(entry.object, best.object) < 0 : servers[i]! < best.key)) {
+          best = entry;
           rank = slot;
         }
         if (!better) break;
       }
     }
-    return bestKey;
+    return best;
   }
 
   /**
-   * The key of a uniformly random server `accept` takes. Rejection sampling stays uniform among
-   * matches; after a few misses, all of them are scanned.
+   * The entry of a uniformly random server `accept` takes. Rejection sampling stays uniform
+   * among matches; after a few misses, all of them are scanned.
    */
-  findRandom(servers: GameServersByKey, accept: Accept | undefined, rng: SeededRandom): string | undefined {
+  findRandom(accept: Accept | undefined, rng: SeededRandom): ServerEntry | undefined {
     if (this.size === 0) return undefined;
-    const takes = (key: string) => {
-      if (!accept) return true;
-      const gs = servers.getByKey(key);
-      return gs !== undefined && accept(gs);
-    };
+    const takes = (entry: ServerEntry) => !accept || accept(entry.object);
     for (let attempt = 0; attempt < 8; attempt++) {
       let r = rng.int(this.size);
       for (let slot = this.order.first(); slot; slot = next(slot)) {
@@ -154,29 +154,24 @@ export class NodeBucket {
           r -= slot.servers.length;
           continue;
         }
-        if (takes(slot.servers[r]!)) return slot.servers[r];
+        if (takes(slot.entries[r]!)) return slot.entries[r];
         break;
       }
     }
-    const matches: string[] = [];
-    for (const slot of this.order) for (const key of slot.servers) if (takes(key)) matches.push(key);
+    const matches: ServerEntry[] = [];
+    for (const slot of this.order) for (const entry of slot.entries) if (takes(entry!)) matches.push(entry!);
     return matches.length ? matches[rng.int(matches.length)] : undefined;
   }
 
-  /** The key of the best server `accept` takes by `compare` alone (no node order). */
-  findBest(servers: GameServersByKey, accept: Accept | undefined, compare: (a: GameServer, b: GameServer) => number): string | undefined {
-    let best: GameServer | undefined;
-    let bestKey: string | undefined;
+  /** The entry of the best server `accept` takes by `compare` alone (no node order). */
+  findBest(accept: Accept | undefined, compare: (a: GameServer, b: GameServer) => number): ServerEntry | undefined {
+    let best: ServerEntry | undefined;
     for (const slot of this.order) {
-      for (const key of slot.servers) {
-        const gs = servers.getByKey(key);
-        if (gs && (!accept || accept(gs)) && (!best || compare(gs, best) < 0)) {
-          best = gs;
-          bestKey = key;
-        }
+      for (const entry of slot.entries) {
+        if ((!accept || accept(entry!.object)) && (!best || compare(entry!.object, best.object) < 0)) best = entry;
       }
     }
-    return bestKey;
+    return best;
   }
 }
 
@@ -323,9 +318,10 @@ export class NodeBuckets {
    * One GameServer's change, in one call: `key` leaves the buckets of `fromKeys` on `fromNode` and
    * joins those of `toKeys` on `toNode` (a bucket is made when missing, and goes when emptied);
    * then the nodes whose counts moved go back in Packed order (see `countsMoved`). `fromNode` and
-   * `toNode` are those nodes (undefined: the server was, or is, in no pool there).
+   * `toNode` are those nodes (undefined: the server was, or is, in no pool there). `entry`: the
+   * store's entry of `key`, which the buckets it joins answer to a pick.
    */
-  move(key: string, fromNode: string | undefined, fromKeys: readonly string[], toNode: string | undefined, toKeys: readonly string[]): void {
+  move(key: string, fromNode: string | undefined, fromKeys: readonly string[], toNode: string | undefined, toKeys: readonly string[], entry?: ServerEntry): void {
     // The nodes are reordered once below, not at each removal and insertion.
     for (const bk of fromKeys) {
       const bucket = this.buckets.get(bk);
@@ -339,14 +335,14 @@ export class NodeBuckets {
         bucket = new NodeBucket();
         this.buckets.set(bk, bucket);
       }
-      this.insert(bucket, toNode!, key, false);
+      this.insert(bucket, toNode!, key, false, entry);
     }
     this.countsMoved(fromNode, toNode);
   }
 
   /** Adds to a bucket kept by the caller (a view), which this then reorders with its nodes. */
-  insert(bucket: NodeBucket, node: string, key: string, reorder = true): void {
-    if (!bucket.insert(node, () => this.counts(node), key, reorder)) return;
+  insert(bucket: NodeBucket, node: string, key: string, reorder = true, entry?: ServerEntry): void {
+    if (!bucket.insert(node, () => this.counts(node), key, reorder, entry)) return;
     let buckets = this.ofNode.get(node);
     if (!buckets) {
       buckets = new Set();

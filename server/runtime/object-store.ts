@@ -23,6 +23,12 @@ interface Slot<T> {
   object: T;
 }
 
+/** An object's entry in its store, live (see `ObjectStore.entry`). */
+export interface StoreEntry<T> {
+  readonly key: string;
+  readonly object: T;
+}
+
 /**
  * The read model of one kind: objects by `ns/name`, changed only by the kind's pure reducer.
  * Reducers are per object, so applying an event costs the same whatever the fleet size.
@@ -82,7 +88,7 @@ export class ObjectStore<T> {
    * The entry of `key`, live: its `object` is the current version for as long as the object
    * exists, so a caller that commits a change reads the new version from it without a lookup.
    */
-  entry(key: string): { readonly key: string; readonly object: T } | undefined {
+  entry(key: string): StoreEntry<T> | undefined {
     return this.slots.get(key);
   }
 

@@ -47,6 +47,11 @@ function groupKey(namespace: string, setName: string, setUid: string): string {
 
 interface Group {
   keys: Set<string>;
+  /**
+   * The keys of its scale-down candidates (`isScaleDownCandidate`), in no particular order: the
+   * scale-down order is total, so a scale-down reads these few rather than the whole set.
+   */
+  candidates: Set<string>;
   counts: ReconcileCounts;
   /** Moves whenever a scale-down candidate of the set changes (see `candidatesVersion`). */
   version: number;
@@ -122,7 +127,7 @@ export class GameServerSetIndex implements Projection {
   snapshot(): unknown {
     return [...this.groups]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([group, { keys, counts }]) => ({ group, keys: [...keys], counts: { ...counts } }));
+      .map(([group, { keys, candidates, counts }]) => ({ group, keys: [...keys], candidates: [...candidates].sort(), counts: { ...counts } }));
   }
 
   /** Follows one applied change of a GameServer. */
@@ -138,12 +143,15 @@ export class GameServerSetIndex implements Projection {
     }
     const before = previous && cachedGroupOf(previous);
     const after = next && cachedGroupOf(next);
-    const candidate = (previous !== undefined && isScaleDownCandidate(previous)) || (next !== undefined && isScaleDownCandidate(next));
+    const wasCandidate = previous !== undefined && isScaleDownCandidate(previous);
+    const isCandidate = next !== undefined && isScaleDownCandidate(next);
+    const candidate = wasCandidate || isCandidate;
     if (previous) {
       if (before) {
         const group = this.groups.get(before);
         if (group) {
           addToReconcileCounts(group.counts, previous, -1);
+          if (wasCandidate) group.candidates.delete(key);
           if (candidate) group.version = ++this.stamp;
           // A GameServer that stays in its set keeps its place in the creation order.
           if (before !== after) {
@@ -157,10 +165,11 @@ export class GameServerSetIndex implements Projection {
       if (after) {
         let group = this.groups.get(after);
         if (!group) {
-          group = { keys: new Set(), counts: emptyReconcileCounts(), version: ++this.stamp };
+          group = { keys: new Set(), candidates: new Set(), counts: emptyReconcileCounts(), version: ++this.stamp };
           this.groups.set(after, group);
         }
         group.keys.add(key);
+        if (isCandidate) group.candidates.add(key);
         addToReconcileCounts(group.counts, next, 1);
         if (candidate) group.version = ++this.stamp;
       }
@@ -189,6 +198,15 @@ export class GameServerSetIndex implements Projection {
       const gs = this.store.getByKey(key);
       if (gs) out.push(gs);
     }
+    return out;
+  }
+
+  /** The set's scale-down candidates, in no particular order. */
+  candidates(namespace: string, setName: string, setUid: string): GameServer[] {
+    const group = this.groups.get(groupKey(namespace, setName, setUid));
+    const out: GameServer[] = [];
+    if (!group) return out;
+    for (const key of group.candidates) out.push(this.store.getByKey(key)!);
     return out;
   }
 
@@ -288,7 +306,7 @@ export class GameServerSetController extends KeyedController<GameServerSetContro
     let plan: Reconciliation;
     const counted = reconcileFromCounts(counts, target, this.limits, beingDeleted);
     if (counted) {
-      const toDelete = counted.victimsInBatch > 0 ? this.victims(key, set, counted, order, listMembers) : [];
+      const toDelete = counted.victimsInBatch > 0 ? this.victims(key, set, counted, order) : [];
       plan = { toAdd: counted.toAdd, toDelete, partial: counted.partial };
     } else {
       this.victimOrders.delete(key);
@@ -324,7 +342,6 @@ export class GameServerSetController extends KeyedController<GameServerSetContro
     set: Resource,
     counted: CountedReconciliation,
     order: ScaleDownOrderOptions,
-    listMembers: () => GameServer[],
   ): GameServer[] {
     const { namespace, name, uid } = set.metadata;
     let kept = this.victimOrders.get(key);
@@ -338,7 +355,7 @@ export class GameServerSetController extends KeyedController<GameServerSetContro
     }
     if (!kept) {
       this.victimOrders.delete(key);
-      const candidates = listMembers().filter(isScaleDownCandidate);
+      const candidates = this.index.candidates(namespace, name, uid);
       if (counted.victims <= counted.victimsInBatch) return firstForScaleDown(candidates, counted.victimsInBatch, order);
       kept = {
         order: firstForScaleDown(candidates, counted.victims, order),
@@ -356,7 +373,7 @@ export class GameServerSetController extends KeyedController<GameServerSetContro
       // Defensive: the versions say nothing moved, so each is the very object in the store.
       if (store.get(gs.metadata.namespace, gs.metadata.name) !== gs) {
         this.victimOrders.delete(key);
-        return this.victims(key, set, counted, order, listMembers);
+        return this.victims(key, set, counted, order);
       }
       out.push(gs);
     }

@@ -281,6 +281,8 @@ export class SeededRandom {
   /** Five lower-case alphanumerics, as Kubernetes appends to a generateName. */
   suffix(): string {
     const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-    return Array.from({ length: 5 }, () => alphabet[this.int(alphabet.length)]).join('');
+    let suffix = '';
+    for (let i = 0; i < 5; i++) suffix += alphabet[this.int(alphabet.length)];
+    return suffix;
   }
 }

@@ -135,7 +135,8 @@ export class GameServerSetIndex implements Projection {
     if (previous === next) return;
     if (previous && next && sameSetStanding(previous, next)) {
       // Most changes (a counter, a label of an Allocated server) move no count: only a candidate's order may change.
-      if (isScaleDownCandidate(previous) || isScaleDownCandidate(next)) {
+      // Being a candidate rests on the state and the deletion alone, the same in both versions.
+      if (isScaleDownCandidate(next)) {
         const group = this.groups.get(cachedGroupOf(next) ?? '');
         if (group) group.version = ++this.stamp;
       }

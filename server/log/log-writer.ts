@@ -42,8 +42,9 @@ try {
       return lossless.stringify(value) ?? 'null';
     }
   };
-  const rowAt = (values, i) => {
-    const row = values.slice(i, i + width);
+  // The row's first \`columns\` values (a block keeps fewer than the table has), its JSON columns as text.
+  const rowAt = (values, i, columns) => {
+    const row = values.slice(i, i + columns);
     for (const column of json) row[column] = exact(row[column]);
     for (const column of jsonUnlessText) if (typeof row[column] === 'object' && row[column] !== null) row[column] = exact(row[column]);
     return row;
@@ -54,13 +55,13 @@ try {
   const insertRows = block
     ? (values) => {
         const rows = [];
-        for (let i = 0; i < values.length; i += width) rows.push(rowAt(values, i).slice(0, block.columns));
+        for (let i = 0; i < values.length; i += width) rows.push(rowAt(values, i, block.columns));
         const first = rows[0];
         const last = rows[rows.length - 1];
         insert.run(first[0], last[0], first[1], last[1], deflateRawSync(JSON.stringify(rows), { level: block.level }));
       }
     : (values) => {
-        for (let i = 0; i < values.length; i += width) insert.run(rowAt(values, i));
+        for (let i = 0; i < values.length; i += width) insert.run(rowAt(values, i, width));
       };
   write = db.transaction(([values, extra]) => {
     insertRows(values);

@@ -147,12 +147,14 @@ export class GameServerSetIndex implements Projection {
     const wasCandidate = previous !== undefined && isScaleDownCandidate(previous);
     const isCandidate = next !== undefined && isScaleDownCandidate(next);
     const candidate = wasCandidate || isCandidate;
+    // A candidate that stays one in the same set keeps its entry: most changes are of servers starting.
+    const staysCandidate = wasCandidate && isCandidate && before === after;
     if (previous) {
       if (before) {
         const group = this.groups.get(before);
         if (group) {
           addToReconcileCounts(group.counts, previous, -1);
-          if (wasCandidate) group.candidates.delete(key);
+          if (wasCandidate && !staysCandidate) group.candidates.delete(key);
           if (candidate) group.version = ++this.stamp;
           // A GameServer that stays in its set keeps its place in the creation order.
           if (before !== after) {
@@ -165,12 +167,13 @@ export class GameServerSetIndex implements Projection {
     if (next) {
       if (after) {
         let group = this.groups.get(after);
+        const stays = group !== undefined && before === after;
         if (!group) {
           group = { keys: new Set(), candidates: new Set(), counts: emptyReconcileCounts(), version: ++this.stamp };
           this.groups.set(after, group);
         }
-        group.keys.add(key);
-        if (isCandidate) group.candidates.add(key);
+        if (!stays) group.keys.add(key);
+        if (isCandidate && !(stays && staysCandidate)) group.candidates.add(key);
         addToReconcileCounts(group.counts, next, 1);
         if (candidate) group.version = ++this.stamp;
       }

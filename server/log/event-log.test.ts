@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { EventLog } from './event-log.js';
+import { COMMITS_PER_CHECKPOINT } from './wal-checkpoints.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const event = (name: string, n: number) => ({
   type: 'TestHappened',
@@ -173,6 +175,31 @@ describe('EventLog', () => {
     expect([...reader.read()].map((e) => e.cause)).toEqual([own, other]);
     expect(reader.database.prepare('SELECT caused_by FROM events ORDER BY seq').pluck().all()).toEqual(['{"type":"sync","after":7}', JSON.stringify(other)]);
     reader.close();
+  });
+});
+
+/** Events in the database file itself, WAL left aside: what checkpoints have copied into it. */
+function eventsInDatabaseFile(path: string): number {
+  const copy = `${path}.copy-${Date.now()}`;
+  copyFileSync(path, copy);
+  const db = new Database(copy);
+  try {
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get();
+    return table ? (db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n : 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe('EventLog checkpoints', () => {
+  it('copies its WAL into the database every COMMITS_PER_CHECKPOINT commits, after they are answered', async () => {
+    const path = tempDb();
+    const log = new EventLog(path);
+    // One event a commit: far fewer WAL pages than SQLite's own checkpoint waits for.
+    for (let n = 1; n <= COMMITS_PER_CHECKPOINT; n++) await log.append([event('a', n)], 1000).committed;
+    await waitFor(() => eventsInDatabaseFile(path) === COMMITS_PER_CHECKPOINT, { what: 'the WAL checkpointed into the database file' });
+    expect([...log.read()]).toHaveLength(COMMITS_PER_CHECKPOINT);
+    log.close();
   });
 });
 

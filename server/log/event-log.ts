@@ -5,6 +5,7 @@ import type { Cause } from './cause.js';
 import { parseJsonExact, stringifyJsonExact } from './json.js';
 import { BLOCKS_TABLE, BLOCK_COLUMNS, BLOCK_EVENTS, BLOCK_LEVEL, EventBlocks, type EventRow as Row, INSERT_BLOCK, hasBlocks } from './event-blocks.js';
 import { LogWriterThread } from './log-writer.js';
+import { WalCheckpoints } from './wal-checkpoints.js';
 import { ADD_INDEX_COLUMN, LINKS_COLUMNS, LINKS_TABLE, ObjectHeads, type ObjectEvents, SCAN_PAGE, nextOf } from './object-index.js';
 
 /** What a command handler asks to append: the log adds the sequence number and the time. */
@@ -302,6 +303,8 @@ export class EventLog {
   private unwritten: unknown[] = [];
   /** Write-behind: the thread that inserts the gathered batches (started by the first). */
   private writer: LogWriterThread | undefined;
+  /** A file written on this thread: its WAL checkpointed off the commit path. */
+  private readonly checkpoints: WalCheckpoints | undefined;
 
   /**
    * Called synchronously after each transaction commits, before any append's promise resolves:
@@ -355,6 +358,8 @@ export class EventLog {
       // SQLite's own default page cache (better-sqlite3 builds with 16 MB): appends touch only the
       // table's right edge and reads scan, so a bigger cache only grew a sidecar's resident memory.
       this.db.pragma('cache_size = -2000');
+      // A log written behind is written by its writer thread's connection, which checkpoints as SQLite does.
+      if (path !== ':memory:' && !options.writeBehind) this.checkpoints = new WalCheckpoints(this.db, `${path}-wal`);
       this.db.exec(SCHEMA);
       // A log from before causes were kept gains the column; its old events keep none.
       if (!this.hasColumn('caused_by')) this.db.exec(ADD_CAUSE_COLUMN);
@@ -545,7 +550,10 @@ export class EventLog {
       if (this.writeBehind === 'none') {
         // Numbered and applied, kept nowhere.
       } else if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
-      else this.insertBatch(events, causes);
+      else {
+        this.insertBatch(events, causes);
+        this.checkpoints?.committed();
+      }
     } catch (error) {
       // The read model is already ahead of the log: the only safe way on is to stop and let a
       // restart rebuild state from what was committed. No caller was answered.
@@ -847,6 +855,7 @@ export class EventLog {
     if (!this.failure) this.flush();
     this.writeUnwritten();
     this.closed = true;
+    this.checkpoints?.close();
     try {
       this.writer?.close();
     } finally {

@@ -157,8 +157,9 @@ export const GAMESERVER_WRITES: KindWrites = {
 export function gameServersCreated(namespace: string, objects: GameServer[]): NewEvent[] {
   if (objects.length === 0) return [];
   const spec = objects[0]!.spec;
-  const specJson = stringifyJsonExact(spec);
-  if (objects.some((o) => o.spec !== spec && stringifyJsonExact(o.spec) !== specJson)) {
+  // Copies of one template share their spec object: its JSON is needed only when one does not.
+  let specJson: string | undefined;
+  if (objects.some((o) => o.spec !== spec && stringifyJsonExact(o.spec) !== (specJson ??= stringifyJsonExact(spec)))) {
     return objects.map((o) => gameServerEvent('GameServerCreated', namespace, o.metadata.name, { object: o }));
   }
   const withoutSpec = ({ spec: _spec, ...rest }: GameServer) => rest;

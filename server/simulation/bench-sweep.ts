@@ -26,17 +26,24 @@ const out = mkdtempSync(join(tmpdir(), 'fleetsim-bench-sweep-'));
 try {
   const sweep = async (name: string, sweepJobs: number) => {
     const machine = watchMachineLoad();
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     await runSimulations({ files: [scenario], vary, out: join(out, name), jobs: sweepJobs, log: (line) => console.log(line) });
     const wallSeconds = (performance.now() - started) / 1000;
+    const { user, system } = process.cpuUsage(cpuBefore);
     const load = machine();
     console.log(`${name}: ${vary.values.length} variants, ${sweepJobs} at a time, in ${wallSeconds.toFixed(1)} s; ${describeMachineLoad(load)}`);
-    return { wallSeconds, load, summary: readFileSync(join(out, name, 'summary.json'), 'utf8') };
+    return { wallSeconds, cpuSeconds: (user + system) / 1e6, load, summary: readFileSync(join(out, name, 'summary.json'), 'utf8') };
   };
   const serial = await sweep('serial', 1);
   const parallel = await sweep('parallel', jobs);
   const what = `${vary.values.length} variants of ${scenario.replace(`${REPO_ROOT}/`, '')} (${vary.path})`;
   bench.figure({ name: `serial sweep: ${what}, wall time`, value: serial.wallSeconds, unit: 's', machine: serial.load });
+  // A serial sweep runs in this process: its threads (the log's writer, GC) use part of a second
+  // core already, and the parallel sweep can at best share out that CPU over the cores.
+  const serialCores = serial.cpuSeconds / serial.wallSeconds;
+  bench.figure({ name: 'serial sweep: cores in use (its CPU-seconds ÷ wall time)', value: serialCores, unit: '' });
+  bench.figure({ name: `serial sweep's cores in use ÷ ${availableParallelism()} cores: the parallel ratio its CPU allows`, value: serialCores / availableParallelism(), unit: '×' });
   bench.figure({ name: `parallel sweep (${jobs} processes): wall time`, value: parallel.wallSeconds, unit: 's', machine: parallel.load });
   bench.figure({
     name: `parallel sweep's wall time against the serial one's (${availableParallelism()} cores)`,

@@ -20,8 +20,9 @@ import {
   toSelectors,
   validateAllocation,
 } from '../kinds/gameserverallocation/gameserverallocation.js';
-import { objectKey, rfc3339 } from '../kinds/meta.js';
+import { rfc3339 } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
+import type { StoreEntry } from '../runtime/object-store.js';
 import { ALLOCATION_INDEX, type AllocationIndex } from './allocation-index.js';
 import type { AllocationPort } from './allocation-port.js';
 import { type AllocationResponseJson, fromAllocationRequest, toAllocationResponse } from './allocation-request.js';
@@ -147,10 +148,9 @@ export class AllocationService {
         informerLagMs: allocator.informerLagMs ?? DEFAULT_INFORMER_LAG_MS,
         seed: port.seed,
       };
-      this.batch = new BatchAllocator(port, options, (gs, gsa, cause) => {
-        const key = objectKey(gs.metadata.namespace, gs.metadata.name);
-        const durable = this.commit(gs, gsa, cause, key);
-        return durable && { gameServer: this.port.gameServers.getByKey(key)!, durable };
+      this.batch = new BatchAllocator(port, options, (entry, gsa, cause) => {
+        const durable = this.commit(entry, gsa, cause);
+        return durable && { gameServer: entry.object, durable };
       });
     }
   }
@@ -264,7 +264,7 @@ export class AllocationService {
       // The store's entry: the GameServer now, and once committed its allocated version.
       const entry = this.index.pick(namespace, picks[selector]!, this.port.rng);
       if (!entry) continue;
-      const durable = this.commit(entry.object, gsa, cause, entry.key);
+      const durable = this.commit(entry, gsa, cause);
       if (!durable) continue; // The machine refused: the server left the pool meanwhile.
       const gameServer = entry.object;
       await durable;
@@ -275,14 +275,14 @@ export class AllocationService {
   }
 
   /**
-   * 5-6. Decide and commit: `gs` (the GameServer under `key` now) allocated for `gsa` as one
-   * atomic event through its machine (the read model and the index move at once, so no
-   * GameServer is handed out twice); the commit, to be durable, or undefined when the machine
+   * 5-6. Decide and commit: the GameServer of `entry` (the store's, its version now) allocated for
+   * `gsa` as one atomic event through its machine (the read model and the index move at once, so
+   * no GameServer is handed out twice); the commit, to be durable, or undefined when the machine
    * refuses (the server left the pool meanwhile).
    */
-  private commit(gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined, key: string): Promise<void> | undefined {
-    const event = decideAllocation(gs, gsa, this.port.clock.now(), this.port.gates);
-    return this.port.actors.sendAs(key, gs, { type: 'allocator.allocate', event }, cause);
+  private commit(entry: StoreEntry<GameServer>, gsa: GameServerAllocation, cause: Cause | undefined): Promise<void> | undefined {
+    const event = decideAllocation(entry.object, gsa, this.port.clock.now(), this.port.gates);
+    return this.port.actors.sendAs(entry, { type: 'allocator.allocate', event }, cause);
   }
 
   /** 7. The result told to the observer, when there is one and the allocation was timed. */

@@ -11,6 +11,7 @@ import {
 } from '../kinds/gameserverallocation/gameserverallocation.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
+import type { StoreEntry } from '../runtime/object-store.js';
 import type { GameServerChange } from '../runtime/store.js';
 import type { AllocationPort } from './allocation-port.js';
 import type { AllocationResult } from './allocator.js';
@@ -55,8 +56,8 @@ export class GameServerUpdateConflictError extends Error {
   }
 }
 
-/** Decides and commits an allocation of `gs` through its machine (the handler's step); undefined when the machine refuses. */
-export type CommitAllocation = (gs: GameServer, gsa: GameServerAllocation, cause: Cause | undefined) => { gameServer: GameServer; durable: Promise<void> } | undefined;
+/** Decides and commits an allocation of the GameServer of `entry` (the store's) through its machine (the handler's step); undefined when the machine refuses. */
+export type CommitAllocation = (entry: StoreEntry<GameServer>, gsa: GameServerAllocation, cause: Cause | undefined) => { gameServer: GameServer; durable: Promise<void> } | undefined;
 
 export interface BatchAllocatorOptions {
   replicas: number;
@@ -296,8 +297,8 @@ class AllocatorReplica {
     list.splice(searched === list ? match.index : list.indexOf(picked), 1);
     const key = objectKey(picked.metadata.namespace, picked.metadata.name);
     if (!this.cache.remove(key)) return { kind: 'selection-conflict' };
-    const current = this.cluster.gameServers.getByKey(key);
-    if (current && current.metadata.resourceVersion !== picked.metadata.resourceVersion) {
+    const current = this.cluster.gameServers.entry(key);
+    if (current && current.object.metadata.resourceVersion !== picked.metadata.resourceVersion) {
       // Conflict: the cache is behind. The server stays out of it until the watch brings it back.
       this.owner.stats.conflicts++;
       return { kind: 'update-failed' };

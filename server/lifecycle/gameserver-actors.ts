@@ -5,6 +5,7 @@ import { GAMESERVER_KIND } from '../kinds/agones.js';
 import { objectKey } from '../kinds/meta.js';
 import type { Cause } from '../log/cause.js';
 import type { LifecycleStore } from './lifecycle-store.js';
+import type { StoreEntry } from '../runtime/object-store.js';
 import { unawaited } from '../runtime/store.js';
 
 /**
@@ -42,17 +43,18 @@ export class GameServerActors {
 
   /** `send`, for callers that hold the `ns/name` key already. */
   sendByKey(key: string, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
-    const gs = this.store.gameServers.getByKey(key);
-    return gs && this.sendAs(key, gs, command, cause);
+    const entry = this.store.gameServers.entry(key);
+    return entry && this.sendAs(entry, command, cause);
   }
 
-  /** `sendByKey`, for a caller that has just read the GameServer under `key` (`gs`, its version now). */
-  sendAs(key: string, gs: GameServer, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
+  /** `sendByKey`, for a caller that holds the GameServer's store entry (its key, and its version now). */
+  sendAs(entry: StoreEntry<GameServer>, command: GameServerCommand, cause?: Cause): Promise<void> | undefined {
+    const { key, object: gs } = entry;
     const decision = decide(gs.status.state, contextOf(gs, this.store.clock.now()), command);
     if (!decision) return undefined;
     // Timers change only when the state is entered; most decisions have none to arm or clear.
     if (decision.entered && (decision.timers.length > 0 || this.timers.has(key))) this.arm(key, gs, decision.timers);
-    return this.store.commit(decision.events, cause);
+    return this.store.commit(decision.events, cause, entry);
   }
 
   /** Number of armed lifecycle timers (reservations), for tests and diagnostics. */

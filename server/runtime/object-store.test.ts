@@ -56,4 +56,29 @@ describe('ObjectStore', () => {
     expect(copy.get('a', 'two')).toBe(2);
     expect([...copy.entries()]).toEqual([['a/two', 2]]);
   });
+
+  it('applies to the entry a caller holds, and finds by name an object whose held entry went', () => {
+    const s = store();
+    s.apply(event('a', 'x', 1));
+    const held = s.entry('a/x')!;
+    expect(s.apply(event('a', 'x', 2), held)).toMatchObject({ key: 'a/x', previous: 1, object: 2 });
+    expect(held.object).toBe(2);
+    expect(s.get('a', 'x')).toBe(2);
+    // Deleted, then made again: the entry held from before stands for no stored object.
+    s.apply(event('a', 'x', null), held);
+    s.apply(event('a', 'x', 3));
+    expect(s.apply(event('a', 'x', 4), held)).toMatchObject({ previous: 3, object: 4 });
+    expect(s.get('a', 'x')).toBe(4);
+    // Removed by key, and replaced by a copy: likewise.
+    const again = s.entry('a/x')!;
+    s.remove('a/x');
+    expect(s.apply(event('a', 'x', 5), again).previous).toBeUndefined();
+    expect(s.get('a', 'x')).toBe(5);
+    const replaced = s.entry('a/x')!;
+    const other = store();
+    other.apply(event('a', 'x', 6));
+    s.copyFrom(other);
+    expect(s.apply(event('a', 'x', 7), replaced).previous).toBe(6);
+    expect(s.get('a', 'x')).toBe(7);
+  });
 });

@@ -21,6 +21,8 @@ export interface ObjectChange<T> {
 interface Slot<T> {
   readonly key: string;
   object: T;
+  /** Set when the object is deleted: an entry held past that no longer stands for a stored object. */
+  gone?: true;
 }
 
 /** An object's entry in its store, live (see `ObjectStore.entry`). */
@@ -41,14 +43,19 @@ export class ObjectStore<T> {
     private readonly reduce: Reducer<T>,
   ) {}
 
-  apply(event: StoredEvent): ObjectChange<T> {
-    const fresh = objectKey(event.namespace, event.name);
-    const slot = this.slots.get(fresh);
+  /**
+   * Applies an event to its object. `entry`: the object's entry, from a caller that holds it (the
+   * one whose machine decided the event), so that it is not found again by name in a store of the
+   * whole fleet; one deleted since is found by name.
+   */
+  apply(event: StoredEvent, entry?: StoreEntry<T>): ObjectChange<T> {
+    const held = entry as Slot<T> | undefined;
+    const slot = held !== undefined && held.gone === undefined ? held : this.slots.get(objectKey(event.namespace, event.name));
     const previous = slot?.object;
     const object = this.reduce(previous, event);
-    const key = slot?.key ?? fresh;
+    const key = slot?.key ?? objectKey(event.namespace, event.name);
     if (object === undefined) {
-      if (slot) this.slots.delete(key);
+      if (slot) this.delete(slot);
     } else if (slot) {
       slot.object = object;
     } else {
@@ -72,8 +79,13 @@ export class ObjectStore<T> {
    */
   remove(key: string): T | undefined {
     const slot = this.slots.get(key);
-    this.slots.delete(key);
+    if (slot) this.delete(slot);
     return slot?.object;
+  }
+
+  private delete(slot: Slot<T>): void {
+    this.slots.delete(slot.key);
+    slot.gone = true;
   }
 
   get(namespace: string, name: string): T | undefined {
@@ -111,6 +123,7 @@ export class ObjectStore<T> {
 
   /** Makes this store hold what `other` holds. Reducers never change an object in place, so the objects are shared. */
   copyFrom(other: ObjectStore<T>): void {
+    for (const slot of this.slots.values()) slot.gone = true;
     this.slots.clear();
     for (const { key, object } of other.slots.values()) this.slots.set(key, { key, object });
   }

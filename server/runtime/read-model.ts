@@ -9,7 +9,7 @@ import { FLEET_KIND } from '../kinds/fleet/fleet.js';
 import { GAMESERVERSET_KIND } from '../kinds/gameserverset/gameserverset.js';
 import { objectKey } from '../kinds/meta.js';
 import { type Resource, evolveResource } from '../kinds/resource.js';
-import { type ObjectChange, ObjectStore } from './object-store.js';
+import { type ObjectChange, ObjectStore, type StoreEntry } from './object-store.js';
 import { SetStatusProjection, type TemplateKeys } from './set-status.js';
 import { RecentGameServerEvents } from './recent-events.js';
 
@@ -107,9 +107,10 @@ export class ReadModel {
 
   /**
    * Applies one event, telling `sink` (the commit in progress) what changed: GameServer changes,
-   * watch changes, and the sets and fleets whose status moved.
+   * watch changes, and the sets and fleets whose status moved. `entry`: the store's entry of the
+   * GameServer the event is about, when the committer holds it (see `ObjectStore.apply`).
    */
-  apply(event: StoredEvent, sink: ApplySink = IGNORE_CHANGES): void {
+  apply(event: StoredEvent, sink: ApplySink = IGNORE_CHANGES, entry?: StoreEntry<GameServer>): void {
     this.lastSeq = event.seq;
     this.expireEvents(event, sink);
     if (event.kind === GAMESERVER_KIND) {
@@ -118,7 +119,8 @@ export class ReadModel {
           this.gameServerChanged(event, this.gameServers.put(event, objectKey(gs.metadata.namespace, gs.metadata.name), gs), sink);
         }
       } else {
-        this.gameServerChanged(event, this.gameServers.apply(event), sink);
+        const held = entry !== undefined && entry.object.metadata.name === event.name && entry.object.metadata.namespace === event.namespace ? entry : undefined;
+        this.gameServerChanged(event, this.gameServers.apply(event, held), sink);
       }
       return;
     }

@@ -10,7 +10,7 @@ import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import { ChangeSubject } from './change-subject.js';
 import { NodeCounter } from './node-counter.js';
-import type { ObjectChange, ObjectStore } from './object-store.js';
+import type { ObjectChange, ObjectStore, StoreEntry } from './object-store.js';
 import type { Projection, ProjectionDefinition } from './projection.js';
 import { type ApplySink, type Change, IGNORE_CHANGES, ReadModel } from './read-model.js';
 
@@ -170,9 +170,10 @@ export class Store {
   /**
    * Appends events: the read model moves at once (so the next decision sees it) and the promise
    * resolves when the events are durable. Answer clients only after it resolves. `cause` is
-   * recorded with them: what `fleetsim explain` follows back.
+   * recorded with them: what `fleetsim explain` follows back. `entry`: the store's entry of the
+   * GameServer the events change, when the committer read it (a machine's decision).
    */
-  commit(events: readonly NewEvent[], cause?: Cause): Promise<void> {
+  commit(events: readonly NewEvent[], cause?: Cause, entry?: StoreEntry<GameServer>): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     // After close (the server stopping) a late writer's events are refused, and nothing is applied.
     if (this.log.isClosed) return Promise.reject(new LogClosedError());
@@ -182,7 +183,7 @@ export class Store {
     const batch = (this.pendingBatch ??= this.newBatch());
     this.committing++;
     try {
-      for (const record of records) this.readModel.apply(record, batch.sink);
+      for (const record of records) this.readModel.apply(record, batch.sink, entry);
     } finally {
       this.committing--;
     }

@@ -52,19 +52,19 @@ export class NodeBucket {
   }
 
   /**
-   * Adds `key` on `node`; true when the node is new to the bucket. `counts`: the node's, live.
+   * Adds `key` on `node`; true when the node is new to the bucket. `counts`: each node's, live.
    * `reorder` false: the caller puts the node back in order next (`repositionNode`).
    */
-  insert(node: string, counts: () => NodeCount, key: string, reorder = true, entry?: ServerEntry): boolean {
+  insert(node: string, counts: (node: string) => NodeCount, key: string, reorder = true, entry?: ServerEntry): boolean {
     let slot = this.slots.get(node);
     const added = !slot;
     if (!slot) {
-      slot = { node, counts: counts(), servers: [key], entries: [entry], first: key, priority: 0 };
+      slot = { node, counts: counts(node), servers: [key], entries: [entry], first: key, priority: 0 };
       this.slots.set(node, slot);
       this.order.add(slot);
     } else {
       const at = insertSorted(slot.servers, key);
-      if (at >= 0) slot.entries.splice(at, 0, entry);
+      if (at >= 0) insertAt(slot.entries, at, entry);
       if (at === 0) {
         // A new first name: the node's place among those it ties with.
         slot.first = key;
@@ -81,7 +81,7 @@ export class NodeBucket {
     if (!slot) return false;
     const at = removeSorted(slot.servers, key);
     if (at < 0) return false;
-    slot.entries.splice(at, 1);
+    removeAt(slot.entries, at);
     this.size--;
     if (slot.servers.length === 0) {
       this.order.delete(slot);
@@ -342,7 +342,7 @@ export class NodeBuckets {
 
   /** Adds to a bucket kept by the caller (a view), which this then reorders with its nodes. */
   insert(bucket: NodeBucket, node: string, key: string, reorder = true, entry?: ServerEntry): void {
-    if (!bucket.insert(node, () => this.counts(node), key, reorder, entry)) return;
+    if (!bucket.insert(node, this.counts, key, reorder, entry)) return;
     let buckets = this.ofNode.get(node);
     if (!buckets) {
       buckets = new Set();
@@ -403,7 +403,7 @@ function position(sorted: string[], key: string): number {
 function insertSorted(sorted: string[], key: string): number {
   const i = position(sorted, key);
   if (sorted[i] === key) return -1;
-  sorted.splice(i, 0, key);
+  insertAt(sorted, i, key);
   return i;
 }
 
@@ -414,6 +414,23 @@ function insertSorted(sorted: string[], key: string): number {
 function removeSorted(sorted: string[], key: string): number {
   const i = sorted[0] === key ? 0 : position(sorted, key);
   if (sorted[i] !== key) return -1;
-  sorted.splice(i, 1);
+  removeAt(sorted, i);
   return i;
+}
+
+/**
+ * `list.splice(at, 0, item)` without the array of removed items splice makes: a bucket's lists
+ * change at every allocation and every return to Ready, mostly at their ends.
+ */
+function insertAt<T>(list: T[], at: number, item: T): void {
+  if (at === 0) list.unshift(item);
+  else if (at === list.length) list.push(item);
+  else list.splice(at, 0, item);
+}
+
+/** `list.splice(at, 1)`, likewise (Packed takes a node's first server). */
+function removeAt(list: unknown[], at: number): void {
+  if (at === 0) list.shift();
+  else if (at === list.length - 1) list.pop();
+  else list.splice(at, 1);
 }

@@ -5,6 +5,7 @@ import { describeMachineLoad, watchMachineLoad } from '../bench/machine-load.js'
 import { BenchRun } from '../bench/record.js';
 import { REPO_ROOT } from '../../loadtest/paths.js';
 import { runSimulations } from './runs.js';
+import type { EventLogDetail } from './runner.js';
 import { parseVary } from './vary.js';
 
 /**
@@ -12,8 +13,9 @@ import { parseVary } from './vary.js';
  * after another in one process (`--jobs 1`), then at once in processes of their own (`--jobs`
  * the machine's cores), and the ratio of their wall times. Target (issue 40): the parallel sweep
  * in at most 0.6× the serial one on 2 cores. The two sweeps must write the same reports: a
- * difference fails the run. BENCH_SCENARIO=file and BENCH_VARY='path=v1,v2,…' sweep others;
- * BENCH_JOBS sets the parallel sweep's processes.
+ * difference fails the run. Then the same two sweeps with no event log (`--log none`): the ratio
+ * the simulation itself allows, whatever its log costs. BENCH_SCENARIO=file and
+ * BENCH_VARY='path=v1,v2,…' sweep others; BENCH_JOBS sets the parallel sweep's processes.
  */
 
 const scenario = process.env.BENCH_SCENARIO ?? join(REPO_ROOT, 'examples', 'simulate', 'diurnal.yaml');
@@ -24,11 +26,11 @@ if (!Number.isInteger(jobs) || jobs < 2) throw new Error(`BENCH_JOBS must be a w
 const bench = BenchRun.start('bench:sweep');
 const out = mkdtempSync(join(tmpdir(), 'fleetsim-bench-sweep-'));
 try {
-  const sweep = async (name: string, sweepJobs: number) => {
+  const sweep = async (name: string, sweepJobs: number, eventLog: EventLogDetail = 'compact') => {
     const machine = watchMachineLoad();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    await runSimulations({ files: [scenario], vary, out: join(out, name), jobs: sweepJobs, log: (line) => console.log(line) });
+    await runSimulations({ files: [scenario], vary, out: join(out, name), jobs: sweepJobs, eventLog, log: (line) => console.log(line) });
     const wallSeconds = (performance.now() - started) / 1000;
     const { user, system } = process.cpuUsage(cpuBefore);
     const load = machine();
@@ -52,6 +54,15 @@ try {
     target: { bound: 'max', value: 0.6, basis: 'issue 40: four diurnal variants in at most 0.6× the serial time on 2 cores' },
   });
   if (parallel.summary !== serial.summary) bench.fail('the parallel sweep reported other figures than the serial one (summary.json differs)');
+  // Without a log, each variant is the simulation alone: two at once on the machine's cores still
+  // cost more CPU each than one alone (shared caches), and this ratio is the lowest a sweep reaches.
+  const serialBare = await sweep('serial, no log', 1, 'none');
+  const parallelBare = await sweep('parallel, no log', jobs, 'none');
+  bench.figure({ name: 'serial sweep with no event log (--log none): wall time', value: serialBare.wallSeconds, unit: 's', machine: serialBare.load });
+  bench.figure({ name: 'serial sweep with no event log: cores in use', value: serialBare.cpuSeconds / serialBare.wallSeconds, unit: '' });
+  bench.figure({ name: `parallel sweep with no event log (${jobs} processes): wall time`, value: parallelBare.wallSeconds, unit: 's', machine: parallelBare.load });
+  bench.figure({ name: "parallel sweep's wall time against the serial one's, with no event log: the simulation's own floor", value: parallelBare.wallSeconds / serialBare.wallSeconds, unit: '×' });
+  if (parallelBare.summary !== serialBare.summary) bench.fail('with no log, the parallel sweep reported other figures than the serial one (summary.json differs)');
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

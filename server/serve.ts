@@ -13,7 +13,7 @@ import { type SidecarWebSockets, attachSidecarWebSocket, sidecarHttpHandler } fr
 import { type GameServerSidecars, gameServerSidecars, sdkPathResolver } from './api/sdk/gameserver-sidecars.js';
 import { apiErrors } from './k8s/status.js';
 import type { ResourceService } from './resources/service.js';
-import { type Cluster, createCluster } from './cluster.js';
+import { type Cluster, createCluster, servingHeapSettings } from './cluster.js';
 import { FLEET_KIND } from './kinds/fleet/fleet.js';
 import { StreamRegistry } from './sidecar/stream-registry.js';
 import { ensureNodes } from './sim/nodes.js';
@@ -140,6 +140,7 @@ export class FleetsimServer {
 
   constructor(private readonly options: ServeOptions) {
     this.clock = options.clock === 'virtual' ? new VirtualClock(options.clockStartMs) : new WallClock();
+    servingHeapSettings();
     this.cluster = createCluster({ db: options.db, clock: this.clock, gates: options.gates, seed: options.seed, eventTtlMs: options.eventTtlMs });
     this.commandsOff = commandsOff(options);
     this.connections = options.connections ?? new ConnectionGuard();

@@ -12,7 +12,7 @@ import { VirtualClock } from '../clock.js';
 import { parseFeatureGates } from '../features.js';
 import { AllocationService } from '../allocation/allocation-service.js';
 import type { GameServerAllocation } from '../kinds/gameserverallocation/gameserverallocation.js';
-import { createCluster } from '../cluster.js';
+import { createCluster, servingHeapSettings } from '../cluster.js';
 import type { Machines } from '../lifecycle/parts.js';
 import { FLEET_LABEL } from '../kinds/fleet/fleet.js';
 import { ClusterMetrics } from '../observability/cluster-metrics.js';
@@ -136,6 +136,8 @@ function measureAlone(size: number): Promise<number[]> {
 
 /** The child: one size's rounds, as JSON on stdout. */
 async function child(size: number): Promise<void> {
+  // The heap settings serve's cluster runs with.
+  servingHeapSettings();
   const dir = mkdtempSync(join(tmpdir(), 'fleetsim-bench-allocate-'));
   try {
     process.stdout.write(JSON.stringify(await measure(size, dir)));

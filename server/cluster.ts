@@ -33,15 +33,14 @@ export type Cluster = Store & ClusterParts;
 
 /**
  * Turns off V8's allocation-site pretenuring in a process that serves a cluster (`serve`, and
- * bench:allocate, which measures what serve does). While a fleet is set up, a dozen of the
- * literals its GameServers and their changes are made at see every object they made live on, and
- * V8 decides to allocate their objects straight in the old generation from then on
- * (--trace-pretenuring). Under allocations those literals make short-lived objects: dead in the
- * old generation until the next full collection, they keep the young objects they hold alive
- * through the scavenges in between, which then copied ~4 MB each (half of it promoted) where
- * ~1 MB is live, and took 3-6 times as long. It depended on where set-up's scavenges fell: most
- * runs at 3,000 and 10,000 GameServers, none seen at 1,000 or 100,000. Set at run time, before the
- * cluster is built, the flag takes effect.
+ * bench:allocate, which measures what serve does). While a fleet is set up, every object made at
+ * a dozen of its literals lives on, so V8 starts allocating those literals' objects straight in
+ * the old generation (--trace-pretenuring). Under allocations the same literals make short-lived
+ * objects: dead in the old generation until the next full collection, they keep the young objects
+ * they point at alive through every scavenge in between, which then copied and promoted four times
+ * what they otherwise do and took 3-6 times as long. Whether it happened depended on where
+ * set-up's scavenges fell (most runs at 3,000 and 10,000 GameServers). Set at run time, before
+ * the cluster is built, the flag takes effect.
  */
 export function servingHeapSettings(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');

@@ -55,7 +55,7 @@ try {
   });
   if (parallel.summary !== serial.summary) bench.fail('the parallel sweep reported other figures than the serial one (summary.json differs)');
   // Without a log, each variant is the simulation alone: two at once on the machine's cores still
-  // cost more CPU each than one alone (shared caches), and this ratio is the lowest a sweep reaches.
+  // cost more CPU each than one alone, and this ratio is the lowest a sweep of them reaches here.
   const serialBare = await sweep('serial, no log', 1, 'none');
   const parallelBare = await sweep('parallel, no log', jobs, 'none');
   bench.figure({ name: 'serial sweep with no event log (--log none): wall time', value: serialBare.wallSeconds, unit: 's', machine: serialBare.load });

@@ -26,7 +26,7 @@ if (!Number.isInteger(jobs) || jobs < 2) throw new Error(`BENCH_JOBS must be a w
 const bench = BenchRun.start('bench:sweep');
 const out = mkdtempSync(join(tmpdir(), 'fleetsim-bench-sweep-'));
 try {
-  const sweep = async (name: string, sweepJobs: number, eventLog: EventLogDetail = 'compact') => {
+  const sweep = async (name: string, sweepJobs: number, eventLog: EventLogDetail) => {
     const machine = watchMachineLoad();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -37,8 +37,14 @@ try {
     console.log(`${name}: ${vary.values.length} variants, ${sweepJobs} at a time, in ${wallSeconds.toFixed(1)} s; ${describeMachineLoad(load)}`);
     return { wallSeconds, cpuSeconds: (user + system) / 1e6, load, summary: readFileSync(join(out, name, 'summary.json'), 'utf8') };
   };
-  const serial = await sweep('serial', 1);
-  const parallel = await sweep('parallel', jobs);
+  /** A sweep one variant at a time, then `jobs` at a time, of the same variants: they must report the same figures. */
+  const sweeps = async (eventLog: EventLogDetail, label: string) => {
+    const serial = await sweep(`serial${label}`, 1, eventLog);
+    const parallel = await sweep(`parallel${label}`, jobs, eventLog);
+    if (parallel.summary !== serial.summary) bench.fail(`the parallel sweep${label} reported other figures than the serial one (summary.json differs)`);
+    return { serial, parallel };
+  };
+  const { serial, parallel } = await sweeps('compact', '');
   const what = `${vary.values.length} variants of ${scenario.replace(`${REPO_ROOT}/`, '')} (${vary.path})`;
   bench.figure({ name: `serial sweep: ${what}, wall time`, value: serial.wallSeconds, unit: 's', machine: serial.load });
   // A serial sweep runs in this process: its threads (the log's writer, GC) use part of a second
@@ -53,16 +59,13 @@ try {
     unit: '×',
     target: { bound: 'max', value: 0.6, basis: 'issue 40: four diurnal variants in at most 0.6× the serial time on 2 cores' },
   });
-  if (parallel.summary !== serial.summary) bench.fail('the parallel sweep reported other figures than the serial one (summary.json differs)');
   // Without a log, each variant is the simulation alone: two at once on the machine's cores still
   // cost more CPU each than one alone, and this ratio is the lowest a sweep of them reaches here.
-  const serialBare = await sweep('serial, no log', 1, 'none');
-  const parallelBare = await sweep('parallel, no log', jobs, 'none');
+  const { serial: serialBare, parallel: parallelBare } = await sweeps('none', ' with no log');
   bench.figure({ name: 'serial sweep with no event log (--log none): wall time', value: serialBare.wallSeconds, unit: 's', machine: serialBare.load });
   bench.figure({ name: 'serial sweep with no event log: cores in use', value: serialBare.cpuSeconds / serialBare.wallSeconds, unit: '' });
   bench.figure({ name: `parallel sweep with no event log (${jobs} processes): wall time`, value: parallelBare.wallSeconds, unit: 's', machine: parallelBare.load });
   bench.figure({ name: "parallel sweep's wall time against the serial one's, with no event log: the simulation's own floor", value: parallelBare.wallSeconds / serialBare.wallSeconds, unit: '×' });
-  if (parallelBare.summary !== serialBare.summary) bench.fail('with no log, the parallel sweep reported other figures than the serial one (summary.json differs)');
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

@@ -255,7 +255,7 @@ const WRITE_BEHIND_EVENTS = 1024;
 export class EventLog {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly insertBatch: (events: StoredEvent[], causes: CauseColumn[]) => void;
+  private readonly insertBatch: (events: StoredEvent[], causes: CauseColumn[], prevs: number[]) => void;
   /** Whether the file keeps causes (a log written before them, opened read-only, does not). */
   private readonly keepsCauses: boolean;
   /** Whether the file has the index columns (a log written before them, opened read-only, does not). */
@@ -281,6 +281,13 @@ export class EventLog {
   private pending: StoredEvent[] = [];
   /** The `caused_by` of each pending event, in the same order. */
   private pendingCauses: CauseColumn[] = [];
+  /** The `prev` of each pending event the caller gave (`follows`), in the same order; -1: the heads find it. */
+  private pendingPrevs: number[] = [];
+  /**
+   * The newest event of an object whose events the caller links itself (`follows`): the objects
+   * its store holds. Undefined for any other object, whose newest event the heads know.
+   */
+  liveHead: ((kind: string, namespace: string, name: string) => number | undefined) | undefined;
   /**
    * The cause written last and where: the events of one commit, and the commits one sync makes in
    * a row (a set's scale-down), refer to it. (Not a map of every cause: that cost more than it saved.)
@@ -388,15 +395,15 @@ export class EventLog {
   }
 
   /** The transaction that writes a batch of events in this thread, each row straight into the statement's parameters. */
-  private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[]) => void {
+  private prepareInsertBatch(): (events: StoredEvent[], causes: CauseColumn[], prevs: number[]) => void {
     const insertEvents = rowInserter(this.db, `events ${COLUMNS}`, PARAMS_PER_ROW);
     const insertLinks = rowInserter(this.db, LINKS_COLUMNS, 3);
     const payloads = new PayloadTexts();
-    return this.db.transaction((events: StoredEvent[], causes: CauseColumn[]) => {
+    return this.db.transaction((events: StoredEvent[], causes: CauseColumn[], prevs: number[]) => {
       payloads.forget();
       insertEvents(events.length, (i, params, p) => {
         setRow(events[i]!, causes[i]!, params, p);
-        this.setLinks(events[i]!, params, p);
+        this.setLinks(events[i]!, prevs[i]!, params, p);
         encodeJsonColumns(params, p, payloads);
       });
       this.learnedThrough = events[events.length - 1]!.seq;
@@ -411,9 +418,9 @@ export class EventLog {
     return this.db.prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = ?").get(name) !== undefined;
   }
 
-  /** Writes the event's link into its row (`rows` from `at`) and makes it its objects' newest event. */
-  private setLinks(e: StoredEvent, rows: unknown[], at: number): void {
-    const prev = this.advance(e);
+  /** Writes the event's link into its row (`rows` from `at`) and makes it its objects' newest event; `given`: its `prev` from `follows`, or -1. */
+  private setLinks(e: StoredEvent, given: number, rows: unknown[], at: number): void {
+    const prev = given < 0 ? this.advance(e) : this.followed(e, given);
     rows[at + PREV_COLUMN] = prev;
     if (e.name !== '') return;
     const memberPrev = this.advanceMembers(e);
@@ -424,6 +431,18 @@ export class EventLog {
   private advance(e: StoredEvent): number {
     const prev = this.heads.advance(e.kind, e.namespace, e.name, e.seq);
     if (e.name !== '' && this.objectEvents?.ends(e)) this.heads.end(e.kind, e.namespace, e.name, e.seq);
+    return prev;
+  }
+
+  /**
+   * An event whose `prev` the caller gave: its object's head is the caller's (`liveHead`), and the
+   * heads take it only when the event ends the object, so that they know where its history ended.
+   */
+  private followed(e: StoredEvent, prev: number): number {
+    if (this.objectEvents?.ends(e)) {
+      this.heads.advance(e.kind, e.namespace, e.name, e.seq);
+      this.heads.end(e.kind, e.namespace, e.name, e.seq);
+    }
     return prev;
   }
 
@@ -507,10 +526,12 @@ export class EventLog {
     if (own !== undefined) {
       this.pending.push(records[0]!);
       this.pendingCauses.push(own);
+      this.pendingPrevs.push(-1);
     } else {
       for (const r of records) {
         this.pending.push(r);
         this.pendingCauses.push(cause ? this.causeColumn(cause, r.seq) : null);
+        this.pendingPrevs.push(-1);
       }
     }
     if (!this.batch) {
@@ -528,6 +549,16 @@ export class EventLog {
     return { records, committed };
   }
 
+  /**
+   * The caller tells the index where the history of the object of `seq` (appended, not yet
+   * written) goes on: `prev`, the object's event before it, which the caller holds (its store's
+   * newest version of the object), so the heads need not find it. The caller then gives the `prev`
+   * of every event of that object and answers `liveHead` for it, until an event ends it.
+   */
+  follows(seq: number, prev: number): void {
+    this.pendingPrevs[seq - this.pending[0]!.seq] = prev;
+  }
+
   /** Commits at once when a batch has reached its largest size; otherwise at the loop's next turn. */
   flushIfFull(): void {
     if (this.pending.length >= MAX_BATCH) this.flush();
@@ -540,18 +571,20 @@ export class EventLog {
     if (this.pending.length === 0) return;
     const events = this.pending;
     const causes = this.pendingCauses;
+    const prevs = this.pendingPrevs;
     const batch = this.batch;
     this.pending = [];
     this.pendingCauses = [];
+    this.pendingPrevs = [];
     this.batch = undefined;
     try {
       this.learnRest();
       // Another thread cannot reach an in-memory database: such a log writes here, as it goes.
       if (this.writeBehind === 'none') {
         // Numbered and applied, kept nowhere.
-      } else if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes);
+      } else if (this.writeBehind && this.path !== ':memory:') this.gather(events, causes, prevs);
       else {
-        this.insertBatch(events, causes);
+        this.insertBatch(events, causes, prevs);
         this.checkpoints?.committed();
       }
     } catch (error) {
@@ -571,14 +604,14 @@ export class EventLog {
   }
 
   /** Write-behind: keeps a released batch, and writes what is kept once there is enough. */
-  private gather(events: StoredEvent[], causes: CauseColumn[]): void {
+  private gather(events: StoredEvent[], causes: CauseColumn[], prevs: number[]): void {
     const blocks = this.writeBehind === 'blocks';
     for (let i = 0; i < events.length; i++) {
       const at = this.unwritten.length;
       setRow(events[i]!, causes[i]!, this.unwritten, at);
       // Blocks are read by a scan: they need no index.
       if (blocks) this.unwritten[at + PREV_COLUMN] = null;
-      else this.setLinks(events[i]!, this.unwritten, at);
+      else this.setLinks(events[i]!, prevs[i]!, this.unwritten, at);
     }
     this.learnedThrough = events[events.length - 1]!.seq;
     if (blocks) this.writeFullBlocks();
@@ -717,7 +750,7 @@ export class EventLog {
     this.learnRest();
     const parsed = new Map<string, Cause>();
     const rowAt = (this.linkedRowStatement ??= this.db.prepare(`${this.selectEvents('resolved')} WHERE events.seq = ?`));
-    let seq = fromSeq ?? this.heads.get(kind, namespace, name);
+    let seq = fromSeq ?? this.newest(kind, namespace, name);
     // No head: no such object, unless its head was forgotten (it ended long ago); a scan finds it.
     if (seq === 0 && this.heads.forgot) {
       yield* this.scanHistory(kind, namespace, name, this.lastSeq + 1);
@@ -735,6 +768,16 @@ export class EventLog {
       }
       seq = next;
     }
+  }
+
+  /**
+   * The newest event of an object (0: none): the caller's live head when it has one, else the
+   * heads'. What is pending is written first: a live head may be an event not written yet, and
+   * the heads learn an object's end (`followed`) only as its last event is written.
+   */
+  private newest(kind: string, namespace: string, name: string): number {
+    if (this.pending.length > 0) this.flush();
+    return this.liveHead?.(kind, namespace, name) ?? this.heads.get(kind, namespace, name);
   }
 
   /** `history` without the index: pages of rows back from `beforeSeq`, the object's own and those under no name whose payload names it. */

@@ -12,8 +12,11 @@
  * event instead (three to ten times the insert, measured).
  *
  * The newest event of every object (the heads) is kept in memory by the log that writes: learned
- * once when the store replays the log at start, then kept as events are written. Those of objects
- * that ended (deleted) are kept for the last MAX_ENDED_HEADS of them, so memory follows the
+ * once when the store replays the log at start, then kept as events are written. A GameServer the
+ * store holds has its head in its store entry instead (the last event applied to it): the store
+ * gives the log each of its events' `prev` (`EventLog.follows`), so that an event costs no lookup
+ * in a map of the whole fleet, and the heads learn where its history went only when it ends.
+ * Those of objects that ended (deleted) are kept for the last MAX_ENDED_HEADS of them, so memory follows the
  * cluster, not the length of its history: an object that ended before them is found by a scan,
  * and a name used again after its namesake was forgotten starts a history of its own. Rows written
  * before the index existed have no `prev`: the first writer to open such a log links them in

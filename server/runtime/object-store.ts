@@ -8,6 +8,8 @@ export interface ObjectChange<T> {
   event: StoredEvent;
   key: string;
   previous: T | undefined;
+  /** The sequence number of the event that made `previous` (0: none). */
+  previousSeq: number;
   object: T | undefined;
 }
 
@@ -21,6 +23,8 @@ export interface ObjectChange<T> {
 interface Slot<T> {
   readonly key: string;
   object: T;
+  /** The last event applied to the object: where the log's index links the next one (`ObjectChange.previousSeq`). */
+  seq: number;
   /** Set when the object is deleted: an entry held past that no longer stands for a stored object. */
   gone?: true;
 }
@@ -52,25 +56,30 @@ export class ObjectStore<T> {
     const held = entry as Slot<T> | undefined;
     const slot = held !== undefined && held.gone === undefined ? held : this.slots.get(objectKey(event.namespace, event.name));
     const previous = slot?.object;
+    const previousSeq = slot?.seq ?? 0;
     const object = this.reduce(previous, event);
     const key = slot?.key ?? objectKey(event.namespace, event.name);
     if (object === undefined) {
       if (slot) this.delete(slot);
     } else if (slot) {
       slot.object = object;
+      slot.seq = event.seq;
     } else {
-      this.slots.set(key, { key, object });
+      this.slots.set(key, { key, object, seq: event.seq });
     }
-    return { event, key, previous, object };
+    return { event, key, previous, previousSeq, object };
   }
 
   /** Puts an object made by a multi-object event (a batch creation). */
   put(event: StoredEvent, key: string, object: T): ObjectChange<T> {
     const slot = this.slots.get(key);
     const previous = slot?.object;
-    if (slot) slot.object = object;
-    else this.slots.set(key, { key, object });
-    return { event, key: slot?.key ?? key, previous, object };
+    const previousSeq = slot?.seq ?? 0;
+    if (slot) {
+      slot.object = object;
+      slot.seq = event.seq;
+    } else this.slots.set(key, { key, object, seq: event.seq });
+    return { event, key: slot?.key ?? key, previous, previousSeq, object };
   }
 
   /**
@@ -90,6 +99,11 @@ export class ObjectStore<T> {
 
   get(namespace: string, name: string): T | undefined {
     return this.slots.get(objectKey(namespace, name))?.object;
+  }
+
+  /** The last event applied to the object (its head in the log's index); undefined when it is not stored. */
+  seqOf(namespace: string, name: string): number | undefined {
+    return this.slots.get(objectKey(namespace, name))?.seq;
   }
 
   getByKey(key: string): T | undefined {
@@ -125,6 +139,6 @@ export class ObjectStore<T> {
   copyFrom(other: ObjectStore<T>): void {
     for (const slot of this.slots.values()) slot.gone = true;
     this.slots.clear();
-    for (const { key, object } of other.slots.values()) this.slots.set(key, { key, object });
+    for (const { key, object, seq } of other.slots.values()) this.slots.set(key, { key, object, seq });
   }
 }

@@ -109,8 +109,10 @@ export class ReadModel {
    * Applies one event, telling `sink` (the commit in progress) what changed: GameServer changes,
    * watch changes, and the sets and fleets whose status moved. `entry`: the store's entry of the
    * GameServer the event is about, when the committer holds it (see `ObjectStore.apply`).
+   * Returns, for an event of a GameServer the store held, the event before it in that GameServer's
+   * history (its `prev` in the log, server/log/object-index.ts); undefined for any other event.
    */
-  apply(event: StoredEvent, sink: ApplySink = IGNORE_CHANGES, entry?: StoreEntry<GameServer>): void {
+  apply(event: StoredEvent, sink: ApplySink = IGNORE_CHANGES, entry?: StoreEntry<GameServer>): number | undefined {
     this.lastSeq = event.seq;
     this.expireEvents(event, sink);
     if (event.kind === GAMESERVER_KIND) {
@@ -118,11 +120,12 @@ export class ReadModel {
         for (const gs of gameServersOfBatch(event)) {
           this.gameServerChanged(event, this.gameServers.put(event, objectKey(gs.metadata.namespace, gs.metadata.name), gs), sink);
         }
-      } else {
-        const held = entry !== undefined && entry.object.metadata.name === event.name && entry.object.metadata.namespace === event.namespace ? entry : undefined;
-        this.gameServerChanged(event, this.gameServers.apply(event, held), sink);
+        return undefined;
       }
-      return;
+      const held = entry !== undefined && entry.object.metadata.name === event.name && entry.object.metadata.namespace === event.namespace ? entry : undefined;
+      const change = this.gameServers.apply(event, held);
+      this.gameServerChanged(event, change, sink);
+      return change.previous === undefined ? undefined : change.previousSeq;
     }
     const store = event.type === EVENTS_EXPIRED ? undefined : this.resources.get(event.kind);
     if (store) {
@@ -131,6 +134,7 @@ export class ReadModel {
       if (event.kind === EVENT_KIND && change.object) this.eventWrites.push({ key: change.key, seq: event.seq, time: event.time });
     }
     sink.resource(event);
+    return undefined;
   }
 
   /**

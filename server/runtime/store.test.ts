@@ -17,11 +17,14 @@ import { GAMESERVERALLOCATIONPOLICY_DEFINITION } from '../kinds/gameserveralloca
 import { GAMESERVERSET_DEFINITION } from '../kinds/gameserverset/definition.js';
 import { SECRET_DEFINITION } from '../kinds/secret/definition.js';
 import type { Resource } from '../kinds/resource.js';
-import { LogClosedError, type NewEvent } from '../log/event-log.js';
+import { EventLog, LogClosedError, type NewEvent } from '../log/event-log.js';
+import { ObjectHeads } from '../log/object-index.js';
+import { gameServerEvent, gameServersCreated } from '../kinds/gameserver/events.js';
+import { gameServer } from '../../test/helpers/gameservers.js';
 import { replayLog } from '../replay.js';
 import { Sidecar } from '../sidecar/sidecar.js';
 import type { Change } from './read-model.js';
-import { Store, WATCH_WINDOW } from './store.js';
+import { OBJECT_EVENTS, Store, WATCH_WINDOW } from './store.js';
 import { listenLocally } from '../../test/helpers/local-server.js';
 import { testCluster } from '../../test/helpers/cluster.js';
 
@@ -244,5 +247,60 @@ describe('Store: closed', () => {
     const late = store.commit([{ type: 'ResourceCreated', kind: 'Secret', namespace: 'default', name: 'b', payload: { object: { metadata: { name: 'b', namespace: 'default' } } } }]);
     await expect(late).rejects.toThrow(LogClosedError);
     expect(store.get('Secret', 'default', 'b')).toBeUndefined();
+  });
+});
+
+describe("Store: the log's index by object", () => {
+  /** Each row's links as the heads alone find them, walking the rows in order: the index a log writes without a store. */
+  function linksByHeads(db: string): Array<{ seq: number; prev: number; member_prev: string | null }> {
+    const heads = new ObjectHeads();
+    const reader = new EventLog(db, { readonly: true, objectEvents: OBJECT_EVENTS });
+    const links = [...reader.read()].map((e) => {
+      const prev = heads.advance(e.kind, e.namespace, e.name, e.seq);
+      if (e.name !== '' && OBJECT_EVENTS.ends(e)) heads.end(e.kind, e.namespace, e.name, e.seq);
+      const members = OBJECT_EVENTS.membersOf(e);
+      return { seq: e.seq, prev, member_prev: members ? heads.advanceMembers(e.kind, e.namespace, members, e.seq) : null };
+    });
+    reader.close();
+    return links;
+  }
+
+  it("links each GameServer's events as the heads alone would, whether the committer held its entry or not, across deletions and names used again", async () => {
+    const db = tempDb();
+    const store = new Store({ db, clock: new VirtualClock(START), gates: parseFeatureGates('') });
+    cleanups.push(() => store.close());
+    const state = (name: string, state: 'Allocated' | 'Ready') => gameServerEvent('GameServerStateChanged', 'default', name, { state, cause: 'sdk', reason: state, message: '', eventType: 'Normal' });
+    const entry = (name: string) => store.gameServers.entry(`default/${name}`);
+    const history = (name: string) => [...store.log.history('GameServer', 'default', name)].map((e) => e.seq);
+
+    await store.commit(gameServersCreated('default', [gameServer('x'), gameServer('y'), gameServer('z')]));
+    await store.commit([state('x', 'Allocated'), state('x', 'Ready')], undefined, entry('x'));
+    await store.commit([gameServerEvent('GameServerCreated', 'default', 'a', { object: gameServer('a') }), state('y', 'Allocated')]);
+    await store.commit([gameServerEvent('GameServerDeleted', 'default', 'y', {})], undefined, entry('y'));
+    // An event of a GameServer no longer stored, then the name used again.
+    await store.commit([state('y', 'Ready')]);
+    await store.commit([gameServerEvent('GameServerCreated', 'default', 'y', { object: gameServer('y') }), state('y', 'Allocated')]);
+    // Several commits of one GameServer before the log writes them, and a history read meanwhile.
+    void store.commit([state('x', 'Allocated')], undefined, entry('x'));
+    void store.commit([gameServerEvent('GameServerDeleted', 'default', 'x', {})], undefined, entry('x'));
+    expect(history('x')).toEqual([11, 10, 3, 2, 1]);
+    void store.commit(gameServersCreated('default', [gameServer('x'), gameServer('w')]));
+    void store.commit([state('x', 'Allocated')], undefined, entry('x'));
+    void store.commit([state('z', 'Allocated'), state('a', 'Allocated')]);
+    expect(history('y')).toEqual([9, 8, 7, 6, 5, 1]);
+    await store.commit([state('x', 'Ready')], undefined, entry('x'));
+    expect(history('x')).toEqual([16, 13, 12, 11, 10, 3, 2, 1]);
+    expect(history('a')).toEqual([15, 4]);
+
+    const written = store.log.database.prepare('SELECT events.seq AS seq, COALESCE(events.prev, links.prev) AS prev, links.member_prev AS member_prev FROM events LEFT JOIN event_links AS links ON links.seq = events.seq ORDER BY events.seq');
+    expect(written.all()).toEqual(linksByHeads(db));
+    // Started again, the store goes on linking from what it replayed.
+    store.close();
+    const again = new Store({ db, clock: new VirtualClock(START), gates: parseFeatureGates('') });
+    cleanups.push(() => again.close());
+    await again.commit([state('z', 'Ready')], undefined, again.gameServers.entry('default/z'));
+    await again.commit([gameServerEvent('GameServerDeleted', 'default', 'w', {})]);
+    expect([...again.log.history('GameServer', 'default', 'z')].map((e) => e.seq)).toEqual([17, 14, 1]);
+    expect(again.log.database.prepare('SELECT seq, prev FROM events WHERE seq > 16').all()).toEqual([{ seq: 17, prev: 14 }, { seq: 18, prev: 12 }]);
   });
 });

@@ -6,6 +6,7 @@ import { EventLog, LogClosedError, type NewEvent, type StoredEvent, type WriteBe
 import type { ObjectEvents } from '../log/object-index.js';
 import type { GameServer } from '../kinds/gameserver-types.js';
 import { batchMemberNames } from '../kinds/gameserver/events.js';
+import { GAMESERVER_KIND } from '../kinds/agones.js';
 import type { Resource } from '../kinds/resource.js';
 import { objectKey } from '../kinds/meta.js';
 import { ChangeSubject } from './change-subject.js';
@@ -135,6 +136,8 @@ export class Store {
 
     const replayed: ApplySink = { ...IGNORE_CHANGES, resource: (event) => this.resourceApplied$.next(event) };
     for (const event of this.log.replay()) this.readModel.apply(event, replayed);
+    // From here on the log's index links the GameServers the store holds from their entries (see `commit`).
+    this.log.liveHead = (kind, namespace, name) => (kind === GAMESERVER_KIND ? this.gameServers.seqOf(namespace, name) : undefined);
     this.committedSeq = this.log.lastSeq;
     this.nodes = this.register(new NodeCounter(this.gameServers));
   }
@@ -183,7 +186,11 @@ export class Store {
     const batch = (this.pendingBatch ??= this.newBatch());
     this.committing++;
     try {
-      for (const record of records) this.readModel.apply(record, batch.sink, entry);
+      for (const record of records) {
+        // A GameServer the store held: the log is told where its history goes on, rather than finding it.
+        const prev = this.readModel.apply(record, batch.sink, entry);
+        if (prev !== undefined) this.log.follows(record.seq, prev);
+      }
     } finally {
       this.committing--;
     }

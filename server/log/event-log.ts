@@ -439,10 +439,7 @@ export class EventLog {
    * heads take it only when the event ends the object, so that they know where its history ended.
    */
   private followed(e: StoredEvent, prev: number): number {
-    if (this.objectEvents?.ends(e)) {
-      this.heads.advance(e.kind, e.namespace, e.name, e.seq);
-      this.heads.end(e.kind, e.namespace, e.name, e.seq);
-    }
+    if (this.objectEvents?.ends(e)) this.advance(e);
     return prev;
   }
 

@@ -55,10 +55,20 @@ export class ObjectStore<T> {
   apply(event: StoredEvent, entry?: StoreEntry<T>): ObjectChange<T> {
     const held = entry as Slot<T> | undefined;
     const slot = held !== undefined && held.gone === undefined ? held : this.slots.get(objectKey(event.namespace, event.name));
+    const object = this.reduce(slot?.object, event);
+    return this.settle(event, slot, slot?.key ?? objectKey(event.namespace, event.name), object);
+  }
+
+  /** Puts an object made by a multi-object event (a batch creation). */
+  put(event: StoredEvent, key: string, object: T): ObjectChange<T> {
+    const slot = this.slots.get(key);
+    return this.settle(event, slot, slot?.key ?? key, object);
+  }
+
+  /** Makes `object` (undefined: deleted) what `event` left under `key`, in its slot when it has one. */
+  private settle(event: StoredEvent, slot: Slot<T> | undefined, key: string, object: T | undefined): ObjectChange<T> {
     const previous = slot?.object;
     const previousSeq = slot?.seq ?? 0;
-    const object = this.reduce(previous, event);
-    const key = slot?.key ?? objectKey(event.namespace, event.name);
     if (object === undefined) {
       if (slot) this.delete(slot);
     } else if (slot) {
@@ -68,18 +78,6 @@ export class ObjectStore<T> {
       this.slots.set(key, { key, object, seq: event.seq });
     }
     return { event, key, previous, previousSeq, object };
-  }
-
-  /** Puts an object made by a multi-object event (a batch creation). */
-  put(event: StoredEvent, key: string, object: T): ObjectChange<T> {
-    const slot = this.slots.get(key);
-    const previous = slot?.object;
-    const previousSeq = slot?.seq ?? 0;
-    if (slot) {
-      slot.object = object;
-      slot.seq = event.seq;
-    } else this.slots.set(key, { key, object, seq: event.seq });
-    return { event, key: slot?.key ?? key, previous, previousSeq, object };
   }
 
   /**
